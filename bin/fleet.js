@@ -1,0 +1,7 @@
+#!/usr/bin/env node
+// The compiled CLI lives in dist/ (built by `npm install` through the `prepare` script).
+import { main } from '../dist/cli/main.js';
+
+const code = await main(process.argv.slice(2));
+// Exit once stdout has drained, so piped JSON is never truncated and no stray handle keeps us alive.
+process.stdout.write('', () => process.exit(code));

@@ -1,0 +1,33 @@
+/** `fleet status`: job counts per queue and live workers. */
+import type { Command } from 'commander';
+import { fleetKeys } from '../../keys.js';
+import { closeRedis, createRedis } from '../../redis.js';
+import { COUNT_STATES, readFleetStatus } from '../../status/fleet-status.js';
+import type { CliContext } from '../context.js';
+import { printResult, table } from '../output.js';
+
+export function registerStatus(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
+  program
+    .command('status')
+    .description('show job counts per queue and live workers')
+    .option('--json', 'print { queues: { <name>: { waiting, active, delayed, completed, failed } }, workers, ... }')
+    .action((opts: { json?: boolean }) =>
+      run(async () => {
+        const config = await ctx.connectedConfig();
+        const redis = createRedis({ url: config.redis.url!, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-status' });
+        try {
+          const status = await readFleetStatus(redis, fleetKeys(config.redis.prefix), config);
+          printResult(ctx.io, Boolean(opts.json), status, () =>
+            [
+              table(['queue', ...COUNT_STATES], Object.entries(status.byQueue).sort(([a], [b]) => a.localeCompare(b)).map(([name, c]) => [name, ...COUNT_STATES.map((s) => c[s])])),
+              '',
+              `workers: ${status.workers}   hosts: ${status.hosts.join(', ')}`,
+            ].join('\n'),
+          );
+          return 0;
+        } finally {
+          await closeRedis(redis);
+        }
+      }),
+    );
+}

@@ -1,0 +1,67 @@
+/** `fleet up`: embedded Redis if needed + every worker in one process, until a signal. */
+import type { Command } from 'commander';
+import { withRedisUrl } from '../../config.js';
+import { startEmbeddedRedis } from '../../embedded/embedded-redis.js';
+import { QUEUE_NAMES } from '../../queues/index.js';
+import { startFleetProcess } from '../../runtime/fleet-process.js';
+import { Releasers } from '../../runtime/releasers.js';
+import { installShutdownHandlers } from '../../runtime/shutdown.js';
+import { assertSystemTools } from '../../system-tools.js';
+import type { CliContext } from '../context.js';
+import { printResult, table } from '../output.js';
+
+export function registerUp(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
+  program
+    .command('up')
+    .description('start the whole fleet in this process (embedded Redis when REDIS_URL is unset)')
+    .option('--json', 'print the component addresses as JSON')
+    .action((opts: { json?: boolean }) =>
+      run(async () => {
+        const base = ctx.config();
+        assertSystemTools(base.redis.url ? ['rsync'] : ['redis-server', 'rsync']);
+        const logger = ctx.logger({ component: 'fleet-up', hostId: base.hostId });
+        const releasers = new Releasers();
+        try {
+          let url = base.redis.url;
+          let redisNote = 'external';
+          if (!url) {
+            const embedded = await startEmbeddedRedis({ home: base.paths.home, logger });
+            releasers.add('embedded redis', () => embedded.stop());
+            url = embedded.url;
+            redisNote = `embedded${embedded.adopted ? ', adopted' : ''}, data ${embedded.state.dataDir}`;
+          }
+          const config = withRedisUrl(base, url);
+          const fleet = await startFleetProcess({ config, queues: QUEUE_NAMES, logger });
+          releasers.add('workers', () => fleet.close());
+          const components = {
+            redis: { url, mode: redisNote },
+            workers: { queues: fleet.workers.queueNames, concurrency: config.worker.concurrency, hostId: config.hostId },
+            archive: config.paths.archiveRoot,
+            live: config.paths.liveRoot,
+          };
+          printResult(ctx.io, Boolean(opts.json), components, () =>
+            table(
+              ['component', 'address'],
+              [
+                ['redis', `${url} (${redisNote})`],
+                ['workers', `${fleet.workers.queueNames.join(', ')} (concurrency ${config.worker.concurrency})`],
+                ['archive', config.paths.archiveRoot],
+                ['live', config.paths.liveRoot],
+              ],
+            ),
+          );
+          return await new Promise<number>((resolve) => {
+            installShutdownHandlers({
+              logger,
+              deadlineMs: config.shutdown.graceMs + config.shutdown.flushMs + 5_000,
+              shutdown: () => releasers.releaseAll(),
+              exit: resolve,
+            });
+          });
+        } catch (error) {
+          await releasers.releaseAll().catch(() => undefined);
+          throw error;
+        }
+      }),
+    );
+}

@@ -1,0 +1,31 @@
+/** `fleet worker --queues a,b`: what each Procfile process runs. */
+import type { Command } from 'commander';
+import { startFleetProcess } from '../../runtime/fleet-process.js';
+import { installShutdownHandlers } from '../../runtime/shutdown.js';
+import { assertSystemTools } from '../../system-tools.js';
+import type { CliContext } from '../context.js';
+import { parseQueueList } from '../parse.js';
+import { printResult } from '../output.js';
+
+export function registerWorker(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
+  program
+    .command('worker')
+    .description('run workers for some queues (host-bound queues serve FLEET_HOST_ID)')
+    .option('--queues <list>', 'comma-separated queues, or "all"', 'all')
+    .option('--json', 'print the served queues as JSON')
+    .action((opts: { queues: string; json?: boolean }) =>
+      run(async () => {
+        const queues = parseQueueList('--queues', opts.queues);
+        const config = await ctx.connectedConfig();
+        if (queues.some((q) => q === 'persist' || q === 'checkpoint' || q === 'provision' || q === 'backfill')) assertSystemTools(['rsync']);
+        const logger = ctx.logger({ component: 'worker', hostId: config.hostId });
+        const fleet = await startFleetProcess({ config, queues, logger });
+        printResult(ctx.io, Boolean(opts.json), { queues: fleet.workers.queueNames, worker: fleet.workers.registration.id }, () =>
+          `worker ${fleet.workers.registration.id} serving ${fleet.workers.queueNames.join(', ')}`,
+        );
+        return new Promise<number>((resolve) => {
+          installShutdownHandlers({ logger, deadlineMs: config.shutdown.graceMs + config.shutdown.flushMs + 5_000, shutdown: () => fleet.close(), exit: resolve });
+        });
+      }),
+    );
+}

@@ -1,0 +1,33 @@
+/**
+ * What every CLI command gets: its I/O, the `--json` flag, and lazily the configuration with
+ * the Redis URL resolved (REDIS_URL or the embedded server started by `fleet up` here).
+ */
+import { loadConfig, withRedisUrl, type Config } from '../config.js';
+import { resolveRedisUrl } from '../embedded/embedded-redis.js';
+import { createLogger, type Logger } from '../logger.js';
+import type { CliIO } from './output.js';
+
+export interface CliContext {
+  readonly io: CliIO;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Parsed configuration (throws ConfigError on a bad variable). */
+  config(): Config;
+  /** Configuration whose `redis.url` points at a reachable Redis. */
+  connectedConfig(): Promise<Config>;
+  logger(bindings?: Record<string, unknown>): Logger;
+}
+
+export function createCliContext(io: CliIO, env: Readonly<Record<string, string | undefined>> = process.env): CliContext {
+  let config: Config | undefined;
+  const ctx: CliContext = {
+    io,
+    env,
+    config: () => (config ??= loadConfig(env)),
+    async connectedConfig() {
+      const base = ctx.config();
+      return withRedisUrl(base, await resolveRedisUrl(base.redis.url, base.paths.home));
+    },
+    logger: (bindings = {}) => createLogger({ level: ctx.config().logLevel, bindings }),
+  };
+  return ctx;
+}

@@ -1,0 +1,69 @@
+/**
+ * `fleet`: the command line. Exit codes: 0 success, 1 failure, 2 usage error. Errors go to
+ * stderr as one line; results to stdout (`--json` for scripts).
+ */
+import { Command, CommanderError } from 'commander';
+import { UsageError } from '../errors/usage-error.js';
+import { PayloadInvalidError } from '../errors/payload-invalid-error.js';
+import { FLEET_VERSION } from '../version.js';
+import { createCliContext, type CliContext } from './context.js';
+import { errorLine, processIO, type CliIO } from './output.js';
+import { registerEnqueue } from './commands/enqueue.js';
+import { registerStatus } from './commands/status.js';
+import { registerUp } from './commands/up.js';
+import { registerWorker } from './commands/worker.js';
+
+export type Register = (program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>) => void;
+
+const COMMANDS: Register[] = [registerUp, registerWorker, registerStatus, registerEnqueue];
+
+/** Builds the program; `run` records each action's exit code. */
+export function buildProgram(ctx: CliContext, onExit: (code: number) => void): Command {
+  const program = new Command('fleet')
+    .description('sandbox-fleet: keep AI-agent sandbox workspaces alive and durable')
+    .version(FLEET_VERSION, '-V, --version')
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => ctx.io.stdout(text),
+      writeErr: (text) => ctx.io.stderr(text),
+      outputError: () => undefined,
+    });
+  const run = async (action: () => Promise<number>) => {
+    try {
+      onExit(await action());
+    } catch (error) {
+      ctx.io.stderr(`${errorLine(error)}\n`);
+      // A malformed flag value or payload given on the command line is a usage error.
+      onExit(error instanceof UsageError || error instanceof PayloadInvalidError ? 2 : 1);
+    }
+  };
+  for (const register of COMMANDS) register(program, ctx, run);
+  for (const command of program.commands) command.exitOverride().configureOutput({ outputError: () => undefined, writeOut: (t) => ctx.io.stdout(t), writeErr: (t) => ctx.io.stderr(t) });
+  return program;
+}
+
+/** Runs the CLI and resolves with the exit code. */
+export async function main(argv: readonly string[], io: CliIO = processIO, env: Readonly<Record<string, string | undefined>> = process.env): Promise<number> {
+  const ctx = createCliContext(io, env);
+  let code = 0;
+  const program = buildProgram(ctx, (c) => {
+    code = c;
+  });
+  try {
+    if (argv.length === 0) {
+      program.outputHelp();
+      return 2;
+    }
+    await program.parseAsync([...argv], { from: 'user' });
+    return code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
+      io.stderr(`fleet: ${error.message.replace(/^error: /, '')}\n`);
+      return 2;
+    }
+    io.stderr(`${errorLine(error)}\n`);
+    return 1;
+  }
+}

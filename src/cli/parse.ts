@@ -1,0 +1,35 @@
+/** Parsers of CLI option values; each throws `UsageError` naming the flag and the value. */
+import { UsageError } from '../errors/usage-error.js';
+import { QUEUE_NAMES, isQueueName, type QueueName } from '../queues/index.js';
+
+/** `--queues a,b` → validated base queue names (all when empty). */
+export function parseQueueList(flag: string, raw: string | undefined): QueueName[] {
+  if (raw === undefined || raw.trim() === '' || raw === 'all') return [...QUEUE_NAMES];
+  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const name of names) {
+    if (!isQueueName(name)) throw new UsageError(`${flag}: unknown queue ${JSON.stringify(name)} (expected ${QUEUE_NAMES.join(', ')})`);
+  }
+  return [...new Set(names)] as QueueName[];
+}
+
+/** A base queue name argument. */
+export function parseQueueName(flag: string, raw: string): QueueName {
+  if (!isQueueName(raw)) throw new UsageError(`${flag}: unknown queue ${JSON.stringify(raw)} (expected ${QUEUE_NAMES.join(', ')})`);
+  return raw;
+}
+
+/** A JSON argument. */
+export function parseJson(flag: string, raw: string): unknown {
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch (error) {
+    throw new UsageError(`${flag}: not valid JSON (${(error as Error).message})`);
+  }
+}
+
+/** A positive integer of milliseconds. */
+export function parseMs(flag: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new UsageError(`${flag}: expected a whole number of milliseconds >= 1, got ${JSON.stringify(raw)}`);
+  return Number(raw);
+}

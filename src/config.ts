@@ -1,0 +1,304 @@
+/**
+ * The fleet's configuration: every environment variable is read here and nowhere else, parsed
+ * once by one zod schema into a frozen, fully-defaulted `Config` with durations in milliseconds.
+ *
+ * A bad value fails start-up with one line naming the variable, the expectation and the value
+ * (see `ConfigError`). The README's configuration table mirrors `CONFIG_VARIABLES`.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import { ConfigError } from './errors/config-error.js';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+// Turns a raw env string into a value or reports the human expectation for the one-line error.
+function field<T>(expectation: string, parse: (raw: string) => T | undefined, fallback: T | (() => T)) {
+  return z
+    .string()
+    .optional()
+    .transform((raw, ctx): T => {
+      if (raw === undefined || raw.trim() === '') return typeof fallback === 'function' ? (fallback as () => T)() : fallback;
+      const value = parse(raw.trim());
+      if (value === undefined) {
+        ctx.addIssue({ code: 'custom', message: expectation });
+        return z.NEVER;
+      }
+      return value;
+    });
+}
+
+// A whole number in [min, max].
+function integer(fallback: number, min: number, max: number, unit = '') {
+  const expectation = `a whole number${unit} between ${min} and ${max}`;
+  return field(expectation, (raw) => (/^\d+$/.test(raw) && Number(raw) >= min && Number(raw) <= max ? Number(raw) : undefined), fallback);
+}
+
+// A duration in milliseconds in [min, max].
+function durationMs(fallback: number, min = 1, max = 30 * DAY) {
+  return integer(fallback, min, max, ' of milliseconds');
+}
+
+// One of a fixed set of words.
+function oneOf<const T extends string>(values: readonly T[], fallback: T) {
+  return field(`one of ${values.join(', ')}`, (raw) => (values as readonly string[]).includes(raw) ? (raw as T) : undefined, fallback);
+}
+
+// A boolean spelled true/false/1/0/yes/no.
+function flag(fallback: boolean) {
+  return field('true or false', (raw) => ({ true: true, '1': true, yes: true, false: false, '0': false, no: false })[raw.toLowerCase()], fallback);
+}
+
+// A string matching a pattern.
+function matching(pattern: RegExp, expectation: string, fallback: string | null) {
+  return field<string | null>(expectation, (raw) => (pattern.test(raw) ? raw : undefined), fallback);
+}
+
+// A comma-separated list of items each matching a pattern.
+function list(pattern: RegExp, expectation: string, fallback: readonly string[]) {
+  return field<readonly string[]>(
+    `a comma-separated list of ${expectation}`,
+    (raw) => {
+      const items = raw.split(',').map((item) => item.trim()).filter((item) => item !== '');
+      return items.every((item) => pattern.test(item)) ? Object.freeze(items) : undefined;
+    },
+    fallback,
+  );
+}
+
+const anyText = (fallback: string | null) => field<string | null>('a non-empty string', (raw) => raw, fallback);
+
+/** The raw environment schema: one entry per variable, in README order. */
+export const EnvSchema = z.object({
+  REDIS_URL: matching(/^rediss?:\/\/\S+$/, 'a redis:// or rediss:// URL (unset = embedded redis-server)', null),
+  FLEET_PREFIX: matching(/^[^\s:]*\{[^{}\s]+\}[^\s:]*$/, 'a key prefix containing a {hash-tag}, e.g. {fleet}', '{fleet}'),
+  FLEET_PROVIDER: oneOf(['local', 'vercel'] as const, 'local'),
+  FLEET_HOST_ID: matching(/^[A-Za-z0-9_-]{1,64}$/, 'a host id of 1-64 letters, digits, _ or -', 'local'),
+  FLEET_HOME: anyText('.fleet'),
+  FLEET_LIVE_ROOT: anyText(null),
+  FLEET_ARCHIVE_ROOT: anyText(null),
+  FLEET_SNAPSHOT_ROOT: anyText(null),
+  FLEET_LEGACY_ROOT: anyText(null),
+  FLEET_CHECKPOINT_INTERVAL_MS: durationMs(30_000, 1_000),
+  FLEET_IDLE_TTL_MS: durationMs(15 * 60_000, 1_000),
+  FLEET_SHUTDOWN_GRACE_MS: durationMs(25_000, 100, 10 * 60_000),
+  FLEET_SHUTDOWN_FLUSH_MS: durationMs(10_000, 100, 10 * 60_000),
+  FLEET_HTTP_HOST: anyText(null),
+  FLEET_HTTP_PORT: integer(7400, 0, 65_535),
+  FLEET_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+  FLEET_CONCURRENCY: integer(4, 1, 256),
+  FLEET_LOCK_DURATION_MS: durationMs(30_000, 500, HOUR),
+  FLEET_STALLED_INTERVAL_MS: durationMs(30_000, 100, HOUR),
+  FLEET_MAX_STALLED_COUNT: integer(3, 0, 100),
+  FLEET_REDIS_COMMAND_TIMEOUT_MS: durationMs(5_000, 50, 10 * 60_000),
+  FLEET_HEARTBEAT_INTERVAL_MS: durationMs(5_000, 100, 10 * 60_000),
+  FLEET_PROVISION_DEADLINE_MS: durationMs(5 * 60_000, 100),
+  FLEET_PERSIST_DEADLINE_MS: durationMs(10 * 60_000, 100),
+  FLEET_BAKE_DEADLINE_MS: durationMs(30 * 60_000, 100),
+  FLEET_BACKFILL_DEADLINE_MS: durationMs(30 * 60_000, 100),
+  FLEET_GC_DEADLINE_MS: durationMs(10 * 60_000, 100),
+  FLEET_EXEC_DEADLINE_MS: durationMs(60_000, 100),
+  FLEET_EXEC_ENV_ALLOWLIST: list(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names', ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TERM', 'TZ']),
+  FLEET_SHRINK_GUARD_PCT: integer(50, 0, 100),
+  FLEET_KEEP_REVISIONS: integer(20, 1, 100_000),
+  FLEET_KEEP_REVISIONS_MIN_AGE_MS: durationMs(DAY, 0),
+  FLEET_UNATTACHED_GRACE_MS: durationMs(HOUR, 0),
+  FLEET_BASE_RETENTION_MS: durationMs(14 * DAY, 0, 3650 * DAY),
+  FLEET_API_TOKENS: list(/^\S{16,}$/, 'tokens of at least 16 non-space characters', []),
+  FLEET_ADMIN_PASSWORD: anyText(null),
+  FLEET_ADMIN_READONLY: flag(false),
+  FLEET_VERCEL_TOKEN: anyText(null),
+  FLEET_VERCEL_TEAM_ID: anyText(null),
+  FLEET_VERCEL_PROJECT_ID: anyText(null),
+  FLEET_VERCEL_API_URL: matching(/^https?:\/\/\S+$/, 'an http:// or https:// URL', null),
+  VERCEL_OIDC_TOKEN: anyText(null),
+});
+
+/** The names of every variable the fleet reads. */
+export const CONFIG_VARIABLES = Object.freeze(Object.keys(EnvSchema.shape)) as readonly (keyof typeof EnvSchema.shape)[];
+
+type Env = z.output<typeof EnvSchema>;
+
+/** The compiled configuration. All paths are absolute; all durations are milliseconds. */
+export interface Config {
+  readonly redis: {
+    /** `null` means embedded mode: `fleet up` runs a private redis-server. */
+    readonly url: string | null;
+    /** Hash-tagged prefix shared by every queue and key (Redis Cluster-safe). @default "{fleet}" */
+    readonly prefix: string;
+    readonly commandTimeoutMs: number;
+  };
+  readonly provider: 'local' | 'vercel';
+  readonly hostId: string;
+  readonly paths: {
+    readonly home: string;
+    readonly liveRoot: string;
+    readonly archiveRoot: string;
+    readonly snapshotRoot: string;
+    readonly legacyRoot: string;
+  };
+  readonly checkpointIntervalMs: number;
+  readonly idleTtlMs: number;
+  readonly shutdown: { readonly graceMs: number; readonly flushMs: number };
+  readonly http: { readonly host: string; readonly port: number; readonly apiTokens: readonly string[] };
+  readonly admin: { readonly password: string | null; readonly readOnly: boolean };
+  readonly logLevel: Env['FLEET_LOG_LEVEL'];
+  readonly worker: {
+    readonly concurrency: number;
+    readonly lockDurationMs: number;
+    readonly stalledIntervalMs: number;
+    readonly maxStalledCount: number;
+    readonly heartbeatIntervalMs: number;
+  };
+  readonly deadlines: {
+    readonly provisionMs: number;
+    readonly persistMs: number;
+    readonly bakeMs: number;
+    readonly backfillMs: number;
+    readonly gcMs: number;
+    readonly execMs: number;
+  };
+  readonly exec: { readonly envAllowlist: readonly string[] };
+  readonly retention: {
+    readonly shrinkGuardPct: number;
+    readonly keepRevisions: number;
+    readonly keepRevisionsMinAgeMs: number;
+    readonly unattachedGraceMs: number;
+    readonly baseRetentionMs: number;
+  };
+  readonly vercel: {
+    readonly token: string | null;
+    readonly teamId: string | null;
+    readonly projectId: string | null;
+    readonly apiUrl: string | null;
+    readonly oidcToken: string | null;
+  };
+}
+
+// Recursively freezes a plain object graph.
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/**
+ * Parses the environment once. Throws `ConfigError` naming the first bad variable.
+ * @param env defaults to `process.env`; tests pass their own object.
+ * @param cwd directory that relative paths are resolved against.
+ */
+export function loadConfig(env: Readonly<Record<string, string | undefined>> = process.env, cwd = process.cwd()): Config {
+  const raw: Record<string, string | undefined> = {};
+  for (const name of CONFIG_VARIABLES) raw[name] = env[name];
+  const parsed = EnvSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const variable = String(issue.path[0]);
+    throw new ConfigError(variable, issue.message, raw[variable]);
+  }
+  const e = parsed.data;
+  const home = path.resolve(cwd, e.FLEET_HOME!);
+  const under = (value: string | null, fallback: string) => path.resolve(cwd, value ?? path.join(home, fallback));
+  const httpHost = e.FLEET_HTTP_HOST ?? (e.FLEET_API_TOKENS.length > 0 ? '0.0.0.0' : '127.0.0.1');
+  return deepFreeze<Config>({
+    redis: { url: e.REDIS_URL, prefix: e.FLEET_PREFIX!, commandTimeoutMs: e.FLEET_REDIS_COMMAND_TIMEOUT_MS },
+    provider: e.FLEET_PROVIDER,
+    hostId: e.FLEET_HOST_ID!,
+    paths: {
+      home,
+      liveRoot: under(e.FLEET_LIVE_ROOT, 'live'),
+      archiveRoot: under(e.FLEET_ARCHIVE_ROOT, 'archive'),
+      snapshotRoot: under(e.FLEET_SNAPSHOT_ROOT, 'snapshots'),
+      legacyRoot: under(e.FLEET_LEGACY_ROOT, 'legacy'),
+    },
+    checkpointIntervalMs: e.FLEET_CHECKPOINT_INTERVAL_MS,
+    idleTtlMs: e.FLEET_IDLE_TTL_MS,
+    shutdown: { graceMs: e.FLEET_SHUTDOWN_GRACE_MS, flushMs: e.FLEET_SHUTDOWN_FLUSH_MS },
+    http: { host: httpHost, port: e.FLEET_HTTP_PORT, apiTokens: e.FLEET_API_TOKENS },
+    admin: { password: e.FLEET_ADMIN_PASSWORD, readOnly: e.FLEET_ADMIN_READONLY },
+    logLevel: e.FLEET_LOG_LEVEL,
+    worker: {
+      concurrency: e.FLEET_CONCURRENCY,
+      lockDurationMs: e.FLEET_LOCK_DURATION_MS,
+      stalledIntervalMs: e.FLEET_STALLED_INTERVAL_MS,
+      maxStalledCount: e.FLEET_MAX_STALLED_COUNT,
+      heartbeatIntervalMs: e.FLEET_HEARTBEAT_INTERVAL_MS,
+    },
+    deadlines: {
+      provisionMs: e.FLEET_PROVISION_DEADLINE_MS,
+      persistMs: e.FLEET_PERSIST_DEADLINE_MS,
+      bakeMs: e.FLEET_BAKE_DEADLINE_MS,
+      backfillMs: e.FLEET_BACKFILL_DEADLINE_MS,
+      gcMs: e.FLEET_GC_DEADLINE_MS,
+      execMs: e.FLEET_EXEC_DEADLINE_MS,
+    },
+    exec: { envAllowlist: e.FLEET_EXEC_ENV_ALLOWLIST },
+    retention: {
+      shrinkGuardPct: e.FLEET_SHRINK_GUARD_PCT,
+      keepRevisions: e.FLEET_KEEP_REVISIONS,
+      keepRevisionsMinAgeMs: e.FLEET_KEEP_REVISIONS_MIN_AGE_MS,
+      unattachedGraceMs: e.FLEET_UNATTACHED_GRACE_MS,
+      baseRetentionMs: e.FLEET_BASE_RETENTION_MS,
+    },
+    vercel: {
+      token: e.FLEET_VERCEL_TOKEN,
+      teamId: e.FLEET_VERCEL_TEAM_ID,
+      projectId: e.FLEET_VERCEL_PROJECT_ID,
+      apiUrl: e.FLEET_VERCEL_API_URL,
+      oidcToken: e.VERCEL_OIDC_TOKEN,
+    },
+  });
+}
+
+/** Documentation rows for the README table: variable, default, meaning. */
+export const CONFIG_DOCS: Readonly<Record<(typeof CONFIG_VARIABLES)[number], readonly [string, string]>> = Object.freeze({
+  REDIS_URL: ['(unset: embedded)', 'Redis to use; unset makes `fleet up` run a private redis-server under `.fleet/redis`'],
+  FLEET_PREFIX: ['{fleet}', 'Hash-tagged prefix of every queue and key (Redis Cluster-safe)'],
+  FLEET_PROVIDER: ['local', 'Sandbox provider for new workspaces: `local` or `vercel`'],
+  FLEET_HOST_ID: ['local', 'This host id; host-bound queues are `<queue>@<hostId>`'],
+  FLEET_HOME: ['.fleet', 'State directory (embedded Redis, default roots)'],
+  FLEET_LIVE_ROOT: ['$FLEET_HOME/live', 'Live workspace trees of the local provider'],
+  FLEET_ARCHIVE_ROOT: ['$FLEET_HOME/archive', 'Archive of immutable revisions (may be shared, e.g. NFS)'],
+  FLEET_SNAPSHOT_ROOT: ['$FLEET_HOME/snapshots', 'Base snapshots of the local provider'],
+  FLEET_LEGACY_ROOT: ['$FLEET_HOME/legacy', 'Legacy flat blob store read by backfill'],
+  FLEET_CHECKPOINT_INTERVAL_MS: ['30000', 'Upload-only checkpoint interval per active workspace'],
+  FLEET_IDLE_TTL_MS: ['900000', 'Idle time after which a workspace is flushed and stopped'],
+  FLEET_SHUTDOWN_GRACE_MS: ['25000', 'How long a stopping worker lets active jobs finish'],
+  FLEET_SHUTDOWN_FLUSH_MS: ['10000', 'Time box of the shutdown flush of held workspaces'],
+  FLEET_HTTP_HOST: ['127.0.0.1 (0.0.0.0 with tokens)', 'Address of the HTTP API'],
+  FLEET_HTTP_PORT: ['7400', 'Port of the HTTP API, Bull Board and /metrics (0 = any free port)'],
+  FLEET_LOG_LEVEL: ['info', 'pino log level'],
+  FLEET_CONCURRENCY: ['4', 'Jobs run at once per queue per worker process'],
+  FLEET_LOCK_DURATION_MS: ['30000', 'BullMQ job lock duration'],
+  FLEET_STALLED_INTERVAL_MS: ['30000', 'BullMQ stalled-job check interval'],
+  FLEET_MAX_STALLED_COUNT: ['3', 'Stalls (crashed workers) a job survives before it fails'],
+  FLEET_REDIS_COMMAND_TIMEOUT_MS: ['5000', 'Command timeout of non-worker Redis connections'],
+  FLEET_HEARTBEAT_INTERVAL_MS: ['5000', 'Worker/host heartbeat interval'],
+  FLEET_PROVISION_DEADLINE_MS: ['300000', 'Deadline of one provision job'],
+  FLEET_PERSIST_DEADLINE_MS: ['600000', 'Deadline of one persist/checkpoint job'],
+  FLEET_BAKE_DEADLINE_MS: ['1800000', 'Deadline of one bake job'],
+  FLEET_BACKFILL_DEADLINE_MS: ['1800000', 'Deadline of one backfill job'],
+  FLEET_GC_DEADLINE_MS: ['600000', 'Deadline of one gc job'],
+  FLEET_EXEC_DEADLINE_MS: ['60000', 'Default deadline of `fleet exec`'],
+  FLEET_EXEC_ENV_ALLOWLIST: ['PATH,HOME,LANG,LC_ALL,TERM,TZ', 'Environment passed to commands run in a workspace'],
+  FLEET_SHRINK_GUARD_PCT: ['50', 'A reconcile removing more than this % of files is refused without force'],
+  FLEET_KEEP_REVISIONS: ['20', 'Attached revisions kept per workspace (plus younger ones)'],
+  FLEET_KEEP_REVISIONS_MIN_AGE_MS: ['86400000', 'Revisions younger than this are always kept'],
+  FLEET_UNATTACHED_GRACE_MS: ['3600000', 'Age after which unattached revisions are collectable'],
+  FLEET_BASE_RETENTION_MS: ['1209600000', 'Minimum age before an unreferenced base snapshot may be retired'],
+  FLEET_API_TOKENS: ['(none: loopback only)', 'Comma-separated bearer tokens of the HTTP API'],
+  FLEET_ADMIN_PASSWORD: ['(none: board disabled)', 'Password of Bull Board at /admin/queues (user `admin`)'],
+  FLEET_ADMIN_READONLY: ['false', 'Make Bull Board read-only'],
+  FLEET_VERCEL_TOKEN: ['(none)', 'Vercel access token'],
+  FLEET_VERCEL_TEAM_ID: ['(none)', 'Vercel team id'],
+  FLEET_VERCEL_PROJECT_ID: ['(none)', 'Vercel project id'],
+  FLEET_VERCEL_API_URL: ['(Vercel default)', 'Override of the Vercel API base URL (proxies, tests)'],
+  VERCEL_OIDC_TOKEN: ['(none)', 'OIDC token used when no access token is configured'],
+});
+
+/** A copy of `config` pointing at a resolved Redis URL (embedded mode). */
+export function withRedisUrl(config: Config, url: string): Config {
+  return deepFreeze<Config>({ ...config, redis: { ...config.redis, url } });
+}

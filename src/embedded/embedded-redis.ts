@@ -1,0 +1,184 @@
+/**
+ * Embedded mode: when `REDIS_URL` is unset, `fleet up` runs a private `redis-server` on a free
+ * loopback port with AOF on and data under `<FLEET_HOME>/redis`, records its address in
+ * `<FLEET_HOME>/redis.json` so every other `fleet` command run from the same directory finds
+ * it, and stops it on exit. A server left running by a killed `fleet up` is adopted.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, readFile, rm, writeFile, rename } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { FleetError } from '../errors/fleet-error.js';
+import type { Logger } from '../logger.js';
+import { delay } from '../runtime/with-timeout.js';
+
+/** Thrown when the embedded server cannot be started or found. */
+export class EmbeddedRedisError extends FleetError {
+  readonly code = 'EmbeddedRedis';
+  readonly retryable = false;
+}
+
+export interface EmbeddedRedisState {
+  readonly url: string;
+  readonly port: number;
+  readonly pid: number;
+  /** pid of the `fleet up` that owns the server. */
+  readonly ownerPid: number;
+  readonly dataDir: string;
+  readonly startedAt: string;
+}
+
+export interface EmbeddedRedis {
+  readonly url: string;
+  readonly state: EmbeddedRedisState;
+  readonly adopted: boolean;
+  stop(): Promise<void>;
+}
+
+export const stateFile = (home: string) => path.join(home, 'redis.json');
+
+/** Reads the recorded embedded server, if any. */
+export async function readEmbeddedState(home: string): Promise<EmbeddedRedisState | null> {
+  try {
+    return JSON.parse(await readFile(stateFile(home), 'utf8')) as EmbeddedRedisState;
+  } catch {
+    return null;
+  }
+}
+
+/** PINGs a URL with a short deadline. */
+export async function pingRedis(url: string, timeoutMs = 1_000): Promise<boolean> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, commandTimeout: timeoutMs, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    return (await redis.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+// Asks the kernel for a free loopback port.
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+// True when a process with this pid exists.
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Arguments of the private server (pure; exported for tests). */
+export function redisServerArgs(port: number, dataDir: string): string[] {
+  return [
+    '--port', String(port),
+    '--bind', '127.0.0.1',
+    '--dir', dataDir,
+    '--appendonly', 'yes',
+    '--appendfsync', 'everysec',
+    '--save', '',
+    '--maxmemory-policy', 'noeviction',
+    '--protected-mode', 'yes',
+    '--daemonize', 'no',
+    '--logfile', path.join(dataDir, 'redis.log'),
+  ];
+}
+
+/** Starts (or adopts) the embedded server for `home`. */
+export async function startEmbeddedRedis({ home, logger, startTimeoutMs = 15_000 }: { home: string; logger: Logger; startTimeoutMs?: number }): Promise<EmbeddedRedis> {
+  const dataDir = path.join(home, 'redis');
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const previous = await readEmbeddedState(home);
+  if (previous && (await pingRedis(previous.url))) {
+    if (alive(previous.ownerPid) && previous.ownerPid !== process.pid) {
+      throw new EmbeddedRedisError(`fleet up is already running here (pid ${previous.ownerPid}, Redis ${previous.url}); stop it first or use REDIS_URL=${previous.url}`);
+    }
+    logger.warn({ url: previous.url, pid: previous.pid }, 'adopting embedded redis-server left running by a previous fleet up');
+    const state = { ...previous, ownerPid: process.pid };
+    await writeState(home, state);
+    return { url: state.url, state, adopted: true, stop: () => stopByPid(home, state) };
+  }
+
+  const port = await freePort();
+  const child: ChildProcess = spawn('redis-server', redisServerArgs(port, dataDir), { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
+  const url = `redis://127.0.0.1:${port}`;
+  const deadline = Date.now() + startTimeoutMs;
+  for (;;) {
+    const early = await Promise.race([exited.then((code) => `exited with code ${code}`), spawnError.then((e) => e.message), delay(50).then(() => null)]);
+    if (early !== null) throw new EmbeddedRedisError(`redis-server ${early}: ${stderr.trim() || 'see ' + path.join(dataDir, 'redis.log')}`);
+    if (await pingRedis(url, 500)) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new EmbeddedRedisError(`redis-server did not answer PING within ${startTimeoutMs} ms`);
+    }
+  }
+  const state: EmbeddedRedisState = { url, port, pid: child.pid!, ownerPid: process.pid, dataDir, startedAt: new Date().toISOString() };
+  await writeState(home, state);
+  let stopping: Promise<void> | null = null;
+  return {
+    url,
+    state,
+    adopted: false,
+    stop() {
+      stopping ??= (async () => {
+        if (child.exitCode === null) {
+          child.kill('SIGTERM'); // redis-server flushes the AOF on SIGTERM
+          const done = await Promise.race([exited.then(() => true), delay(10_000).then(() => false)]);
+          if (!done) child.kill('SIGKILL');
+        }
+        await rm(stateFile(home), { force: true });
+      })();
+      return stopping;
+    },
+  };
+}
+
+// Atomic write of the state file.
+async function writeState(home: string, state: EmbeddedRedisState): Promise<void> {
+  const tmp = `${stateFile(home)}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify(state, null, 2));
+  await rename(tmp, stateFile(home));
+}
+
+// Stops an adopted server by pid.
+async function stopByPid(home: string, state: EmbeddedRedisState): Promise<void> {
+  try {
+    process.kill(state.pid, 'SIGTERM');
+    for (let i = 0; i < 200 && alive(state.pid); i++) await delay(50);
+  } catch {
+    // already gone
+  }
+  await rm(stateFile(home), { force: true });
+}
+
+/**
+ * The Redis URL every `fleet` command uses: `REDIS_URL`, else the embedded server recorded under
+ * `FLEET_HOME`. Throws with instructions when neither exists.
+ */
+export async function resolveRedisUrl(configuredUrl: string | null, home: string): Promise<string> {
+  if (configuredUrl) return configuredUrl;
+  const state = await readEmbeddedState(home);
+  if (state && (await pingRedis(state.url))) return state.url;
+  throw new EmbeddedRedisError(`no Redis: REDIS_URL is unset and no embedded server is running for ${home}; run \`fleet up\` here first or set REDIS_URL`);
+}

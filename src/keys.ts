@@ -1,0 +1,76 @@
+/**
+ * Pure builders of every Redis key the fleet touches outside BullMQ. All keys start with the
+ * configured hash-tagged prefix (e.g. `{fleet}`) so that every key lands in one Redis Cluster
+ * slot and multi-key Lua scripts stay legal.
+ */
+export interface FleetKeys {
+  readonly prefix: string;
+  /** Address store hash: handle, generation, hostId, provider, publishedAt. */
+  address(workspaceId: string): string;
+  /** Generation counter of a workspace (only ever increases). */
+  generation(workspaceId: string): string;
+  /** Runtime resource hash (state machine of seed 000). */
+  runtime(workspaceId: string): string;
+  /** Merged pending persist request of a workspace (see persist-intent). */
+  persistIntent(workspaceId: string): string;
+  /** Outcome of the last persist run of a workspace, read by waiters. */
+  persistStatus(workspaceId: string): string;
+  /** Sorted set of known workspaces scored by last activity (ms). */
+  workspaces(): string;
+  /** Checkpoint record hash. */
+  checkpoint(checkpointId: string): string;
+  /** Sorted set of a workspace's checkpoint ids scored by creation time. */
+  checkpoints(workspaceId: string): string;
+  /** Attached (current) checkpoint id of a workspace. */
+  head(workspaceId: string): string;
+  /** Sorted set of all unattached checkpoint ids scored by creation time (GC index). */
+  unattached(): string;
+  /** Redlock resource key. */
+  lock(resource: string): string;
+  /** Sorted set of live worker processes scored by last heartbeat (ms). */
+  workers(): string;
+  /** Sorted set of hosts scored by last heartbeat (ms). */
+  hosts(): string;
+  /** Hash describing one host (capacity, load, started-at). */
+  host(hostId: string): string;
+  /** Fleet-wide counters (fence rejections, ...). */
+  counters(): string;
+  /** Base snapshot registry entry. */
+  base(snapshotId: string): string;
+  /** Sorted set of all base snapshot ids scored by creation time. */
+  bases(): string;
+  /** Hash lane → active base snapshot id. */
+  activeBases(): string;
+  /** Hash of migration state: workspace → migrated-at. */
+  migrated(): string;
+  /** Cursor and lease of the backfill sweep. */
+  backfillSweep(): string;
+}
+
+/** Builds the key set for a prefix. */
+export function fleetKeys(prefix: string): FleetKeys {
+  const p = prefix;
+  return Object.freeze({
+    prefix: p,
+    address: (ws: string) => `${p}:ws:${ws}:addr`,
+    generation: (ws: string) => `${p}:ws:${ws}:gen`,
+    runtime: (ws: string) => `${p}:ws:${ws}:runtime`,
+    persistIntent: (ws: string) => `${p}:ws:${ws}:persist-intent`,
+    persistStatus: (ws: string) => `${p}:ws:${ws}:persist-status`,
+    workspaces: () => `${p}:workspaces`,
+    checkpoint: (id: string) => `${p}:ckpt:${id}`,
+    checkpoints: (ws: string) => `${p}:ws:${ws}:ckpts`,
+    head: (ws: string) => `${p}:ws:${ws}:head`,
+    unattached: () => `${p}:ckpt-unattached`,
+    lock: (resource: string) => `${p}:lock:${resource}`,
+    workers: () => `${p}:workers`,
+    hosts: () => `${p}:hosts`,
+    host: (hostId: string) => `${p}:host:${hostId}`,
+    counters: () => `${p}:counters`,
+    base: (id: string) => `${p}:base:${id}`,
+    bases: () => `${p}:bases`,
+    activeBases: () => `${p}:bases:active`,
+    migrated: () => `${p}:migrated`,
+    backfillSweep: () => `${p}:backfill:sweep`,
+  });
+}

@@ -1,0 +1,246 @@
+/**
+ * The TypeScript client of the fleet (DESIGN.md "Surfaces"): typed calls for every job, each
+ * validated before anything reaches Redis. A bad call throws `PayloadInvalidError` and enqueues
+ * nothing; `{ wait: true }` returns the job's result or throws its typed failure.
+ *
+ * Producers never import from `src/workers`.
+ */
+import type { Redis } from 'ioredis';
+import type { JobsOptions } from 'bullmq';
+import type { Config } from '../config.js';
+import { WorkspaceNotFoundError } from '../errors/workspace-not-found-error.js';
+import { fleetKeys, type FleetKeys } from '../keys.js';
+import { createRedis } from '../redis.js';
+import { manifestHash } from '../bake/manifest-hash.js';
+import {
+  BAKE,
+  BACKFILL,
+  BakePayload,
+  BackfillPayload,
+  CHECKPOINT,
+  GC,
+  GcPayload,
+  PERSIST,
+  PROVISION,
+  PersistPayload,
+  ProvisionPayload,
+  QUEUES,
+  WorkspaceId,
+  backfillDeduplication,
+  backfillJobOptions,
+  bakeDedupId,
+  bakeJobOptions,
+  checkpointJobOptions,
+  checkpointSchedulerId,
+  gcDedupId,
+  gcJobOptions,
+  parsePayload,
+  persistDeduplication,
+  persistJobOptions,
+  provisionDedupId,
+  provisionJobOptions,
+  queueNameFor,
+  type BakeInput,
+  type BackfillInput,
+  type GcInput,
+  type PersistInput,
+  type PersistResult,
+  type ProvisionResult,
+  type QueueName,
+} from '../queues/index.js';
+import type { z } from 'zod';
+import { AddressStore } from '../state/address-store.js';
+import { PersistIntentStore } from '../state/persist-intent.js';
+import { QueuePool } from './queue-pool.js';
+import { waitForJob } from './wait-for-job.js';
+import { waitForPersist } from './wait-for-persist.js';
+
+/** How long `{ wait: true }` waits by default. */
+export const DEFAULT_WAIT_MS = 5 * 60_000;
+
+export interface WaitOptions {
+  /** Wait for the job's outcome. */
+  readonly wait?: boolean;
+  /** Cap of the wait. @default 300000 */
+  readonly timeoutMs?: number;
+  /** BullMQ priority (1 = highest). */
+  readonly priority?: number;
+}
+
+export interface Enqueued<R> {
+  readonly queue: string;
+  readonly jobId: string;
+  /** Present when `wait` was set. */
+  readonly result?: R;
+}
+
+export interface FleetClientOptions {
+  readonly config: Config;
+  /** A `client`-role connection; created (and owned) from `config.redis.url` when omitted. */
+  readonly connection?: Redis;
+}
+
+export type ProvisionInput = z.input<typeof ProvisionPayload>;
+
+export interface FleetClient {
+  readonly keys: FleetKeys;
+  readonly addresses: AddressStore;
+  readonly intents: PersistIntentStore;
+  readonly pool: QueuePool;
+  provision(input: ProvisionInput, options?: WaitOptions): Promise<Enqueued<ProvisionResult>>;
+  persist(input: PersistInput, options?: WaitOptions): Promise<Enqueued<PersistResult> & { seq: number }>;
+  startCheckpoints(workspaceId: string, options?: { generation?: number; everyMs?: number }): Promise<{ schedulerId: string; queue: string }>;
+  stopCheckpoints(workspaceId: string): Promise<boolean>;
+  backfill(input: BackfillInput, options?: WaitOptions): Promise<Enqueued<unknown>>;
+  gc(input: GcInput, options?: WaitOptions): Promise<Enqueued<unknown>>;
+  bake(input: BakeInput, options?: WaitOptions): Promise<Enqueued<unknown> & { manifestHash: string }>;
+  /** Generic enqueue by queue name (CLI `fleet enqueue`), with the queue's own rules. */
+  enqueue(queue: QueueName, data: unknown, options?: WaitOptions): Promise<Enqueued<unknown>>;
+  close(): Promise<void>;
+}
+
+/** Creates a client. */
+export function createFleetClient({ config, connection }: FleetClientOptions): FleetClient {
+  const url = config.redis.url;
+  if (!connection && !url) throw new Error('createFleetClient: config.redis.url is null and no connection was given');
+  const owned = !connection;
+  const redis = connection ?? createRedis({ url: url!, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-client' });
+  const blocking = () =>
+    createRedis({ url: url ?? redisUrlOf(redis), role: 'worker', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-client-events' });
+  const keys = fleetKeys(config.redis.prefix);
+  const pool = new QueuePool(redis, config.redis.prefix, blocking);
+  const addresses = new AddressStore(redis, keys);
+  const intents = new PersistIntentStore(redis, keys);
+
+  // Adds a job and optionally waits for it.
+  async function add<R>(bullName: string, name: string, data: unknown, opts: JobsOptions, options: WaitOptions): Promise<Enqueued<R>> {
+    const queue = pool.queue(bullName);
+    const events = options.wait ? await pool.events(bullName) : null;
+    const job = await queue.add(name, data, { ...opts, ...(options.priority ? { priority: options.priority } : {}) });
+    const jobId = String(job.id);
+    if (!events) return { queue: bullName, jobId };
+    const result = await waitForJob<R>(job, events, options.timeoutMs ?? DEFAULT_WAIT_MS);
+    return { queue: bullName, jobId, result };
+  }
+
+  // The host-bound queue of a workspace's live incarnation.
+  async function hostQueue(queue: QueueName, workspaceId: string) {
+    const address = await addresses.get(workspaceId);
+    if (!address) throw new WorkspaceNotFoundError(workspaceId);
+    return { address, bullName: queueNameFor(queue, address.hostId) };
+  }
+
+  const client: FleetClient = {
+    keys,
+    addresses,
+    intents,
+    pool,
+
+    async provision(input, options = {}) {
+      const payload = parsePayload('provision payload', ProvisionPayload, input);
+      return add<ProvisionResult>(PROVISION, PROVISION, payload, { ...provisionJobOptions, deduplication: { id: provisionDedupId(payload.workspaceId) } }, options);
+    },
+
+    async persist(input, options = {}) {
+      const payload = parsePayload('persist payload', PersistPayload, input);
+      const { bullName } = await hostQueue(PERSIST, payload.workspaceId);
+      const seq = await intents.merge(payload.workspaceId, payload);
+      const events = options.wait ? await pool.events(bullName) : null;
+      const job = await pool
+        .queue(bullName)
+        .add(PERSIST, { ...payload, requestSeq: seq }, { ...persistJobOptions, deduplication: persistDeduplication(payload.workspaceId), ...(options.priority ? { priority: options.priority } : {}) });
+      const jobId = String(job.id);
+      if (!events) return { queue: bullName, jobId, seq };
+      const result = await waitForPersist<PersistResult>({
+        intents,
+        events,
+        workspaceId: payload.workspaceId,
+        seq,
+        queue: bullName,
+        jobId,
+        timeoutMs: options.timeoutMs ?? DEFAULT_WAIT_MS,
+      });
+      return { queue: bullName, jobId, seq, result };
+    },
+
+    async startCheckpoints(workspaceId, options = {}) {
+      parsePayload('checkpoint workspaceId', WorkspaceId, workspaceId);
+      const { address, bullName } = await hostQueue(CHECKPOINT, workspaceId);
+      const generation = options.generation ?? address.generation;
+      const schedulerId = checkpointSchedulerId(workspaceId);
+      await pool.queue(bullName).upsertJobScheduler(
+        schedulerId,
+        { every: options.everyMs ?? config.checkpointIntervalMs },
+        { name: CHECKPOINT, data: { workspaceId, generation }, opts: checkpointJobOptions },
+      );
+      return { schedulerId, queue: bullName };
+    },
+
+    async stopCheckpoints(workspaceId) {
+      parsePayload('checkpoint workspaceId', WorkspaceId, workspaceId);
+      const address = await addresses.get(workspaceId);
+      const hosts = address ? [address.hostId] : await knownHosts(redis, keys, config.hostId);
+      let removed = false;
+      for (const hostId of hosts) {
+        removed = (await pool.queue(queueNameFor(CHECKPOINT, hostId)).removeJobScheduler(checkpointSchedulerId(workspaceId))) || removed;
+      }
+      return removed;
+    },
+
+    async backfill(input, options = {}) {
+      const payload = parsePayload('backfill payload', BackfillPayload, input);
+      return add(BACKFILL, BACKFILL, payload, { ...backfillJobOptions, deduplication: backfillDeduplication(payload) }, options);
+    },
+
+    async gc(input, options = {}) {
+      const payload = parsePayload('gc payload', GcPayload, input);
+      return add(GC, GC, payload, { ...gcJobOptions, deduplication: { id: gcDedupId(payload) } }, options);
+    },
+
+    async bake(input, options = {}) {
+      const payload = parsePayload('bake payload', BakePayload, input);
+      const hash = manifestHash(payload.manifest);
+      const enqueued = await add(BAKE, BAKE, payload, { ...bakeJobOptions, deduplication: { id: bakeDedupId(hash) } }, options);
+      return { ...enqueued, manifestHash: hash };
+    },
+
+    async enqueue(queue, data, options = {}) {
+      switch (queue) {
+        case 'provision':
+          return client.provision(data as ProvisionInput, options);
+        case 'persist':
+          return client.persist(data as PersistInput, options);
+        case 'checkpoint': {
+          const payload = parsePayload('checkpoint payload', QUEUES.checkpoint.schema, data) as { workspaceId: string; generation: number };
+          const { bullName } = await hostQueue(CHECKPOINT, payload.workspaceId);
+          return add(bullName, CHECKPOINT, payload, checkpointJobOptions, options);
+        }
+        case 'backfill':
+          return client.backfill(data as BackfillInput, options);
+        case 'gc':
+          return client.gc(data as GcInput, options);
+        case 'bake':
+          return client.bake(data as BakeInput, options);
+      }
+    },
+
+    async close() {
+      await pool.close();
+      if (owned) redis.disconnect();
+    },
+  };
+  return client;
+}
+
+// Hosts seen by the fleet (falls back to this host).
+async function knownHosts(redis: Redis, keys: FleetKeys, fallback: string): Promise<string[]> {
+  const hosts = await redis.zrange(keys.hosts(), '0', '-1');
+  return hosts.length > 0 ? hosts : [fallback];
+}
+
+// Rebuilds a redis:// URL from a connection's options (when the caller passed a connection).
+function redisUrlOf(redis: Redis): string {
+  const { host, port, db, password, username } = redis.options;
+  const auth = password ? `${encodeURIComponent(username ?? '')}:${encodeURIComponent(password)}@` : '';
+  return `redis://${auth}${host ?? '127.0.0.1'}:${port ?? 6379}/${db ?? 0}`;
+}

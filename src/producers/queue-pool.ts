@@ -1,0 +1,65 @@
+/**
+ * Lazily created BullMQ `Queue` and `QueueEvents` instances per BullMQ queue name, sharing one
+ * client connection (queues) and one blocking connection per QueueEvents. `close()` closes them
+ * all, each raced against a timer.
+ */
+import { Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { withTimeout } from '../runtime/with-timeout.js';
+
+export class QueuePool {
+  readonly #queues = new Map<string, Queue>();
+  readonly #events = new Map<string, Promise<QueueEvents>>();
+  readonly #blocking: Redis[] = [];
+
+  constructor(
+    private readonly connection: Redis,
+    private readonly prefix: string,
+    /** Creates a blocking (`worker`-role) connection for a QueueEvents. */
+    private readonly blockingConnection: () => Redis,
+  ) {}
+
+  queue(name: string): Queue {
+    let queue = this.#queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: this.connection, prefix: this.prefix });
+      queue.on('error', () => undefined);
+      this.#queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  /** A running QueueEvents for `name` (created once). */
+  events(name: string): Promise<QueueEvents> {
+    let events = this.#events.get(name);
+    if (!events) {
+      const connection = this.blockingConnection();
+      this.#blocking.push(connection);
+      const created = new QueueEvents(name, { connection, prefix: this.prefix, autorun: true });
+      created.on('error', () => undefined);
+      events = created.waitUntilReady().then(() => created);
+      this.#events.set(name, events);
+    }
+    return events;
+  }
+
+  /** Names of the queues opened so far. */
+  names(): string[] {
+    return [...this.#queues.keys()];
+  }
+
+  async close(): Promise<void> {
+    const closing: Promise<unknown>[] = [];
+    for (const queue of this.#queues.values()) closing.push(withTimeout(queue.close(), 2_000, () => new Error('queue close timeout')).catch(() => undefined));
+    for (const events of this.#events.values()) {
+      closing.push(
+        events.then((e) => withTimeout(e.close(), 2_000, () => new Error('events close timeout'))).catch(() => undefined),
+      );
+    }
+    this.#queues.clear();
+    this.#events.clear();
+    await Promise.all(closing);
+    // QueueEvents leave passed-in connections open (BullMQ treats them as shared).
+    for (const connection of this.#blocking.splice(0)) connection.disconnect();
+  }
+}

@@ -1,0 +1,49 @@
+/** `persist@{hostId}`: live tree → new immutable archive revision, fenced on generation. */
+import { z } from 'zod';
+import { retryingJob } from './job-options.js';
+import { Generation, ShortText, WorkspaceId } from './payload.js';
+
+export const PERSIST = 'persist';
+
+export const PERSIST_REASONS = ['turn-end', 'checkpoint', 'idle-reap', 'shutdown', 'manual', 'rollback'] as const;
+export type PersistReason = (typeof PERSIST_REASONS)[number];
+
+export const PersistPayload = z
+  .object({
+    workspaceId: WorkspaceId,
+    generation: Generation,
+    /** `true` reconciles (mirror exactly, deletions included); `false` is upload-only. */
+    delete: z.boolean({ error: 'must be true or false' }).default(false),
+    reason: z.enum(PERSIST_REASONS, { error: `must be one of ${PERSIST_REASONS.join(', ')}` }).default('manual'),
+    turnId: ShortText.optional(),
+    /** Bypass the shrink guard for an intended mass deletion. */
+    force: z.boolean({ error: 'must be true or false' }).default(false),
+    /** Sequence number of the request in the workspace's intent (set by the producer). */
+    requestSeq: z.number().int().min(1).optional(),
+  })
+  .strict();
+export type PersistPayload = z.infer<typeof PersistPayload>;
+export type PersistInput = z.input<typeof PersistPayload>;
+
+/** Result of a persist job. `revision` is the attached revision after the run. */
+export interface PersistResult {
+  readonly workspaceId: string;
+  readonly revision: string;
+  readonly generation: number;
+  readonly files: number;
+  readonly bytes: number;
+  readonly changedFiles: number;
+  readonly deletedFiles: number;
+  readonly unchanged: boolean;
+  readonly durationMs: number;
+  /** Highest request sequence number this run covered. */
+  readonly coveredSeq: number;
+}
+
+export const persistJobOptions = retryingJob(5, 2_000);
+
+/**
+ * Requests for one workspace coalesce; one arriving while its twin is active is kept and runs
+ * once after it (`keepLastIfActive`). Flags are merged in the persist intent (delete wins).
+ */
+export const persistDeduplication = (workspaceId: string) => ({ id: `persist:${workspaceId}`, keepLastIfActive: true });

@@ -1,0 +1,70 @@
+/**
+ * ioredis connection factory.
+ *
+ * - `worker`: BullMQ Worker and QueueEvents connections (blocking commands):
+ *   `maxRetriesPerRequest: null`, no command timeout, reconnect forever.
+ * - `client`: producers, CLI, stores: a command timeout and one retry, so nothing hangs
+ *   forever when Redis is stopped.
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from './logger.js';
+
+export type ConnectionRole = 'worker' | 'client';
+
+export interface RedisConnectionOptions {
+  readonly url: string;
+  readonly role: ConnectionRole;
+  readonly commandTimeoutMs: number;
+  readonly name?: string;
+  readonly logger?: Logger;
+}
+
+// Reconnect with capped growth: 100 ms, 200 ms ... 2 s.
+const retryStrategy = (times: number): number => Math.min(100 * times, 2_000);
+
+/** ioredis options for a role (pure; exported for tests). */
+export function redisOptions(role: ConnectionRole, commandTimeoutMs: number): RedisOptions {
+  if (role === 'worker') {
+    return { maxRetriesPerRequest: null, enableReadyCheck: true, retryStrategy, lazyConnect: true };
+  }
+  return {
+    maxRetriesPerRequest: 1,
+    commandTimeout: commandTimeoutMs,
+    connectTimeout: Math.max(commandTimeoutMs, 1_000),
+    enableReadyCheck: true,
+    retryStrategy,
+    lazyConnect: true,
+  };
+}
+
+/** Creates a connection; call `.connect()` or let the first command connect it. */
+export function createRedis({ url, role, commandTimeoutMs, name, logger }: RedisConnectionOptions): Redis {
+  const redis = new Redis(url, { ...redisOptions(role, commandTimeoutMs), connectionName: name });
+  let lastLogged = 0;
+  // ioredis emits 'error' on every failed reconnect; log at most once per 5 s so an outage stays readable.
+  redis.on('error', (error: Error) => {
+    const now = Date.now();
+    if (now - lastLogged > 5_000) {
+      lastLogged = now;
+      logger?.warn({ err: error, role, connection: name }, 'redis connection error');
+    }
+  });
+  return redis;
+}
+
+/** Quits a connection, falling back to disconnect when Redis does not answer in time. */
+export async function closeRedis(redis: Redis, timeoutMs = 1_000): Promise<void> {
+  if (redis.status === 'end') return;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      redis.quit().catch(() => undefined),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if ((redis.status as string) !== 'end') redis.disconnect();
+  }
+}

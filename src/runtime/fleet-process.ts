@@ -1,0 +1,56 @@
+/**
+ * A worker process of the fleet (what `fleet up` and `fleet worker` run): connections,
+ * processors and BullMQ workers for the given queues, torn down in reverse order.
+ */
+import type { WorkerOptions } from 'bullmq';
+import type { Config } from '../config.js';
+import { fleetKeys } from '../keys.js';
+import type { Logger } from '../logger.js';
+import type { QueueName } from '../queues/index.js';
+import { closeRedis, createRedis } from '../redis.js';
+import { buildProcessors } from '../workers/processors/index.js';
+import type { Processor } from '../workers/processor-context.js';
+import { startWorkers, type RunningWorkers } from '../workers/run-workers.js';
+import { Releasers } from './releasers.js';
+
+export interface FleetProcessOptions {
+  /** Configuration with `redis.url` resolved. */
+  readonly config: Config;
+  readonly queues: readonly QueueName[];
+  readonly logger: Logger;
+  /** Replaces built processors (tests). */
+  readonly processors?: Partial<Record<QueueName, Processor>>;
+  readonly workerOptions?: Partial<WorkerOptions>;
+}
+
+export interface FleetProcess {
+  readonly workers: RunningWorkers;
+  /** Graceful stop within the configured grace; idempotent. */
+  close(): Promise<void>;
+}
+
+export async function startFleetProcess({ config, queues, logger, processors, workerOptions }: FleetProcessOptions): Promise<FleetProcess> {
+  const url = config.redis.url;
+  if (!url) throw new Error('startFleetProcess: config.redis.url must be resolved');
+  const releasers = new Releasers();
+  try {
+    const workerConnection = createRedis({ url, role: 'worker', commandTimeoutMs: config.redis.commandTimeoutMs, name: `fleet-worker:${config.hostId}`, logger });
+    releasers.add('worker connection', () => closeRedis(workerConnection));
+    const client = createRedis({ url, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: `fleet-stores:${config.hostId}`, logger });
+    releasers.add('client connection', () => closeRedis(client));
+    await Promise.all([workerConnection.connect(), client.connect()]);
+
+    const deps = { config, redis: client, keys: fleetKeys(config.redis.prefix), logger };
+    const built = { ...buildProcessors(deps), ...(processors ?? {}) };
+    const workers = await startWorkers({ config, queues, processors: built, connection: workerConnection, logger, workerOptions: workerOptions ?? {} });
+    releasers.add('workers', () => workers.close());
+    let closing: Promise<void> | null = null;
+    return {
+      workers,
+      close: () => (closing ??= releasers.releaseAll()),
+    };
+  } catch (error) {
+    await releasers.releaseAll().catch(() => undefined);
+    throw error;
+  }
+}

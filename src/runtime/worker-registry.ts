@@ -1,0 +1,57 @@
+/**
+ * Liveness of worker processes: each registers itself in a sorted set scored by its last
+ * heartbeat; `countLiveWorkers` counts those seen within three intervals. A timer that fails
+ * (Redis down) logs and keeps going; it never throws.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { FleetKeys } from '../keys.js';
+import type { Logger } from '../logger.js';
+
+export interface WorkerRegistration {
+  readonly id: string;
+  stop(): Promise<void>;
+}
+
+export interface RegisterWorkerOptions {
+  readonly redis: Redis;
+  readonly keys: FleetKeys;
+  readonly hostId: string;
+  readonly queues: readonly string[];
+  readonly intervalMs: number;
+  readonly logger: Logger;
+}
+
+/** Registers this process and heartbeats until `stop()`. */
+export async function registerWorker({ redis, keys, hostId, queues, intervalMs, logger }: RegisterWorkerOptions): Promise<WorkerRegistration> {
+  const id = `${hostId}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const infoKey = `${keys.workers()}:${id}`;
+  const beat = async () => {
+    await redis
+      .multi()
+      .zadd(keys.workers(), Date.now(), id)
+      .zadd(keys.hosts(), Date.now(), hostId)
+      .hset(infoKey, { hostId, pid: String(process.pid), queues: queues.join(','), seenAt: String(Date.now()) })
+      .pexpire(infoKey, intervalMs * 3)
+      .exec();
+  };
+  await beat();
+  const timer = setInterval(() => {
+    beat().catch((error: unknown) => logger.warn({ err: error }, 'worker heartbeat failed'));
+  }, intervalMs);
+  timer.unref();
+  return {
+    id,
+    async stop() {
+      clearInterval(timer);
+      await redis.multi().zrem(keys.workers(), id).del(infoKey).exec().catch(() => undefined);
+    },
+  };
+}
+
+/** Number of worker processes that heartbeated within three intervals; prunes dead entries. */
+export async function countLiveWorkers(redis: Redis, keys: FleetKeys, intervalMs: number, now = Date.now()): Promise<number> {
+  const cutoff = now - intervalMs * 3;
+  await redis.zremrangebyscore(keys.workers(), '-inf', `(${cutoff}`);
+  return redis.zcount(keys.workers(), cutoff, '+inf');
+}

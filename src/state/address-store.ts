@@ -1,0 +1,104 @@
+/**
+ * The address store: workspace → the one authoritative incarnation
+ * `{ handle, generation, hostId, provider, publishedAt }`, plus the workspace's generation
+ * counter. Generations only ever increase; an address is published by compare-and-set against
+ * the counter, so a replaced incarnation can never publish over its successor.
+ */
+import type { Redis } from 'ioredis';
+import type { FleetKeys } from '../keys.js';
+import { luaScript } from '../lib/lua-script.js';
+
+export type ProviderName = 'local' | 'vercel';
+
+export interface Address {
+  readonly workspaceId: string;
+  readonly handle: string;
+  readonly generation: number;
+  readonly hostId: string;
+  readonly provider: ProviderName;
+  readonly publishedAt: number;
+}
+
+const BUMP = luaScript(
+  'bump-generation',
+  `-- Bumps a workspace generation to max(stored, floor) + 1 before a replacement starts.
+-- KEYS[1] generation counter   ARGV[1] floor (highest generation recorded in the archive)
+-- Returns the new generation.
+local stored = tonumber(redis.call('GET', KEYS[1]) or '0')
+local floor = tonumber(ARGV[1])
+local nextGen = math.max(stored, floor) + 1
+redis.call('SET', KEYS[1], nextGen)
+return nextGen`,
+);
+
+const PUBLISH = luaScript(
+  'publish-address',
+  `-- Publishes an incarnation if its generation is still the workspace's newest.
+-- KEYS[1] generation counter  KEYS[2] address hash  KEYS[3] workspaces index
+-- ARGV: generation, handle, hostId, provider, publishedAt, workspaceId
+-- Returns 1 when published, 0 when a newer generation exists (the caller lost the race).
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+if current ~= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[2], 'generation', ARGV[1], 'handle', ARGV[2], 'hostId', ARGV[3], 'provider', ARGV[4], 'publishedAt', ARGV[5])
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[6])
+return 1`,
+);
+
+const UNPUBLISH = luaScript(
+  'unpublish-address',
+  `-- Removes an address only if it still names the given generation.
+-- KEYS[1] address hash   ARGV[1] generation
+-- Returns 1 when removed, 0 otherwise.
+if redis.call('HGET', KEYS[1], 'generation') == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0`,
+);
+
+export class AddressStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: FleetKeys,
+  ) {}
+
+  /** The published address, or `null` when the workspace has no live incarnation. */
+  async get(workspaceId: string): Promise<Address | null> {
+    const hash = await this.redis.hgetall(this.keys.address(workspaceId));
+    if (!hash.handle || !hash.generation) return null;
+    return {
+      workspaceId,
+      handle: hash.handle,
+      generation: Number(hash.generation),
+      hostId: hash.hostId ?? 'local',
+      provider: (hash.provider as ProviderName) ?? 'local',
+      publishedAt: Number(hash.publishedAt ?? 0),
+    };
+  }
+
+  /** The workspace's newest generation (0 if it never had one). */
+  async generation(workspaceId: string): Promise<number> {
+    return Number((await this.redis.get(this.keys.generation(workspaceId))) ?? 0);
+  }
+
+  /** Bumps the generation to `max(stored, archiveFloor) + 1` and returns it. */
+  async bumpGeneration(workspaceId: string, archiveFloor = 0): Promise<number> {
+    return Number(await BUMP.run(this.redis, [this.keys.generation(workspaceId)], [archiveFloor]));
+  }
+
+  /** Compare-and-set publish; `false` means a newer generation exists and the caller must destroy its sandbox. */
+  async publish(address: Omit<Address, 'publishedAt'> & { publishedAt?: number }): Promise<boolean> {
+    const publishedAt = address.publishedAt ?? Date.now();
+    const result = await PUBLISH.run(
+      this.redis,
+      [this.keys.generation(address.workspaceId), this.keys.address(address.workspaceId), this.keys.workspaces()],
+      [address.generation, address.handle, address.hostId, address.provider, publishedAt, address.workspaceId],
+    );
+    return result === 1;
+  }
+
+  /** Removes the address if it still names `generation` (sandbox stopped or gone). */
+  async unpublish(workspaceId: string, generation: number): Promise<boolean> {
+    return (await UNPUBLISH.run(this.redis, [this.keys.address(workspaceId)], [generation])) === 1;
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * Owns the BullMQ Worker lifecycle of one process: one Worker per queue it is given, lock-loss
+ * wired to cancellation, heartbeat registration, and an idempotent `close()` that lets active
+ * jobs finish within the grace period and is raced against a timer (BullMQ's `close()` hangs
+ * forever when Redis is gone).
+ */
+import { Worker, type WorkerOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config.js';
+import { fleetKeys } from '../keys.js';
+import type { Logger } from '../logger.js';
+import { QUEUES, queueNameFor, type QueueName } from '../queues/index.js';
+import { registerWorker, type WorkerRegistration } from '../runtime/worker-registry.js';
+import { notImplemented } from './not-implemented.js';
+import type { Processor } from './processor-context.js';
+import { wrapProcessor } from './wrap-processor.js';
+
+export interface StartWorkersOptions {
+  readonly config: Config;
+  readonly queues: readonly QueueName[];
+  readonly processors: Partial<Record<QueueName, Processor>>;
+  /** A `worker`-role connection (maxRetriesPerRequest: null); owned by the caller. */
+  readonly connection: Redis;
+  readonly logger: Logger;
+  /** Overrides for tests (short lock and stall intervals). */
+  readonly workerOptions?: Partial<WorkerOptions>;
+  /** Called once a job has failed for good (no attempts left or unrecoverable). */
+  readonly onFinalFailure?: (queue: QueueName, data: unknown, failedReason: string) => Promise<void> | void;
+}
+
+export interface RunningWorkers {
+  /** BullMQ queue names served (host-bound ones carry `@hostId`). */
+  readonly queueNames: readonly string[];
+  readonly registration: WorkerRegistration;
+  /** Stops fetching, lets active jobs finish within `graceMs`, then forces. Idempotent. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Starts one BullMQ Worker per queue. */
+export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorkers> {
+  const { config, queues, processors, connection, logger, workerOptions = {}, onFinalFailure } = options;
+  const keys = fleetKeys(config.redis.prefix);
+  const workers: { name: QueueName; bullName: string; worker: Worker }[] = [];
+
+  for (const name of queues) {
+    const definition = QUEUES[name];
+    const bullName = queueNameFor(name, config.hostId);
+    const processor = processors[name] ?? notImplemented(name);
+    const worker = new Worker(
+      bullName,
+      wrapProcessor({ definition, bullQueueName: bullName, processor, deadlineMs: definition.deadlineMs(config), logger }),
+      {
+        connection,
+        prefix: config.redis.prefix,
+        concurrency: config.worker.concurrency,
+        lockDuration: config.worker.lockDurationMs,
+        stalledInterval: config.worker.stalledIntervalMs,
+        maxStalledCount: config.worker.maxStalledCount,
+        name: `${config.hostId}:${process.pid}`,
+        autorun: true,
+        ...workerOptions,
+      },
+    );
+    worker.on('error', (error) => logger.warn({ err: error, queue: bullName }, 'worker error'));
+    // Lock loss does not stop a BullMQ processor by itself: abort it so it stops writing.
+    worker.on('lockRenewalFailed', (jobIds: string[]) => {
+      for (const id of jobIds) {
+        logger.warn({ queue: bullName, jobId: id }, 'lock renewal failed: cancelling job');
+        worker.cancelJob(id, 'lock lost');
+      }
+    });
+    worker.on('failed', (job, error) => {
+      if (!job || !onFinalFailure) return;
+      const final = error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+      if (final) {
+        Promise.resolve(onFinalFailure(name, job.data, job.failedReason ?? error.message)).catch((hookError: unknown) =>
+          logger.warn({ err: hookError, queue: bullName }, 'final-failure hook failed'),
+        );
+      }
+    });
+    workers.push({ name, bullName, worker });
+  }
+  await Promise.all(workers.map(({ worker }) => worker.waitUntilReady()));
+
+  const registration = await registerWorker({
+    redis: connection,
+    keys,
+    hostId: config.hostId,
+    queues: workers.map((w) => w.bullName),
+    intervalMs: config.worker.heartbeatIntervalMs,
+    logger,
+  });
+  logger.info({ queues: workers.map((w) => w.bullName), concurrency: config.worker.concurrency }, 'workers started');
+
+  let closing: Promise<void> | null = null;
+  return {
+    queueNames: workers.map((w) => w.bullName),
+    registration,
+    close(graceMs = config.shutdown.graceMs) {
+      closing ??= (async () => {
+        const graceful = Promise.all(workers.map(({ worker }) => worker.close())).then(() => true);
+        let timer: NodeJS.Timeout | undefined;
+        const expired = new Promise<false>((resolve) => {
+          timer = setTimeout(() => resolve(false), graceMs);
+          timer.unref();
+        });
+        const finished = await Promise.race([graceful, expired]);
+        clearTimeout(timer);
+        if (!finished) {
+          logger.warn({ graceMs }, 'grace period over: cancelling active jobs');
+          for (const { worker } of workers) worker.cancelAllJobs('shutdown');
+          // Cancelled processors get a moment to clean up; then we stop waiting (jobs will stall and be re-run).
+          await Promise.race([graceful, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+          await Promise.race([Promise.all(workers.map(({ worker }) => worker.close(true))), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+        }
+        await registration.stop();
+      })();
+      return closing;
+    },
+  };
+}

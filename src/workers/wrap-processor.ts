@@ -1,0 +1,110 @@
+/**
+ * Adapts a fleet processor to BullMQ: validates the payload (a bad one fails at once,
+ * unrecoverable, with the zod issues), arms the deadline, binds a job logger, logs one line per
+ * outcome, and maps errors by their retry intent (permanent → `UnrecoverableError`).
+ */
+import { UnrecoverableError, type Job } from 'bullmq';
+import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
+import { encodeFailure } from '../errors/failure-codec.js';
+import { isFleetError } from '../errors/fleet-error.js';
+import { jobLogger, type Logger } from '../logger.js';
+import { parsePayload } from '../queues/payload.js';
+import type { QueueDefinition } from '../queues/index.js';
+import type { Processor, Progress } from './processor-context.js';
+
+export interface WrapOptions {
+  readonly definition: QueueDefinition;
+  readonly bullQueueName: string;
+  readonly processor: Processor;
+  readonly deadlineMs: number;
+  readonly logger: Logger;
+  /** How long a processor may ignore an aborted signal before the job is failed anyway. */
+  readonly abortGraceMs?: number;
+}
+
+export type BullProcessor = (job: Job, token?: string, signal?: AbortSignal) => Promise<unknown>;
+
+// Rejects with the signal's reason `graceMs` after it aborts; never rejects otherwise.
+function afterAbort(signal: AbortSignal, graceMs: number): { promise: Promise<never>; cancel: () => void } {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const promise = new Promise<never>((_, reject) => {
+    onAbort = () => {
+      timer = setTimeout(() => reject(signal.reason), graceMs);
+      timer.unref();
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  promise.catch(() => undefined);
+  return {
+    promise,
+    cancel: () => {
+      clearTimeout(timer);
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+/** Builds the BullMQ processor for one queue. */
+export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs, logger: root, abortGraceMs = 5_000 }: WrapOptions): BullProcessor {
+  return async (job, _token, bullSignal) => {
+    const maxAttempts = job.opts.attempts ?? 1;
+    const attempt = job.attemptsMade + 1;
+    const data = job.data as { workspaceId?: unknown } | null;
+    const workspaceId = typeof data?.workspaceId === 'string' ? data.workspaceId : undefined;
+    const logger = jobLogger(root, { queue: bullQueueName, jobId: String(job.id), attempt, maxAttempts, ...(workspaceId ? { workspaceId } : {}) });
+    const started = Date.now();
+
+    let payload: unknown;
+    try {
+      payload = parsePayload(`${definition.name} payload`, definition.schema, job.data);
+    } catch (error) {
+      logger.error({ err: error, durationMs: 0 }, 'job refused: invalid payload');
+      throw new UnrecoverableError(encodeFailure(error));
+    }
+
+    const controller = new AbortController();
+    const deadlineAt = started + deadlineMs;
+    const deadline = setTimeout(() => controller.abort(new DeadlineExceededError(`${definition.name} job ${job.id}`, deadlineMs)), deadlineMs);
+    deadline.unref();
+    const onCancel = () => controller.abort(bullSignal?.reason ?? new DeadlineExceededError(`${definition.name} job ${job.id} (cancelled)`, deadlineMs));
+    if (bullSignal?.aborted) onCancel();
+    else bullSignal?.addEventListener('abort', onCancel, { once: true });
+    const forced = afterAbort(controller.signal, abortGraceMs);
+
+    const ctx = {
+      logger,
+      signal: controller.signal,
+      queue: bullQueueName,
+      jobId: String(job.id),
+      attempt,
+      maxAttempts,
+      deadlineAt,
+      progress: async (update: Progress) => {
+        try {
+          await job.updateProgress({ ...update, at: Date.now() });
+        } catch (error) {
+          logger.warn({ err: error }, 'progress update failed');
+        }
+      },
+    };
+
+    try {
+      const result = await Promise.race([processor(payload, ctx), forced.promise]);
+      logger.info({ durationMs: Date.now() - started }, 'job completed');
+      return result;
+    } catch (error) {
+      const durationMs = Date.now() - started;
+      const retryable = isFleetError(error) ? error.retryable : true;
+      const willRetry = retryable && attempt < maxAttempts;
+      logger.error({ err: error, durationMs, retryable, willRetry }, `job failed (attempt ${attempt} of ${maxAttempts})`);
+      if (!retryable) throw new UnrecoverableError(encodeFailure(error));
+      throw new Error(encodeFailure(error), { cause: error });
+    } finally {
+      clearTimeout(deadline);
+      forced.cancel();
+      bullSignal?.removeEventListener('abort', onCancel);
+    }
+  };
+}
