@@ -115,7 +115,10 @@ export async function startEmbeddedRedis({ home, logger, startTimeoutMs = 15_000
   }
 
   const port = await freePort();
-  const child: ChildProcess = spawn('redis-server', redisServerArgs(port, dataDir), { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Own process group: a Ctrl-C aimed at `fleet up` must not stop Redis before the workers drain;
+  // we stop it last. If `fleet up` is SIGKILLed the server survives and the next `fleet up` adopts it.
+  const child: ChildProcess = spawn('redis-server', redisServerArgs(port, dataDir), { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  child.unref();
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();

@@ -34,6 +34,7 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
           const fleet = await startFleetProcess({ config, queues: QUEUE_NAMES, logger });
           releasers.add('workers', () => fleet.close());
           const components = {
+            pid: process.pid,
             redis: { url, mode: redisNote },
             workers: { queues: fleet.workers.queueNames, concurrency: config.worker.concurrency, hostId: config.hostId },
             archive: config.paths.archiveRoot,
@@ -43,6 +44,7 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
             table(
               ['component', 'address'],
               [
+                ['process', `pid ${process.pid}, host ${config.hostId}`],
                 ['redis', `${url} (${redisNote})`],
                 ['workers', `${fleet.workers.queueNames.join(', ')} (concurrency ${config.worker.concurrency})`],
                 ['archive', config.paths.archiveRoot],

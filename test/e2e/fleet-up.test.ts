@@ -1,0 +1,63 @@
+// `npm start` on a clean checkout brings the fleet up with an embedded Redis; `fleet status`
+// finds it from the same directory without configuration; SIGTERM stops everything.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/fleet-env.js';
+import { ROOT, runFleet, spawnTracked } from '../helpers/processes.js';
+import { QUEUE_NAMES } from '../../src/queues/index.js';
+import { ping } from '../helpers/redis-server.js';
+
+describe('npm start', () => {
+  it('starts the embedded fleet; status --json lists the six queues; SIGTERM stops it cleanly', async () => {
+    const home = await tempDir('fleet-up');
+    const env = { FLEET_HOME: home, FLEET_LOG_LEVEL: 'warn', FLEET_HEARTBEAT_INTERVAL_MS: '500', npm_config_update_notifier: 'false' };
+    const up = spawnTracked('npm', ['start', '--silent'], { env, cwd: ROOT });
+    await up.waitForOutput('workers', 60_000);
+    expect(up.stdout()).toMatch(/redis\s+redis:\/\/127\.0\.0\.1:\d+ \(embedded/);
+
+    const state = path.join(home, 'redis.json');
+    expect(existsSync(state)).toBe(true);
+    const status = await runFleet(['status', '--json'], { FLEET_HOME: home, FLEET_HEARTBEAT_INTERVAL_MS: '500' });
+    expect(status.code).toBe(0);
+    const parsed = JSON.parse(status.stdout) as { queues: Record<string, Record<string, number>>; workers: number };
+    expect(Object.keys(parsed.queues).sort()).toEqual([...QUEUE_NAMES].sort());
+    for (const counts of Object.values(parsed.queues)) expect(Object.keys(counts).sort()).toEqual(['active', 'completed', 'delayed', 'failed', 'waiting']);
+    expect(parsed.workers).toBe(1);
+
+    const { url } = JSON.parse((await import('node:fs')).readFileSync(state, 'utf8')) as { url: string };
+    const pid = Number(/process\s+pid (\d+)/.exec(up.stdout())![1]);
+    process.kill(pid, 'SIGTERM');
+    const exit = await up.exited;
+    expect(exit.code).toBe(0);
+    expect(existsSync(state)).toBe(false);
+    expect(await ping(url)).toBe(false);
+  });
+
+  it('other commands explain how to start Redis when none is running', async () => {
+    const home = await tempDir('fleet-none');
+    const result = await runFleet(['status'], { FLEET_HOME: home });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain('fleet up');
+  });
+
+  it('usage errors exit 2 with one line on stderr', async () => {
+    const home = await tempDir('fleet-usage');
+    for (const args of [['bogus'], ['worker', '--queues', 'persist,nope'], ['enqueue', 'gc', '--data', '{bad json']]) {
+      const result = await runFleet(args, { FLEET_HOME: home });
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    const help = await runFleet(['status', '--help'], { FLEET_HOME: home });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--json');
+  });
+
+  it('a bad environment variable fails start-up with one line naming it', async () => {
+    const home = await tempDir('fleet-badenv');
+    const result = await runFleet(['up'], { FLEET_HOME: home, FLEET_CHECKPOINT_INTERVAL_MS: '30s' });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe('fleet: ConfigInvalid: FLEET_CHECKPOINT_INTERVAL_MS: expected a whole number of milliseconds between 1000 and 2592000000, got "30s"');
+  });
+});

@@ -1,0 +1,56 @@
+// Per-test configuration: a fresh key prefix, a fresh FLEET_HOME and short intervals.
+import { randomUUID } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { inject } from 'vitest';
+import { addCleanup } from './cleanup.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createRedis } from '../../src/redis.js';
+import type { Redis } from 'ioredis';
+import { rm } from 'node:fs/promises';
+
+export const testRedisUrl = (): string => inject('redisUrl');
+
+/** A unique hash-tagged prefix, so tests never share keys. */
+export const uniquePrefix = (): string => `{t-${randomUUID().slice(0, 12)}}`;
+
+/** A temporary directory removed when the test finishes. */
+export async function tempDir(label = 'fleet'): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), `${label}-`));
+  addCleanup(async () => {
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  });
+  return dir;
+}
+
+/** Environment of a test fleet (also passed to child processes). */
+export async function testEnv(overrides: Record<string, string> = {}): Promise<Record<string, string>> {
+  const home = await tempDir('fleet-home');
+  return {
+    REDIS_URL: testRedisUrl(),
+    FLEET_PREFIX: uniquePrefix(),
+    FLEET_HOME: home,
+    FLEET_LOG_LEVEL: 'warn',
+    FLEET_LOCK_DURATION_MS: '2000',
+    FLEET_STALLED_INTERVAL_MS: '1000',
+    FLEET_HEARTBEAT_INTERVAL_MS: '500',
+    FLEET_SHUTDOWN_GRACE_MS: '10000',
+    ...overrides,
+  };
+}
+
+/** A parsed config for a test environment. */
+export async function testConfig(overrides: Record<string, string> = {}): Promise<{ config: Config; env: Record<string, string> }> {
+  const env = await testEnv(overrides);
+  return { config: loadConfig(env), env };
+}
+
+/** A client-role connection closed when the test finishes. */
+export function testConnection(config: Config, role: 'client' | 'worker' = 'client'): Redis {
+  const redis = createRedis({ url: config.redis.url!, role, commandTimeoutMs: 5_000, name: 'test' });
+  addCleanup(() => {
+    redis.disconnect();
+  });
+  return redis;
+}

@@ -1,0 +1,111 @@
+// Real child processes of a test (fleet CLI, fixtures), killed when the test ends.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const FLEET_BIN = path.join(ROOT, 'bin', 'fleet.js');
+
+const tracked = new Set<ChildProcess>();
+
+export interface Spawned {
+  readonly child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the exit code (or 128 + signal number style string) once the process exits. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves once stdout contains `text`. */
+  waitForOutput(text: string | RegExp, timeoutMs?: number): Promise<void>;
+}
+
+/** Spawns a process in its own process group (so rsync children die with it when killed). */
+export function spawnTracked(command: string, args: readonly string[], options: { env?: Record<string, string>; cwd?: string } = {}): Spawned {
+  const child = spawn(command, args, {
+    cwd: options.cwd ?? ROOT,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...(options.env ?? {}) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  tracked.add(child);
+  let out = '';
+  let err = '';
+  const listeners = new Set<() => void>();
+  child.stdout!.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    for (const listener of listeners) listener();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => {
+      tracked.delete(child);
+      for (const listener of listeners) listener();
+      resolve({ code, signal });
+    });
+  });
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    waitForOutput(text, timeoutMs = 30_000) {
+      const matches = () => (typeof text === 'string' ? out.includes(text) : text.test(out));
+      return new Promise<void>((resolve, reject) => {
+        if (matches()) return resolve();
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`timed out waiting for ${String(text)} in stdout; stderr: ${err.slice(-2000)}`));
+        }, timeoutMs);
+        const check = () => {
+          if (matches()) {
+            clearTimeout(timer);
+            listeners.delete(check);
+            resolve();
+          } else if (child.exitCode !== null || child.signalCode !== null) {
+            clearTimeout(timer);
+            listeners.delete(check);
+            reject(new Error(`process exited (${child.exitCode ?? child.signalCode}) before printing ${String(text)}; stderr: ${err.slice(-2000)}`));
+          }
+        };
+        listeners.add(check);
+      });
+    },
+  };
+}
+
+/** Runs `fleet <args>` to completion. */
+export async function runFleet(args: readonly string[], env: Record<string, string>, cwd?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const spawned = spawnTracked(process.execPath, [FLEET_BIN, ...args], { env, ...(cwd ? { cwd } : {}) });
+  const { code } = await spawned.exited;
+  return { code, stdout: spawned.stdout(), stderr: spawned.stderr() };
+}
+
+/** Starts `fleet <args>` (long-running). */
+export function startFleet(args: readonly string[], env: Record<string, string>, cwd?: string): Spawned {
+  return spawnTracked(process.execPath, [FLEET_BIN, ...args], { env, ...(cwd ? { cwd } : {}) });
+}
+
+/** Kills a tracked process group. */
+export function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+/** Kills every process a test left running (called after each test). */
+export async function killTrackedProcesses(): Promise<void> {
+  const children = [...tracked];
+  await Promise.all(
+    children.map(async (child) => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      if (child.signalCode === 'SIGSTOP') killGroup(child, 'SIGCONT');
+      killGroup(child, 'SIGKILL');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+      tracked.delete(child);
+    }),
+  );
+}

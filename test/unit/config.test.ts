@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { CONFIG_DOCS, CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors/config-error.js';
+
+// One bad value per variable that validates its input.
+const BAD_VALUES: Record<string, string> = {
+  REDIS_URL: 'http://localhost:6379',
+  FLEET_PREFIX: 'fleet',
+  FLEET_PROVIDER: 'docker',
+  FLEET_HOST_ID: 'host one',
+  FLEET_CHECKPOINT_INTERVAL_MS: '30s',
+  FLEET_IDLE_TTL_MS: '-1',
+  FLEET_SHUTDOWN_GRACE_MS: '0',
+  FLEET_SHUTDOWN_FLUSH_MS: 'soon',
+  FLEET_HTTP_PORT: '70000',
+  FLEET_LOG_LEVEL: 'loud',
+  FLEET_CONCURRENCY: '0',
+  FLEET_LOCK_DURATION_MS: '1.5',
+  FLEET_STALLED_INTERVAL_MS: 'x',
+  FLEET_MAX_STALLED_COUNT: '-3',
+  FLEET_REDIS_COMMAND_TIMEOUT_MS: '1',
+  FLEET_HEARTBEAT_INTERVAL_MS: '1e3',
+  FLEET_PROVISION_DEADLINE_MS: 'forever',
+  FLEET_PERSIST_DEADLINE_MS: '0x10',
+  FLEET_BAKE_DEADLINE_MS: '5',
+  FLEET_BACKFILL_DEADLINE_MS: '99999999999999',
+  FLEET_GC_DEADLINE_MS: 'NaN',
+  FLEET_EXEC_DEADLINE_MS: '10 000',
+  FLEET_EXEC_ENV_ALLOWLIST: 'PATH,1BAD',
+  FLEET_SHRINK_GUARD_PCT: '101',
+  FLEET_KEEP_REVISIONS: '0',
+  FLEET_KEEP_REVISIONS_MIN_AGE_MS: 'a day',
+  FLEET_UNATTACHED_GRACE_MS: 'later',
+  FLEET_BASE_RETENTION_MS: '14d',
+  FLEET_API_TOKENS: 'short',
+  FLEET_ADMIN_READONLY: 'maybe',
+  FLEET_VERCEL_API_URL: 'ftp://example.com',
+};
+
+describe('loadConfig', () => {
+  it('applies every default with no environment', () => {
+    const config = loadConfig({}, '/srv/app');
+    expect(config.redis).toEqual({ url: null, prefix: '{fleet}', commandTimeoutMs: 5_000 });
+    expect(config.checkpointIntervalMs).toBe(30_000);
+    expect(config.paths.home).toBe('/srv/app/.fleet');
+    expect(config.paths.archiveRoot).toBe('/srv/app/.fleet/archive');
+    expect(config.http.host).toBe('127.0.0.1');
+    expect(config.retention.shrinkGuardPct).toBe(50);
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.paths)).toBe(true);
+  });
+
+  it('parses durations in milliseconds and lists', () => {
+    const config = loadConfig({ FLEET_CHECKPOINT_INTERVAL_MS: '5000', FLEET_API_TOKENS: 'aaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbb', REDIS_URL: 'redis://h:1/2' }, '/x');
+    expect(config.checkpointIntervalMs).toBe(5_000);
+    expect(config.http.apiTokens).toEqual(['aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb']);
+    expect(config.http.host).toBe('0.0.0.0');
+    expect(config.redis.url).toBe('redis://h:1/2');
+  });
+
+  it('documents every variable', () => {
+    expect(Object.keys(CONFIG_DOCS).sort()).toEqual([...CONFIG_VARIABLES].sort());
+  });
+
+  for (const [variable, value] of Object.entries(BAD_VALUES)) {
+    it(`refuses a bad ${variable} with one line naming it`, () => {
+      let caught: unknown;
+      try {
+        loadConfig({ [variable]: value });
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(ConfigError);
+      const message = (caught as Error).message;
+      expect(message.startsWith(`${variable}: expected `)).toBe(true);
+      expect(message).toContain('got ');
+      expect(message).not.toContain('\n');
+    });
+  }
+
+  it('covers every variable that has a validation rule', () => {
+    const free = new Set(['FLEET_HOME', 'FLEET_LIVE_ROOT', 'FLEET_ARCHIVE_ROOT', 'FLEET_SNAPSHOT_ROOT', 'FLEET_LEGACY_ROOT', 'FLEET_HTTP_HOST', 'FLEET_ADMIN_PASSWORD', 'FLEET_VERCEL_TOKEN', 'FLEET_VERCEL_TEAM_ID', 'FLEET_VERCEL_PROJECT_ID', 'VERCEL_OIDC_TOKEN']);
+    const untested = CONFIG_VARIABLES.filter((v) => !free.has(v) && !(v in BAD_VALUES));
+    expect(untested).toEqual([]);
+  });
+});
