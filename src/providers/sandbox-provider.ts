@@ -1,0 +1,119 @@
+/**
+ * The provider interface shared by `local` (a directory per workspace on a host) and `vercel`
+ * (@vercel/sandbox). Provider-neutral code (persist, restore, provision, bake, gc) uses only
+ * this interface and never imports a provider SDK.
+ *
+ * Every method takes an `AbortSignal` (the job's deadline) and throws only classified
+ * `ProviderError`s (busy / gone / permanent) for provider failures.
+ *
+ * Terms:
+ * - handle: the provider's durable name of one incarnation (local: `local:<host>:<ws>:g<gen>`,
+ *   vercel: the sandbox name).
+ * - tree: the workspace files (what the archive stores); the ready marker lives outside it.
+ */
+
+export type ProviderName = 'local' | 'vercel';
+
+/** Where a new incarnation's files come from. */
+export type CreateSource =
+  | { readonly type: 'empty' }
+  /** An app-level base snapshot (first provisioning only). */
+  | { readonly type: 'base-snapshot'; readonly snapshotId: string }
+  /** A provider-native snapshot of this workspace (restore priority 4). */
+  | { readonly type: 'workspace-snapshot'; readonly snapshotId: string };
+
+export interface CreateRequest {
+  readonly workspaceId: string;
+  readonly generation: number;
+  /** Host to place a local sandbox on (ignored by remote providers). */
+  readonly hostId?: string;
+  readonly source: CreateSource;
+  /** Environment given to every command of the sandbox (already allowlisted). */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly signal: AbortSignal;
+}
+
+export interface SandboxInfo {
+  readonly handle: string;
+  readonly workspaceId: string;
+  readonly generation: number;
+  readonly hostId: string;
+  readonly state: 'running' | 'stopped';
+}
+
+/** Written after a complete restore; persist refuses to run without it (G4 gate). */
+export interface ReadyMarker {
+  readonly generation: number;
+  /** Revision restored from, or the snapshot id / `empty`. */
+  readonly source: string;
+  readonly readyAt: number;
+}
+
+export interface ExecRequest {
+  readonly cmd: readonly string[];
+  /** Working directory relative to the tree root. @default the tree root */
+  readonly cwd?: string;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal;
+  readonly onStdout?: (chunk: Buffer) => void;
+  readonly onStderr?: (chunk: Buffer) => void;
+}
+
+export interface ExecResult {
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly timedOut: boolean;
+  readonly durationMs: number;
+}
+
+export interface FileToWrite {
+  readonly path: string;
+  readonly content: Buffer;
+  readonly mode?: number;
+}
+
+/** A local directory holding the workspace tree, valid until `release()`. */
+export interface TreeSource {
+  readonly path: string;
+  release(): Promise<void>;
+}
+
+export interface SandboxProvider {
+  readonly name: ProviderName;
+
+  /** Creates a new incarnation (without ready marker). Returns its handle and host. */
+  create(request: CreateRequest): Promise<{ handle: string; hostId: string }>;
+  /** Describes an incarnation; `null` when it is gone. */
+  get(handle: string, signal: AbortSignal): Promise<SandboxInfo | null>;
+  /** Resumes a stopped incarnation (Vercel persistent sandboxes); local is a no-op when present. */
+  resume(handle: string, signal: AbortSignal): Promise<void>;
+  /** All incarnations this provider holds (orphan GC). */
+  list(signal: AbortSignal): Promise<SandboxInfo[]>;
+
+  /** Runs a command in the tree with a deadline; a non-zero exit is a result, not an error. */
+  exec(handle: string, request: ExecRequest): Promise<ExecResult>;
+  writeFiles(handle: string, files: readonly FileToWrite[], signal: AbortSignal): Promise<void>;
+  /** Reads a file of the tree; `null` when absent. */
+  readFile(handle: string, path: string, signal: AbortSignal): Promise<Buffer | null>;
+
+  /** Exposes the tree as a local directory for persist (local: the live tree itself). */
+  openTree(handle: string, signal: AbortSignal): Promise<TreeSource>;
+  /** Replaces the tree with the contents of a local directory (restore). Clears the ready marker first. */
+  importTree(handle: string, from: string, signal: AbortSignal): Promise<void>;
+
+  /** Writes / reads / clears the generation-tagged ready marker (outside the tree). */
+  markReady(handle: string, marker: ReadyMarker, signal: AbortSignal): Promise<void>;
+  readReady(handle: string, signal: AbortSignal): Promise<ReadyMarker | null>;
+  clearReady(handle: string, signal: AbortSignal): Promise<void>;
+
+  /** Snapshots the incarnation (provider-native). `expirationMs: 0` = never expires. */
+  snapshot(handle: string, options: { expirationMs: number; signal: AbortSignal }): Promise<{ snapshotId: string }>;
+  /** Deletes a provider-native snapshot (base retirement). Absent snapshots are not an error. */
+  deleteSnapshot(snapshotId: string, signal: AbortSignal): Promise<void>;
+  stop(handle: string, signal: AbortSignal): Promise<void>;
+  /** Destroys an incarnation; destroying a gone one is not an error. */
+  destroy(handle: string, signal: AbortSignal): Promise<void>;
+}
