@@ -158,7 +158,13 @@ export interface Config {
     readonly gcMs: number;
     readonly execMs: number;
   };
-  readonly exec: { readonly envAllowlist: readonly string[] };
+  readonly exec: {
+    readonly envAllowlist: readonly string[];
+    /** Values of the allowlisted variables taken from the fleet's environment at start-up. */
+    readonly env: Readonly<Record<string, string>>;
+  };
+  /** PATH used to find system tools (rsync, tar, redis-server). */
+  readonly systemPath: string;
   readonly retention: {
     readonly shrinkGuardPct: number;
     readonly keepRevisions: number;
@@ -234,7 +240,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       gcMs: e.FLEET_GC_DEADLINE_MS,
       execMs: e.FLEET_EXEC_DEADLINE_MS,
     },
-    exec: { envAllowlist: e.FLEET_EXEC_ENV_ALLOWLIST },
+    exec: {
+      envAllowlist: e.FLEET_EXEC_ENV_ALLOWLIST,
+      env: Object.fromEntries(e.FLEET_EXEC_ENV_ALLOWLIST.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]!]]))),
+    },
+    systemPath: env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     retention: {
       shrinkGuardPct: e.FLEET_SHRINK_GUARD_PCT,
       keepRevisions: e.FLEET_KEEP_REVISIONS,

@@ -12,10 +12,27 @@ import { registerEnqueue } from './commands/enqueue.js';
 import { registerStatus } from './commands/status.js';
 import { registerUp } from './commands/up.js';
 import { registerWorker } from './commands/worker.js';
+import { registerExec } from './commands/exec.js';
+import { registerPersist } from './commands/persist.js';
+import { registerHistory } from './commands/history.js';
+import { registerVerify } from './commands/verify.js';
+import { registerProvision } from './commands/provision.js';
+import { registerWorkspace } from './commands/workspace.js';
 
 export type Register = (program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>) => void;
 
-const COMMANDS: Register[] = [registerUp, registerWorker, registerStatus, registerEnqueue];
+const COMMANDS: Register[] = [
+  registerUp,
+  registerWorker,
+  registerStatus,
+  registerEnqueue,
+  registerProvision,
+  registerExec,
+  registerPersist,
+  registerHistory,
+  registerVerify,
+  registerWorkspace,
+];
 
 /** Builds the program; `run` records each action's exit code. */
 export function buildProgram(ctx: CliContext, onExit: (code: number) => void): Command {
@@ -39,7 +56,8 @@ export function buildProgram(ctx: CliContext, onExit: (code: number) => void): C
     }
   };
   for (const register of COMMANDS) register(program, ctx, run);
-  for (const command of program.commands) command.exitOverride().configureOutput({ outputError: () => undefined, writeOut: (t) => ctx.io.stdout(t), writeErr: (t) => ctx.io.stderr(t) });
+  const all = (c: Command): Command[] => [c, ...c.commands.flatMap(all)];
+  for (const command of all(program).slice(1)) command.exitOverride().configureOutput({ outputError: () => undefined, writeOut: (t) => ctx.io.stdout(t), writeErr: (t) => ctx.io.stderr(t) });
   return program;
 }
 

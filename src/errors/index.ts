@@ -9,3 +9,7 @@ export * from './remote-job-error.js';
 export * from './failure-codec.js';
 export * from './workspace-not-found-error.js';
 export * from './wait-timeout-error.js';
+export * from './not-ready-error.js';
+export * from './empty-source-error.js';
+export * from './shrink-guard-error.js';
+export * from './workspace-conflict-error.js';

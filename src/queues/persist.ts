@@ -28,7 +28,8 @@ export type PersistInput = z.input<typeof PersistPayload>;
 /** Result of a persist job. `revision` is the attached revision after the run. */
 export interface PersistResult {
   readonly workspaceId: string;
-  readonly revision: string;
+  /** `null` when the workspace has never had a revision (an empty new workspace). */
+  readonly revision: string | null;
   readonly generation: number;
   readonly files: number;
   readonly bytes: number;

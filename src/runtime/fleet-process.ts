@@ -4,7 +4,6 @@
  */
 import type { WorkerOptions } from 'bullmq';
 import type { Config } from '../config.js';
-import { fleetKeys } from '../keys.js';
 import type { Logger } from '../logger.js';
 import type { QueueName } from '../queues/index.js';
 import { closeRedis, createRedis } from '../redis.js';
@@ -12,6 +11,7 @@ import { buildProcessors } from '../workers/processors/index.js';
 import type { Processor } from '../workers/processor-context.js';
 import { startWorkers, type RunningWorkers } from '../workers/run-workers.js';
 import { Releasers } from './releasers.js';
+import { createServices, type FleetServices } from './services.js';
 
 export interface FleetProcessOptions {
   /** Configuration with `redis.url` resolved. */
@@ -25,6 +25,7 @@ export interface FleetProcessOptions {
 
 export interface FleetProcess {
   readonly workers: RunningWorkers;
+  readonly services: FleetServices;
   /** Graceful stop within the configured grace; idempotent. */
   close(): Promise<void>;
 }
@@ -40,13 +41,27 @@ export async function startFleetProcess({ config, queues, logger, processors, wo
     releasers.add('client connection', () => closeRedis(client));
     await Promise.all([workerConnection.connect(), client.connect()]);
 
-    const deps = { config, redis: client, keys: fleetKeys(config.redis.prefix), logger };
-    const built = { ...buildProcessors(deps), ...(processors ?? {}) };
-    const workers = await startWorkers({ config, queues, processors: built, connection: workerConnection, logger, workerOptions: workerOptions ?? {} });
+    const services = createServices({ config, redis: client, logger });
+    releasers.add('services', () => services.close());
+    const built = { ...buildProcessors(services), ...(processors ?? {}) };
+    const workers = await startWorkers({
+      config,
+      queues,
+      processors: built,
+      connection: workerConnection,
+      logger,
+      workerOptions: workerOptions ?? {},
+      // A persist that failed for good (including by stalling) is reported to its waiters.
+      onFinalFailure: async (queue, data, reason) => {
+        const job = data as { workspaceId?: string; requestSeq?: number };
+        if (queue === 'persist' && job.workspaceId) await services.intents.fail(job.workspaceId, job.requestSeq ?? 0, reason, false);
+      },
+    });
     releasers.add('workers', () => workers.close());
     let closing: Promise<void> | null = null;
     return {
       workers,
+      services,
       close: () => (closing ??= releasers.releaseAll()),
     };
   } catch (error) {

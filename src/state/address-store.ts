@@ -97,6 +97,21 @@ export class AddressStore {
     return result === 1;
   }
 
+  /** Records activity (provision, exec, turn end): the idle reaper reaps workspaces without any. */
+  async touch(workspaceId: string, at = Date.now()): Promise<void> {
+    await this.redis.zadd(this.keys.workspaces(), 'GT', at, workspaceId);
+  }
+
+  /** Workspaces whose last activity is older than `before` (epoch ms). */
+  async idleSince(before: number, limit = 1_000): Promise<string[]> {
+    return this.redis.zrangebyscore(this.keys.workspaces(), '-inf', `(${before}`, 'LIMIT', 0, limit);
+  }
+
+  /** Counts a write refused by the generation fence (reported by `fleet status`). */
+  async countFenceRejection(): Promise<void> {
+    await this.redis.hincrby(this.keys.counters(), 'fenceRejections', 1);
+  }
+
   /** Removes the address if it still names `generation` (sandbox stopped or gone). */
   async unpublish(workspaceId: string, generation: number): Promise<boolean> {
     return (await UNPUBLISH.run(this.redis, [this.keys.address(workspaceId)], [generation])) === 1;

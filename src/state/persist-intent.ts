@@ -36,10 +36,11 @@ export interface PersistRequest {
 const MERGE = luaScript(
   'persist-intent-merge',
   `-- Merges one persist request into the workspace's pending intent.
--- KEYS[1] intent hash
+-- KEYS[1] intent hash   KEYS[2] status hash (holds the never-reset request counter)
 -- ARGV: delete(0|1), force(0|1), reason, turnId ('' = none), generation
--- Returns the request's sequence number.
-local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+-- Returns the request's sequence number (strictly increasing per workspace).
+local seq = redis.call('HINCRBY', KEYS[2], 'lastSeq', 1)
+redis.call('HSET', KEYS[1], 'seq', seq)
 if ARGV[1] == '1' then redis.call('HSET', KEYS[1], 'delete', 1, 'deleteSeq', seq) end
 if ARGV[2] == '1' then redis.call('HSET', KEYS[1], 'force', 1) end
 redis.call('HSET', KEYS[1], 'reason', ARGV[3], 'turnId', ARGV[4])
@@ -56,7 +57,8 @@ const COMPLETE = luaScript(
 -- Returns 1 if the intent was fully covered (deleted), 0 if newer requests remain.
 local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
 local covered = tonumber(ARGV[1])
-redis.call('HSET', KEYS[2], 'completedSeq', covered, 'result', ARGV[2], 'completedAt', redis.call('TIME')[1])
+local t = redis.call('TIME')
+redis.call('HSET', KEYS[2], 'completedSeq', covered, 'result', ARGV[2], 'completedAt', t[1] * 1000 + math.floor(t[2] / 1000))
 if seq <= covered then
   redis.call('DEL', KEYS[1])
   return 1
@@ -68,9 +70,21 @@ return 0`,
 
 const FAIL = luaScript(
   'persist-intent-fail',
-  `-- Records a final failure of the run that covered up to ARGV[1] (the intent stays for a retry).
--- KEYS[1] status hash   ARGV: attemptedSeq, failedReason
-redis.call('HSET', KEYS[1], 'failedSeq', ARGV[1], 'failedReason', ARGV[2])
+  `-- Records a final failure of the run that attempted requests up to ARGV[1]. With ARGV[3] = 1 the
+-- failure is permanent and consumes those requests (like a completion would); otherwise the
+-- intent stays for the next run.
+-- KEYS[1] intent hash   KEYS[2] status hash   ARGV: attemptedSeq, failedReason, consume(0|1)
+redis.call('HSET', KEYS[2], 'failedSeq', ARGV[1], 'failedReason', ARGV[2])
+if ARGV[3] == '1' then
+  local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
+  local covered = tonumber(ARGV[1])
+  if seq <= covered then
+    redis.call('DEL', KEYS[1])
+  else
+    local deleteSeq = tonumber(redis.call('HGET', KEYS[1], 'deleteSeq') or '0')
+    if deleteSeq <= covered then redis.call('HSET', KEYS[1], 'delete', 0, 'deleteSeq', 0, 'force', 0) end
+  end
+end
 return 1`,
 );
 
@@ -91,6 +105,8 @@ function toIntent(hash: Record<string, string>): PersistIntent | null {
 /** Outcome of the newest persist runs, as recorded for waiters. */
 export interface PersistStatus {
   readonly completedSeq: number;
+  /** Epoch ms of the newest successful run (changed or not); 0 if none. */
+  readonly completedAt: number;
   readonly result: unknown;
   readonly failedSeq: number;
   readonly failedReason: string | null;
@@ -105,7 +121,7 @@ export class PersistIntentStore {
   /** Merges a request; returns its sequence number. */
   async merge(workspaceId: string, request: PersistRequest): Promise<number> {
     return Number(
-      await MERGE.run(this.redis, [this.keys.persistIntent(workspaceId)], [
+      await MERGE.run(this.redis, [this.keys.persistIntent(workspaceId), this.keys.persistStatus(workspaceId)], [
         request.delete ? 1 : 0,
         request.force ? 1 : 0,
         request.reason,
@@ -126,9 +142,12 @@ export class PersistIntentStore {
     return done === 1;
   }
 
-  /** Records a final failure for waiters of requests up to `attemptedSeq`. */
-  async fail(workspaceId: string, attemptedSeq: number, failedReason: string): Promise<void> {
-    await FAIL.run(this.redis, [this.keys.persistStatus(workspaceId)], [attemptedSeq, failedReason]);
+  /**
+   * Records a final failure for waiters of requests up to `attemptedSeq`. A permanent failure
+   * (`consume`) also clears those requests: retrying them can never succeed.
+   */
+  async fail(workspaceId: string, attemptedSeq: number, failedReason: string, consume: boolean): Promise<void> {
+    await FAIL.run(this.redis, [this.keys.persistIntent(workspaceId), this.keys.persistStatus(workspaceId)], [attemptedSeq, failedReason, consume ? 1 : 0]);
   }
 
   /** The outcome of the newest runs. */
@@ -136,6 +155,7 @@ export class PersistIntentStore {
     const hash = await this.redis.hgetall(this.keys.persistStatus(workspaceId));
     return {
       completedSeq: Number(hash.completedSeq ?? 0),
+      completedAt: Number(hash.completedAt ?? 0),
       result: hash.result ? (JSON.parse(hash.result) as unknown) : null,
       failedSeq: Number(hash.failedSeq ?? 0),
       failedReason: hash.failedReason ?? null,

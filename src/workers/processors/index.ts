@@ -1,11 +1,18 @@
 /**
- * The real processors of this process, built from their dependencies. A queue missing here is
+ * The real processors of a process, built from the shared services. A queue missing here is
  * served by `notImplemented` (a permanent failure, never a pretend success).
  */
 import type { QueueName } from '../../queues/index.js';
+import type { FleetServices } from '../../runtime/services.js';
 import type { Processor } from '../processor-context.js';
-import type { ProcessorDeps } from './processor-deps.js';
+import { checkpointProcessor } from './checkpoint.js';
+import { persistProcessor } from './persist.js';
+import { provisionProcessor } from './provision.js';
 
-export function buildProcessors(_deps: ProcessorDeps): Partial<Record<QueueName, Processor>> {
-  return {};
+export function buildProcessors(services: FleetServices): Partial<Record<QueueName, Processor>> {
+  return {
+    provision: provisionProcessor(services) as Processor,
+    persist: persistProcessor(services) as Processor,
+    checkpoint: checkpointProcessor(services) as Processor,
+  };
 }

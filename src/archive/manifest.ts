@@ -1,0 +1,141 @@
+/**
+ * Revision manifests: every path of a revision with its type, mode, size and content hash,
+ * plus the revision's identity (workspace, revision id, generation, reason, created-at).
+ * `treeHash` digests the entries; `verify` recomputes it from the bytes on disk.
+ *
+ * Hashing is incremental: a file that is a hard link to the previous revision's file (same
+ * inode, same size) reuses that file's hash, so a persist hashes only what changed.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { absoluteBytes, encodePath, walkTree, type TreeEntry } from './tree-walk.js';
+
+export type EntryCode = 'f' | 'd' | 'l' | 'p' | 's' | 'o';
+
+export interface ManifestEntry {
+  /** Path (UTF-8, or `b64:` + base64 of the raw bytes). */
+  readonly p: string;
+  readonly t: EntryCode;
+  /** Permission bits (0 for symlinks). */
+  readonly m: number;
+  /** Size in bytes (files). */
+  readonly s?: number;
+  /** sha256 hex of the content (files). */
+  readonly h?: string;
+  /** Symlink target (encoded like `p`). */
+  readonly l?: string;
+  /** Inode number at commit time (lets the next revision reuse hashes of hard-linked files). */
+  readonly i?: number;
+}
+
+export interface RevisionMeta {
+  readonly workspaceId: string;
+  readonly revision: string;
+  readonly generation: number;
+  readonly reason: string;
+  readonly turnId: string | null;
+  readonly parent: string | null;
+  readonly mode: 'reconcile' | 'upload-only' | 'restore' | 'rollback' | 'backfill';
+  readonly createdAt: string;
+}
+
+export interface RevisionManifest extends RevisionMeta {
+  readonly format: 1;
+  readonly files: number;
+  readonly bytes: number;
+  readonly treeHash: string;
+  readonly entries: readonly ManifestEntry[];
+}
+
+const CODES: Record<TreeEntry['type'], EntryCode> = { file: 'f', dir: 'd', symlink: 'l', fifo: 'p', socket: 's', other: 'o' };
+
+/** sha256 of a file, streamed. */
+export async function hashFile(file: string | Buffer, signal?: AbortSignal): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file, { signal })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** Digest of entries (order-sensitive; entries come from `walkTree`'s stable order). */
+export function treeHashOf(entries: readonly ManifestEntry[]): string {
+  const hash = createHash('sha256');
+  for (const e of entries) hash.update(`${e.t}\0${e.p}\0${e.m.toString(8)}\0${e.h ?? e.l ?? ''}\n`);
+  return hash.digest('hex');
+}
+
+export interface ScanResult {
+  readonly entries: ManifestEntry[];
+  readonly files: number;
+  readonly bytes: number;
+  /** Files whose inode is not the previous revision's (new or rewritten). */
+  readonly copiedFiles: number;
+}
+
+/**
+ * Scans `root` into manifest entries. `previous` (the parent revision's manifest) lets files
+ * hard-linked to it reuse their hash.
+ */
+export async function scanTree(root: string, previous: RevisionManifest | null, signal?: AbortSignal, onFile?: (files: number) => void): Promise<ScanResult> {
+  const prior = new Map<string, ManifestEntry>();
+  for (const e of previous?.entries ?? []) if (e.t === 'f') prior.set(e.p, e);
+  const entries: ManifestEntry[] = [];
+  let files = 0;
+  let bytes = 0;
+  let copiedFiles = 0;
+  for await (const entry of walkTree(root)) {
+    if (signal?.aborted) throw signal.reason;
+    const p = encodePath(entry.rel);
+    const t = CODES[entry.type];
+    if (t === 'f') {
+      const before = prior.get(p);
+      const linked = before !== undefined && before.i === entry.ino && before.s === entry.size && before.h !== undefined;
+      const h = linked ? before.h! : await hashFile(absoluteBytes(root, entry.rel), signal);
+      if (!linked) copiedFiles += 1;
+      files += 1;
+      bytes += entry.size;
+      entries.push({ p, t, m: entry.mode, s: entry.size, h, i: entry.ino });
+      onFile?.(files);
+    } else if (t === 'l') {
+      entries.push({ p, t, m: 0, l: encodePath(entry.target!) });
+    } else {
+      entries.push({ p, t, m: entry.mode });
+    }
+  }
+  return { entries, files, bytes, copiedFiles };
+}
+
+/** Builds a manifest from a scan. */
+export function makeManifest(meta: RevisionMeta, scan: ScanResult): RevisionManifest {
+  return { format: 1, ...meta, files: scan.files, bytes: scan.bytes, treeHash: treeHashOf(scan.entries), entries: scan.entries };
+}
+
+/** Paths of `before` that `after` lacks (what a reconcile deletes). */
+export function removedPaths(before: RevisionManifest | null, after: readonly ManifestEntry[]): string[] {
+  if (!before) return [];
+  const now = new Set(after.map((e) => e.p));
+  return before.entries.filter((e) => !now.has(e.p)).map((e) => e.p);
+}
+
+/** One difference found by `verifyTree`. */
+export interface Mismatch {
+  readonly path: string;
+  readonly problem: 'missing' | 'unexpected' | 'type' | 'mode' | 'content' | 'target';
+}
+
+/** Recomputes every entry of a committed revision and compares it with its manifest. */
+export async function verifyTree(root: string, manifest: RevisionManifest, signal?: AbortSignal): Promise<{ mismatches: Mismatch[]; treeHash: string }> {
+  const scan = await scanTree(root, null, signal);
+  const expected = new Map(manifest.entries.map((e) => [e.p, e]));
+  const mismatches: Mismatch[] = [];
+  for (const actual of scan.entries) {
+    const want = expected.get(actual.p);
+    expected.delete(actual.p);
+    if (!want) mismatches.push({ path: actual.p, problem: 'unexpected' });
+    else if (want.t !== actual.t) mismatches.push({ path: actual.p, problem: 'type' });
+    else if (want.m !== actual.m) mismatches.push({ path: actual.p, problem: 'mode' });
+    else if (want.h !== actual.h) mismatches.push({ path: actual.p, problem: 'content' });
+    else if (want.l !== actual.l) mismatches.push({ path: actual.p, problem: 'target' });
+  }
+  for (const path of expected.keys()) mismatches.push({ path, problem: 'missing' });
+  return { mismatches, treeHash: treeHashOf(scan.entries) };
+}

@@ -1,0 +1,109 @@
+/**
+ * Every subprocess of the fleet runs through here: detached in its own process group, with a
+ * deadline and an `AbortSignal`; on either, the whole group is SIGKILLed (rsync forks children
+ * that a plain `child.kill()` would leave behind). A non-zero exit is a result, not an error.
+ */
+import { execa } from 'execa';
+
+export interface RunCommandOptions {
+  readonly cwd?: string;
+  /** Exact environment (nothing is inherited). */
+  readonly env: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+  /** Keep at most this many bytes of each output stream. @default 1 MiB */
+  readonly maxOutputBytes?: number;
+  readonly onStdout?: (chunk: Buffer) => void;
+  readonly onStderr?: (chunk: Buffer) => void;
+  /** Data written to stdin. */
+  readonly input?: string | Buffer;
+}
+
+export interface CommandResult {
+  readonly command: string;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly timedOut: boolean;
+  readonly aborted: boolean;
+  readonly durationMs: number;
+}
+
+// Appends a chunk to a capped buffer list.
+function collector(limit: number, onChunk?: (chunk: Buffer) => void) {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  return {
+    push(chunk: Buffer) {
+      onChunk?.(chunk);
+      if (size >= limit) return;
+      const part = chunk.subarray(0, limit - size);
+      chunks.push(part);
+      size += part.length;
+    },
+    text: () => Buffer.concat(chunks).toString('utf8'),
+  };
+}
+
+/** Runs `file args` and resolves with its result once the whole process group is gone. */
+export async function runCommand(file: string, args: readonly string[], options: RunCommandOptions): Promise<CommandResult> {
+  const started = Date.now();
+  const limit = options.maxOutputBytes ?? 1_048_576;
+  const out = collector(limit, options.onStdout);
+  const err = collector(limit, options.onStderr);
+  const child = execa(file, [...args], {
+    cwd: options.cwd,
+    env: { ...options.env },
+    extendEnv: false,
+    detached: true,
+    reject: false,
+    stdin: options.input === undefined ? 'ignore' : 'pipe',
+    buffer: false,
+    cleanup: true,
+    ...(options.input === undefined ? {} : { input: options.input }),
+  });
+  child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => err.push(chunk));
+
+  let timedOut = false;
+  let aborted = false;
+  const killGroup = () => {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // the group is already gone
+    }
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup();
+  }, options.timeoutMs);
+  timer.unref();
+  const onAbort = () => {
+    aborted = true;
+    killGroup();
+  };
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  try {
+    const result = await child;
+    return {
+      command: [file, ...args].join(' '),
+      exitCode: result.exitCode ?? null,
+      signal: result.signal ?? null,
+      stdout: out.text(),
+      stderr: err.text(),
+      timedOut,
+      aborted,
+      durationMs: Date.now() - started,
+    };
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+    // Grandchildren that outlived their parent (detached group) are killed too.
+    killGroup();
+  }
+}

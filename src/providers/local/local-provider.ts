@@ -1,0 +1,365 @@
+/**
+ * The `local` provider: one directory per workspace on this host (see live-paths.ts). Commands
+ * run with execa in the live tree (no isolation: for trusted workloads and development).
+ * Base snapshots are directories under FLEET_SNAPSHOT_ROOT; first provisioning copies them
+ * (`cp --reflink=auto`, never hard links: an in-place write in the sandbox must never reach the
+ * base). Restores rsync an archive revision into a fresh staging tree, then swap it in.
+ */
+import { randomBytes } from 'node:crypto';
+import { lstat, mkdir, open, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fsyncDir } from '../../archive/fsync.js';
+import { runCommand } from '../../lib/run-command.js';
+import { runRsync } from '../../rsync/run-rsync.js';
+import { snapshotArgs } from '../../rsync/rsync-args.js';
+import { ProviderBusyError, ProviderGoneError, ProviderPermanentError } from '../provider-errors.js';
+import type {
+  CreateRequest,
+  ExecRequest,
+  ExecResult,
+  FileToWrite,
+  ReadyMarker,
+  SandboxInfo,
+  SandboxProvider,
+  TreeSource,
+} from '../sandbox-provider.js';
+import { classifyFsError } from './classify-fs-error.js';
+import { livePaths, localHandle, parseLocalHandle, type LivePaths } from './live-paths.js';
+import { resolveInside } from './safe-path.js';
+import { withWorkspaceLock } from './workspace-lock.js';
+
+export interface LocalProviderOptions {
+  readonly hostId: string;
+  readonly liveRoot: string;
+  readonly snapshotRoot: string;
+  readonly systemPath: string;
+  /** Deadline of one tree copy (restore, snapshot). */
+  readonly copyTimeoutMs: number;
+}
+
+interface SandboxMeta {
+  readonly handle: string;
+  readonly workspaceId: string;
+  readonly generation: number;
+  readonly hostId: string;
+  state: 'running' | 'stopped';
+  readonly createdAt: number;
+}
+
+// Atomic, durable small-file write.
+async function writeDurable(file: string, content: string): Promise<void> {
+  const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
+  const handle = await open(tmp, 'wx', 0o600);
+  try {
+    await handle.writeFile(content);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(tmp, file);
+  await fsyncDir(path.dirname(file));
+}
+
+export class LocalProvider implements SandboxProvider {
+  readonly name = 'local' as const;
+
+  constructor(private readonly options: LocalProviderOptions) {}
+
+  // Paths of a handle that must live on this host.
+  #paths(handle: string, operation: string): { paths: LivePaths; workspaceId: string; generation: number } {
+    const parsed = parseLocalHandle(handle);
+    if (!parsed) throw new ProviderPermanentError('local', operation, `not a local handle: ${JSON.stringify(handle)}`);
+    if (parsed.hostId !== this.options.hostId) {
+      throw new ProviderGoneError('local', operation, `handle ${handle} lives on host ${parsed.hostId}, not on ${this.options.hostId}`);
+    }
+    return { paths: livePaths(this.options.liveRoot, parsed.workspaceId), workspaceId: parsed.workspaceId, generation: parsed.generation };
+  }
+
+  async #readMeta(paths: LivePaths): Promise<SandboxMeta | null> {
+    try {
+      return JSON.parse(await readFile(paths.sandbox, 'utf8')) as SandboxMeta;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+  }
+
+  // The meta of `handle` when it is the incarnation living here; throws gone otherwise.
+  async #own(handle: string, operation: string): Promise<{ paths: LivePaths; meta: SandboxMeta }> {
+    const { paths } = this.#paths(handle, operation);
+    const meta = await this.#readMeta(paths).catch((e: unknown) => {
+      throw classifyFsError(e, operation);
+    });
+    if (!meta || meta.handle !== handle) throw new ProviderGoneError('local', operation, `sandbox ${handle} does not exist on this host`);
+    return { paths, meta };
+  }
+
+  async create({ workspaceId, generation, source, signal }: CreateRequest): Promise<{ handle: string; hostId: string }> {
+    const handle = localHandle(this.options.hostId, workspaceId, generation);
+    const paths = livePaths(this.options.liveRoot, workspaceId);
+    try {
+      await mkdir(paths.meta, { recursive: true, mode: 0o700 });
+      return await this.#locked(paths, signal, async () => {
+      const existing = await this.#readMeta(paths);
+      if (existing && existing.generation > generation) {
+        throw new ProviderGoneError('local', 'create', `generation ${generation} is superseded by ${existing.handle} on this host`);
+      }
+      await rm(paths.ready, { force: true });
+      const staging = paths.staging(`g${generation}-${randomBytes(3).toString('hex')}`);
+      await rm(staging, { recursive: true, force: true });
+      if (source.type === 'empty') {
+        await mkdir(staging, { mode: 0o700 });
+      } else {
+        const tree = path.join(this.options.snapshotRoot, source.snapshotId, 'tree');
+        await lstat(tree).catch(() => {
+          throw new ProviderPermanentError('local', 'create', `snapshot ${source.snapshotId} not found under ${this.options.snapshotRoot}`);
+        });
+        const copy = await runCommand('cp', ['-a', '--reflink=auto', '--', tree, staging], { env: { PATH: this.options.systemPath }, timeoutMs: this.options.copyTimeoutMs, signal });
+        if (copy.timedOut || copy.aborted) throw new ProviderBusyError('local', 'create', `copying snapshot ${source.snapshotId} exceeded its deadline`);
+        if (copy.exitCode !== 0) throw new ProviderPermanentError('local', 'create', `cp of snapshot ${source.snapshotId} failed: ${copy.stderr.trim()}`);
+      }
+      await this.#swapIn(paths, staging);
+      const meta: SandboxMeta = { handle, workspaceId, generation, hostId: this.options.hostId, state: 'running', createdAt: Date.now() };
+      await writeDurable(paths.sandbox, JSON.stringify(meta));
+      return { handle, hostId: this.options.hostId };
+      });
+    } catch (error) {
+      throw classifyFsError(error, 'create');
+    }
+  }
+
+  // Runs a change of the live directory under the host-local workspace lock.
+  #locked<T>(paths: LivePaths, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+    return withWorkspaceLock(paths.meta, signal, this.options.copyTimeoutMs, fn);
+  }
+
+  // Replaces the live root by a finished staging tree (old tree removed after the rename).
+  async #swapIn(paths: LivePaths, staging: string): Promise<void> {
+    const old = paths.staging(`old-${randomBytes(3).toString('hex')}`);
+    let moved = false;
+    try {
+      await rename(paths.root, old);
+      moved = true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    await rename(staging, paths.root);
+    await fsyncDir(paths.dir);
+    if (moved) await rm(old, { recursive: true, force: true });
+  }
+
+  async get(handle: string): Promise<SandboxInfo | null> {
+    const { paths } = this.#paths(handle, 'get');
+    try {
+      const meta = await this.#readMeta(paths);
+      if (!meta || meta.handle !== handle) return null;
+      const root = await lstat(paths.root).catch(() => null);
+      if (!root?.isDirectory()) return null;
+      return { handle, workspaceId: meta.workspaceId, generation: meta.generation, hostId: meta.hostId, state: meta.state };
+    } catch (error) {
+      throw classifyFsError(error, 'get');
+    }
+  }
+
+  async resume(handle: string, signal: AbortSignal): Promise<void> {
+    await this.#setState(handle, 'running', 'resume', signal);
+  }
+
+  async list(): Promise<SandboxInfo[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.options.liveRoot);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw classifyFsError(error, 'list');
+    }
+    const out: SandboxInfo[] = [];
+    for (const name of names) {
+      const meta = await this.#readMeta(livePaths(this.options.liveRoot, name)).catch(() => null);
+      if (meta && meta.hostId === this.options.hostId) {
+        out.push({ handle: meta.handle, workspaceId: meta.workspaceId, generation: meta.generation, hostId: meta.hostId, state: meta.state });
+      }
+    }
+    return out;
+  }
+
+  async exec(handle: string, request: ExecRequest): Promise<ExecResult> {
+    const { paths } = await this.#own(handle, 'exec');
+    const cwd = request.cwd ? await resolveInside(paths.root, request.cwd, 'cwd') : paths.root;
+    const [file, ...args] = request.cmd;
+    if (!file) throw new ProviderPermanentError('local', 'exec', 'empty command');
+    const result = await runCommand(file, args, {
+      cwd,
+      env: { ...(request.env ?? {}) },
+      timeoutMs: request.timeoutMs,
+      signal: request.signal,
+      ...(request.onStdout ? { onStdout: request.onStdout } : {}),
+      ...(request.onStderr ? { onStderr: request.onStderr } : {}),
+    }).catch((error: unknown) => {
+      // A missing executable is the command's problem, reported like a shell would (127).
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw classifyFsError(error, 'exec');
+    });
+    if (!result) return { exitCode: 127, signal: null, stdout: '', stderr: `${file}: command not found\n`, timedOut: false, durationMs: 0 };
+    return {
+      exitCode: result.exitCode,
+      signal: result.signal,
+      stdout: result.stdout,
+      stderr: result.stderr,
+      timedOut: result.timedOut,
+      durationMs: result.durationMs,
+    };
+  }
+
+  async writeFiles(handle: string, files: readonly FileToWrite[]): Promise<void> {
+    const { paths } = await this.#own(handle, 'writeFiles');
+    try {
+      for (const file of files) {
+        const target = await resolveInside(paths.root, file.path);
+        await mkdir(path.dirname(target), { recursive: true, mode: 0o755 });
+        // Re-check after mkdir: a parent must not have become a symlink.
+        await resolveInside(paths.root, file.path);
+        const tmp = `${target}.fleet-tmp-${randomBytes(3).toString('hex')}`;
+        await writeFile(tmp, file.content, { mode: file.mode ?? 0o644, flag: 'wx' });
+        await rename(tmp, target);
+      }
+    } catch (error) {
+      throw classifyFsError(error, 'writeFiles');
+    }
+  }
+
+  async readFile(handle: string, relative: string): Promise<Buffer | null> {
+    const { paths } = await this.#own(handle, 'readFile');
+    try {
+      const target = await resolveInside(paths.root, relative);
+      const stats = await lstat(target).catch(() => null);
+      if (!stats?.isFile()) return null;
+      return await readFile(target);
+    } catch (error) {
+      throw classifyFsError(error, 'readFile');
+    }
+  }
+
+  async openTree(handle: string): Promise<TreeSource> {
+    const { paths } = await this.#own(handle, 'openTree');
+    const stats = await lstat(paths.root).catch((e: unknown) => {
+      throw classifyFsError(e, 'openTree');
+    });
+    // The root itself must be a real directory: a symlinked root would make rsync read elsewhere.
+    if (!stats.isDirectory()) throw new ProviderPermanentError('local', 'openTree', `${paths.root} is not a real directory`);
+    return { path: paths.root, release: async () => undefined };
+  }
+
+  async importTree(handle: string, from: string, signal: AbortSignal): Promise<void> {
+    const { paths } = this.#paths(handle, 'importTree');
+    await this.#locked(paths, signal, async () => {
+      await this.#own(handle, 'importTree');
+      await rm(paths.ready, { force: true });
+      await fsyncDir(paths.meta);
+      const staging = paths.staging(`restore-${randomBytes(3).toString('hex')}`);
+      try {
+        await mkdir(staging, { mode: 0o700 });
+        // No --link-dest: the live tree must never share inodes with the archive.
+        await runRsync({
+          args: snapshotArgs({ source: from, dest: staging, ioTimeoutS: Math.max(30, Math.ceil(this.options.copyTimeoutMs / 1000)) }),
+          operation: 'restore',
+          timeoutMs: this.options.copyTimeoutMs,
+          signal,
+          path: this.options.systemPath,
+        });
+        await this.#swapIn(paths, staging);
+      } catch (error) {
+        await rm(staging, { recursive: true, force: true }).catch(() => undefined);
+        throw classifyFsError(error, 'importTree');
+      }
+    });
+  }
+
+  async markReady(handle: string, marker: ReadyMarker, signal: AbortSignal): Promise<void> {
+    const { paths } = this.#paths(handle, 'markReady');
+    await this.#locked(paths, signal, async () => {
+      const { meta } = await this.#own(handle, 'markReady');
+      if (marker.generation !== meta.generation) throw new ProviderPermanentError('local', 'markReady', `marker generation ${marker.generation} does not match ${handle}`);
+      await writeDurable(paths.ready, JSON.stringify(marker));
+    }).catch((e: unknown) => {
+      throw classifyFsError(e, 'markReady');
+    });
+  }
+
+  async readReady(handle: string): Promise<ReadyMarker | null> {
+    const { paths } = await this.#own(handle, 'readReady');
+    try {
+      return JSON.parse(await readFile(paths.ready, 'utf8')) as ReadyMarker;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      if (error instanceof SyntaxError) return null;
+      throw classifyFsError(error, 'readReady');
+    }
+  }
+
+  async clearReady(handle: string, signal: AbortSignal): Promise<void> {
+    const { paths } = this.#paths(handle, 'clearReady');
+    await this.#locked(paths, signal, async () => {
+      await this.#own(handle, 'clearReady');
+      await rm(paths.ready, { force: true });
+      await fsyncDir(paths.meta);
+    });
+  }
+
+  async snapshot(handle: string, { signal }: { expirationMs: number; signal: AbortSignal }): Promise<{ snapshotId: string }> {
+    const { paths, meta } = await this.#own(handle, 'snapshot');
+    const snapshotId = `snap-${meta.workspaceId}-g${meta.generation}-${randomBytes(4).toString('hex')}`;
+    const dir = path.join(this.options.snapshotRoot, snapshotId);
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      const copy = await runCommand('cp', ['-a', '--reflink=auto', '--', paths.root, path.join(dir, 'tree')], {
+        env: { PATH: this.options.systemPath },
+        timeoutMs: this.options.copyTimeoutMs,
+        signal,
+      });
+      if (copy.timedOut || copy.aborted) throw new ProviderBusyError('local', 'snapshot', 'copy exceeded its deadline');
+      if (copy.exitCode !== 0) throw new ProviderPermanentError('local', 'snapshot', `cp failed: ${copy.stderr.trim()}`);
+      await writeDurable(path.join(dir, 'snapshot.json'), JSON.stringify({ snapshotId, sourceHandle: handle, createdAt: Date.now() }));
+      return { snapshotId };
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+      throw classifyFsError(error, 'snapshot');
+    }
+  }
+
+  async deleteSnapshot(snapshotId: string): Promise<void> {
+    if (!/^[A-Za-z0-9_.-]{1,200}$/.test(snapshotId)) throw new ProviderPermanentError('local', 'deleteSnapshot', `bad snapshot id ${JSON.stringify(snapshotId)}`);
+    await rm(path.join(this.options.snapshotRoot, snapshotId), { recursive: true, force: true });
+  }
+
+  async stop(handle: string, signal: AbortSignal): Promise<void> {
+    await this.#setState(handle, 'stopped', 'stop', signal);
+  }
+
+  async destroy(handle: string, signal: AbortSignal): Promise<void> {
+    const { paths } = this.#paths(handle, 'destroy');
+    await this.#locked(paths, signal, async () => {
+      const meta = await this.#readMeta(paths).catch(() => null);
+      // Only the incarnation named by the handle is destroyed, never a newer one living here.
+      if (!meta || meta.handle !== handle) return;
+      await rm(paths.sandbox, { force: true });
+      await rm(paths.ready, { force: true });
+      const doomed = paths.staging(`destroy-${randomBytes(3).toString('hex')}`);
+      await rename(paths.root, doomed).catch(() => undefined);
+      await rm(doomed, { recursive: true, force: true });
+    }).catch((error: unknown) => {
+      throw classifyFsError(error, 'destroy');
+    });
+  }
+
+  // Records running/stopped for the incarnation named by the handle.
+  async #setState(handle: string, state: SandboxMeta['state'], operation: string, signal: AbortSignal): Promise<void> {
+    const { paths } = this.#paths(handle, operation);
+    await this.#locked(paths, signal, async () => {
+      const { meta } = await this.#own(handle, operation);
+      if (meta.state !== state) await writeDurable(paths.sandbox, JSON.stringify({ ...meta, state }));
+    }).catch((e: unknown) => {
+      throw classifyFsError(e, operation);
+    });
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * Provisioning: exactly one live sandbox per workspace (G1, G2, G6).
+ *
+ * Under the `provision:{ws}` single-flight lock (efficiency), it confirms the published
+ * incarnation with its provider (busy → retry, never rebuild; gone → rebuild), otherwise bumps
+ * the generation to max(store, archive) + 1 *before* anything is created, creates the new
+ * incarnation from the source the restore plan picks, restores and marks it ready, and publishes
+ * it by compare-and-set (the loser of a race destroys its own sandbox). The fence, not the lock,
+ * keeps a stale provisioner from ever publishing or persisting.
+ */
+import { encodeFailure } from '../errors/failure-codec.js';
+import { WorkspaceConflictError } from '../errors/workspace-conflict-error.js';
+import { isProviderError, ProviderBusyError } from '../providers/provider-errors.js';
+import type { ProviderName, SandboxProvider } from '../providers/sandbox-provider.js';
+import type { ProvisionResult } from '../queues/provision.js';
+import { restoreWorkspace } from '../restore/restore-workspace.js';
+import type { FleetServices } from '../runtime/services.js';
+import type { Address } from '../state/address-store.js';
+import type { ProcessorContext } from '../workers/processor-context.js';
+import { planRestore, type RestoreFacts } from './restore-plan.js';
+
+export interface ProvisionRequest {
+  readonly workspaceId: string;
+  readonly provider: ProviderName;
+  readonly lane: string;
+}
+
+/** Growing per-attempt deadline of provider probes: 2 s, 4 s, 8 s ... capped at 60 s. */
+export function probeDeadlineMs(attempt: number): number {
+  return Math.min(60_000, 2_000 * 2 ** Math.max(0, attempt - 1));
+}
+
+// Confirms the published incarnation with its provider. Busy errors propagate (retry, never rebuild).
+async function probeLive(services: FleetServices, address: Address | null, ctx: ProcessorContext): Promise<RestoreFacts['live']> {
+  if (!address) return null;
+  if (!(await services.hosts.isAlive(address.hostId, address.provider))) return null;
+  const provider = services.providerFor(address);
+  const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(probeDeadlineMs(ctx.attempt))]);
+  try {
+    const info = await provider.get(address.handle, signal);
+    if (!info || info.generation !== address.generation) return null;
+    const marker = await provider.readReady(address.handle, signal);
+    return { state: info.state, ready: marker?.generation === address.generation };
+  } catch (error) {
+    if (signal.aborted && !ctx.signal.aborted) {
+      throw new ProviderBusyError(address.provider, 'get', `no answer within ${probeDeadlineMs(ctx.attempt)} ms`, { cause: error });
+    }
+    if (isProviderError(error) && error.classification === 'gone') return null;
+    throw error;
+  }
+}
+
+// What the stores and the archive know about the workspace's durable state.
+async function durableFacts(services: FleetServices, workspaceId: string) {
+  const head = await services.checkpoints.current(workspaceId);
+  const linked = await services.archive.current(workspaceId);
+  const history = await services.checkpoints.history(workspaceId, 200);
+  const native = history.find((c) => c.kind === 'provider_native');
+  const revisions = await services.archive.revisions(workspaceId);
+  const migrated = await services.redis.hexists(services.keys.migrated(), workspaceId);
+  const revision = head?.kind === 'portable_workspace' ? head.workspaceRevision : linked;
+  return {
+    revision: revision && revisions.includes(revision) ? revision : null,
+    nativeSnapshot: native?.workspaceRevision ?? null,
+    hadState: history.length > 0 || revisions.length > 0 || migrated === 1,
+  };
+}
+
+export async function provisionWorkspace(services: FleetServices, request: ProvisionRequest, ctx: ProcessorContext): Promise<ProvisionResult> {
+  const { workspaceId } = request;
+  return services.singleFlight.using(`provision:${workspaceId}`, async (lock) => {
+    const signal = AbortSignal.any([ctx.signal, lock.signal]);
+    const address = await services.addresses.get(workspaceId);
+    const live = await probeLive(services, address, ctx);
+    await ctx.progress({ step: 'plan', percent: 10 });
+
+    if (address && live?.ready) {
+      const provider = services.providerFor(address);
+      if (live.state === 'stopped') await provider.resume(address.handle, signal);
+      await services.runtime.set(workspaceId, 'ready', { generation: address.generation, handle: address.handle, hostId: address.hostId, provider: address.provider });
+      await services.client.startCheckpoints(workspaceId, { generation: address.generation });
+      await services.addresses.touch(workspaceId);
+      const outcome = live.state === 'stopped' ? 'resumed' : 'reused';
+      return { workspaceId, handle: address.handle, generation: address.generation, hostId: address.hostId, provider: address.provider, outcome, source: null };
+    }
+
+    const durable = await durableFacts(services, workspaceId);
+    // The archive is portable: a restored workspace may move to the requested provider.
+    const providerName: ProviderName = request.provider;
+    const base = await services.bases.active(request.lane, providerName);
+    const plan = planRestore({ live: null, ...durable, base });
+    if (plan.outcome === 'conflict') {
+      throw new WorkspaceConflictError(
+        `workspace ${workspaceId} has durable history but no restorable revision or snapshot; refusing to recreate it (reset it with \`fleet workspace reset ${workspaceId} --confirm\`)`,
+        { context: { workspaceId } },
+      );
+    }
+
+    // Bump before the replacement starts, above anything the archive has seen (Redis may have lost writes).
+    const floor = await services.archive.maxGeneration(workspaceId);
+    const generation = await services.addresses.bumpGeneration(workspaceId, floor);
+    const provider = services.providers.get(providerName);
+    await services.runtime.set(workspaceId, 'provisioning', {
+      provider: providerName,
+      generation,
+      handle: null,
+      provisionLockToken: lock.token,
+      error: null,
+      ...(plan.outcome === 'created-from-base' ? { baseSnapshotId: plan.source, baseSnapshotVersion: plan.baseVersion, templateVersion: plan.baseVersion } : {}),
+    });
+    let created: { handle: string; hostId: string } | null = null;
+    try {
+      await ctx.progress({ step: 'create', percent: 30 });
+      const source =
+        plan.outcome === 'created-from-base'
+          ? { type: 'base-snapshot' as const, snapshotId: plan.source }
+          : plan.outcome === 'restored-native'
+            ? { type: 'workspace-snapshot' as const, snapshotId: plan.source }
+            : { type: 'empty' as const };
+      created = await provider.create({ workspaceId, generation, hostId: services.config.hostId, source, signal });
+      await services.runtime.set(workspaceId, 'provisioning', { handle: created.handle, hostId: created.hostId });
+      await ctx.progress({ step: 'restore', percent: 50 });
+      await restoreWorkspace(services, provider, {
+        workspaceId,
+        generation,
+        handle: created.handle,
+        revision: plan.outcome === 'restored' ? plan.source : null,
+        signal,
+      });
+      await ctx.progress({ step: 'publish', percent: 90 });
+      const published = await services.addresses.publish({ workspaceId, handle: created.handle, generation, hostId: created.hostId, provider: providerName });
+      if (!published) {
+        await provider.destroy(created.handle, ctx.signal).catch(() => undefined);
+        const winner = await services.addresses.get(workspaceId);
+        ctx.logger.warn({ workspaceId, generation, winner: winner?.generation }, 'lost the publish race: destroyed our sandbox');
+        if (!winner) throw new ProviderBusyError(providerName, 'publish', 'lost the publish race and no winner is published yet');
+        return { workspaceId, handle: winner.handle, generation: winner.generation, hostId: winner.hostId, provider: winner.provider, outcome: 'reused', source: null };
+      }
+      await services.runtime.set(workspaceId, 'ready', { outcome: plan.outcome, source: plan.source });
+      if (address && address.handle !== created.handle) await retire(services, address, ctx);
+      await services.client.startCheckpoints(workspaceId, { generation });
+      await services.addresses.touch(workspaceId);
+      return { workspaceId, handle: created.handle, generation, hostId: created.hostId, provider: providerName, outcome: plan.outcome, source: plan.source };
+    } catch (error) {
+      await services.runtime.set(workspaceId, 'error', { error: encodeFailure(error) }).catch(() => undefined);
+      if (created) {
+        const published = await services.addresses.get(workspaceId);
+        if (published?.handle !== created.handle) await provider.destroy(created.handle, ctx.signal).catch(() => undefined);
+      }
+      throw error;
+    }
+  });
+}
+
+// Destroys a replaced incarnation (best effort: a gone host or sandbox needs nothing).
+async function retire(services: FleetServices, old: Address, ctx: ProcessorContext): Promise<void> {
+  try {
+    const provider: SandboxProvider = services.providerFor(old);
+    await provider.destroy(old.handle, ctx.signal);
+  } catch (error) {
+    ctx.logger.warn({ err: error, handle: old.handle }, 'could not destroy the replaced incarnation (orphan GC will)');
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * The stores, providers and producer one fleet process shares between its processors (and the
+ * CLI/HTTP surfaces that act directly), built once from the config and one client connection.
+ */
+import type { Redis } from 'ioredis';
+import { ArchiveStore } from '../archive/archive-store.js';
+import type { Config } from '../config.js';
+import { fleetKeys, type FleetKeys } from '../keys.js';
+import type { Logger } from '../logger.js';
+import { createFleetClient, type FleetClient } from '../producers/fleet-client.js';
+import { LocalProvider } from '../providers/local/local-provider.js';
+import { ProviderRegistry } from '../providers/provider-registry.js';
+import type { SandboxProvider } from '../providers/sandbox-provider.js';
+import { AddressStore, type Address } from '../state/address-store.js';
+import { CheckpointStore } from '../state/checkpoint-store.js';
+import { PersistIntentStore } from '../state/persist-intent.js';
+import { RuntimeStore } from '../state/runtime-store.js';
+import { HostRegistry } from '../state/host-registry.js';
+import { BaseRegistry } from '../bake/base-registry.js';
+import { SingleFlight, type LockObserver } from '../locks/single-flight.js';
+
+export interface FleetServices {
+  readonly config: Config;
+  readonly redis: Redis;
+  readonly keys: FleetKeys;
+  readonly logger: Logger;
+  readonly addresses: AddressStore;
+  readonly intents: PersistIntentStore;
+  readonly checkpoints: CheckpointStore;
+  readonly archive: ArchiveStore;
+  readonly providers: ProviderRegistry;
+  readonly runtime: RuntimeStore;
+  readonly hosts: HostRegistry;
+  readonly bases: BaseRegistry;
+  readonly singleFlight: SingleFlight;
+  /** Producer sharing the client connection (checkpoint ticks, reaps, flushes). */
+  readonly client: FleetClient;
+  providerFor(address: Address): SandboxProvider;
+  close(): Promise<void>;
+}
+
+export interface ServicesOptions {
+  readonly config: Config;
+  readonly redis: Redis;
+  readonly logger: Logger;
+  /** Extra providers (e.g. vercel) built by the caller. */
+  readonly extraProviders?: readonly SandboxProvider[];
+  readonly lockObserver?: LockObserver;
+}
+
+export function createServices({ config, redis, logger, extraProviders = [], lockObserver }: ServicesOptions): FleetServices {
+  const keys = fleetKeys(config.redis.prefix);
+  const local = new LocalProvider({
+    hostId: config.hostId,
+    liveRoot: config.paths.liveRoot,
+    snapshotRoot: config.paths.snapshotRoot,
+    systemPath: config.systemPath,
+    copyTimeoutMs: config.deadlines.persistMs,
+  });
+  const providers = new ProviderRegistry([local, ...extraProviders]);
+  const client = createFleetClient({ config, connection: redis });
+  return {
+    config,
+    redis,
+    keys,
+    logger,
+    addresses: new AddressStore(redis, keys),
+    intents: new PersistIntentStore(redis, keys),
+    checkpoints: new CheckpointStore(redis, keys),
+    archive: new ArchiveStore(config.paths.archiveRoot),
+    providers,
+    runtime: new RuntimeStore(redis, keys),
+    hosts: new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs),
+    bases: new BaseRegistry(redis, keys),
+    singleFlight: new SingleFlight(redis, keys, logger, { maxHoldMs: config.deadlines.provisionMs }, lockObserver),
+    client,
+    providerFor: (address) => providers.get(address.provider),
+    close: () => client.close(),
+  };
+}

@@ -1,0 +1,18 @@
+/**
+ * Stops a workspace's incarnation after an idle reap: checkpoints stop, the sandbox stops (its
+ * files stay; a later provision resumes or restores it). Never throws: a failure is logged.
+ */
+import type { Logger } from '../../logger.js';
+import type { FleetServices } from '../../runtime/services.js';
+
+export async function stopWorkspace(services: FleetServices, workspaceId: string, generation: number, signal: AbortSignal, logger: Logger): Promise<void> {
+  try {
+    const address = await services.addresses.get(workspaceId);
+    if (!address || address.generation !== generation) return;
+    await services.client.stopCheckpoints(workspaceId);
+    await services.providerFor(address).stop(address.handle, signal);
+    logger.info({ workspaceId, generation }, 'idle workspace flushed and stopped');
+  } catch (error) {
+    logger.warn({ err: error, workspaceId }, 'stopping an idle workspace failed');
+  }
+}
