@@ -66,6 +66,36 @@ function list(pattern: RegExp, expectation: string, fallback: readonly string[])
   );
 }
 
+/** GC kinds and their default schedule (ms between runs; 0 = off). */
+export const GC_SCHEDULE_DEFAULTS = Object.freeze({
+  unattached: 3_600_000,
+  retention: 3_600_000,
+  litter: 3_600_000,
+  bases: 86_400_000,
+  orphans: 600_000,
+  idle: 60_000,
+});
+type GcScheduleMap = Readonly<Record<keyof typeof GC_SCHEDULE_DEFAULTS, number>>;
+
+// `kind=ms|off,...` over the defaults.
+function gcSchedule() {
+  return field<GcScheduleMap>(
+    `a comma-separated list of kind=milliseconds|off with kinds ${Object.keys(GC_SCHEDULE_DEFAULTS).join(', ')}`,
+    (raw) => {
+      const out: Record<string, number> = { ...GC_SCHEDULE_DEFAULTS };
+      for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+        const match = /^([a-z]+)=(off|\d+)$/.exec(part);
+        if (!match || !(match[1]! in GC_SCHEDULE_DEFAULTS)) return undefined;
+        const ms = match[2] === 'off' ? 0 : Number(match[2]);
+        if (ms !== 0 && ms < 1_000) return undefined;
+        out[match[1]!] = ms;
+      }
+      return Object.freeze(out) as GcScheduleMap;
+    },
+    GC_SCHEDULE_DEFAULTS,
+  );
+}
+
 const anyText = (fallback: string | null) => field<string | null>('a non-empty string', (raw) => raw, fallback);
 
 /** The raw environment schema: one entry per variable, in README order. */
@@ -82,7 +112,7 @@ export const EnvSchema = z.object({
   FLEET_CHECKPOINT_INTERVAL_MS: durationMs(30_000, 1_000),
   FLEET_IDLE_TTL_MS: durationMs(15 * 60_000, 1_000),
   FLEET_SHUTDOWN_GRACE_MS: durationMs(25_000, 100, 10 * 60_000),
-  FLEET_SHUTDOWN_FLUSH_MS: durationMs(10_000, 100, 10 * 60_000),
+  FLEET_SHUTDOWN_FLUSH_MS: durationMs(10_000, 0, 10 * 60_000),
   FLEET_HTTP_HOST: anyText(null),
   FLEET_HTTP_PORT: integer(7400, 0, 65_535),
   FLEET_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
@@ -104,6 +134,7 @@ export const EnvSchema = z.object({
   FLEET_KEEP_REVISIONS_MIN_AGE_MS: durationMs(DAY, 0),
   FLEET_UNATTACHED_GRACE_MS: durationMs(HOUR, 0),
   FLEET_BASE_RETENTION_MS: durationMs(14 * DAY, 0, 3650 * DAY),
+  FLEET_GC_SCHEDULE: gcSchedule(),
   FLEET_API_TOKENS: list(/^\S{16,}$/, 'tokens of at least 16 non-space characters', []),
   FLEET_ADMIN_PASSWORD: anyText(null),
   FLEET_ADMIN_READONLY: flag(false),
@@ -171,6 +202,8 @@ export interface Config {
     readonly keepRevisionsMinAgeMs: number;
     readonly unattachedGraceMs: number;
     readonly baseRetentionMs: number;
+    /** Interval of each GC kind's job scheduler (0 = off). */
+    readonly gcSchedule: GcScheduleMap;
   };
   readonly vercel: {
     readonly token: string | null;
@@ -251,6 +284,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       keepRevisionsMinAgeMs: e.FLEET_KEEP_REVISIONS_MIN_AGE_MS,
       unattachedGraceMs: e.FLEET_UNATTACHED_GRACE_MS,
       baseRetentionMs: e.FLEET_BASE_RETENTION_MS,
+      gcSchedule: e.FLEET_GC_SCHEDULE,
     },
     vercel: {
       token: e.FLEET_VERCEL_TOKEN,
@@ -276,7 +310,7 @@ export const CONFIG_DOCS: Readonly<Record<(typeof CONFIG_VARIABLES)[number], rea
   FLEET_CHECKPOINT_INTERVAL_MS: ['30000', 'Upload-only checkpoint interval per active workspace'],
   FLEET_IDLE_TTL_MS: ['900000', 'Idle time after which a workspace is flushed and stopped'],
   FLEET_SHUTDOWN_GRACE_MS: ['25000', 'How long a stopping worker lets active jobs finish'],
-  FLEET_SHUTDOWN_FLUSH_MS: ['10000', 'Time box of the shutdown flush of held workspaces'],
+  FLEET_SHUTDOWN_FLUSH_MS: ['10000', 'Time box of the shutdown flush of held workspaces (0 = no flush)'],
   FLEET_HTTP_HOST: ['127.0.0.1 (0.0.0.0 with tokens)', 'Address of the HTTP API'],
   FLEET_HTTP_PORT: ['7400', 'Port of the HTTP API, Bull Board and /metrics (0 = any free port)'],
   FLEET_LOG_LEVEL: ['info', 'pino log level'],
@@ -298,6 +332,7 @@ export const CONFIG_DOCS: Readonly<Record<(typeof CONFIG_VARIABLES)[number], rea
   FLEET_KEEP_REVISIONS_MIN_AGE_MS: ['86400000', 'Revisions younger than this are always kept'],
   FLEET_UNATTACHED_GRACE_MS: ['3600000', 'Age after which unattached revisions are collectable'],
   FLEET_BASE_RETENTION_MS: ['1209600000', 'Minimum age before an unreferenced base snapshot may be retired'],
+  FLEET_GC_SCHEDULE: ['unattached=3600000,retention=3600000,litter=3600000,bases=86400000,orphans=600000,idle=60000', 'GC schedule per kind (ms between runs, or off)'],
   FLEET_API_TOKENS: ['(none: loopback only)', 'Comma-separated bearer tokens of the HTTP API'],
   FLEET_ADMIN_PASSWORD: ['(none: board disabled)', 'Password of Bull Board at /admin/queues (user `admin`)'],
   FLEET_ADMIN_READONLY: ['false', 'Make Bull Board read-only'],

@@ -39,6 +39,8 @@ export interface SandboxInfo {
   readonly generation: number;
   readonly hostId: string;
   readonly state: 'running' | 'stopped';
+  /** Epoch ms the incarnation was created (orphan GC leaves young ones alone). */
+  readonly createdAt?: number;
 }
 
 /** Written after a complete restore; persist refuses to run without it (G4 gate). */

@@ -12,6 +12,8 @@ import type { Processor } from '../workers/processor-context.js';
 import { startWorkers, type RunningWorkers } from '../workers/run-workers.js';
 import { Releasers } from './releasers.js';
 import { createServices, type FleetServices } from './services.js';
+import { flushHeldWorkspaces } from './shutdown-flush.js';
+import { installGcSchedules } from '../gc/gc-schedules.js';
 
 export interface FleetProcessOptions {
   /** Configuration with `redis.url` resolved. */
@@ -21,6 +23,8 @@ export interface FleetProcessOptions {
   /** Replaces built processors (tests). */
   readonly processors?: Partial<Record<QueueName, Processor>>;
   readonly workerOptions?: Partial<WorkerOptions>;
+  /** Upsert the GC job schedulers when serving gc. @default true */
+  readonly installSchedules?: boolean;
 }
 
 export interface FleetProcess {
@@ -30,7 +34,7 @@ export interface FleetProcess {
   close(): Promise<void>;
 }
 
-export async function startFleetProcess({ config, queues, logger, processors, workerOptions }: FleetProcessOptions): Promise<FleetProcess> {
+export async function startFleetProcess({ config, queues, logger, processors, workerOptions, installSchedules = true }: FleetProcessOptions): Promise<FleetProcess> {
   const url = config.redis.url;
   if (!url) throw new Error('startFleetProcess: config.redis.url must be resolved');
   const releasers = new Releasers();
@@ -58,6 +62,13 @@ export async function startFleetProcess({ config, queues, logger, processors, wo
       },
     });
     releasers.add('workers', () => workers.close());
+    if (queues.includes('gc') && installSchedules) await installGcSchedules(services.client.pool, config);
+    // Runs before the workers close (LIFO), so this process's persist worker still serves the flush.
+    if (queues.includes('persist') && config.shutdown.flushMs > 0) {
+      releasers.add('shutdown flush', async () => {
+        await flushHeldWorkspaces(services, config.shutdown.flushMs);
+      });
+    }
     let closing: Promise<void> | null = null;
     return {
       workers,

@@ -8,6 +8,7 @@ import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import { QUEUE_NAMES, QUEUES, queueNameFor, type QueueName } from '../queues/index.js';
 import { countLiveWorkers } from '../runtime/worker-registry.js';
+import { readPersistLag } from './persist-lag.js';
 
 export const COUNT_STATES = ['waiting', 'active', 'delayed', 'completed', 'failed'] as const;
 export type JobCounts = Record<(typeof COUNT_STATES)[number], number>;
@@ -18,6 +19,12 @@ export interface FleetStatus {
   readonly byQueue: Record<string, JobCounts>;
   readonly workers: number;
   readonly hosts: readonly string[];
+  /** Workspaces with a live incarnation. */
+  readonly activeWorkspaces: number;
+  /** Maximum persist lag over active workspaces (G3). */
+  readonly maxPersistLagMs: number;
+  /** Writes refused by the generation fence since the fleet started. */
+  readonly fenceRejections: number;
 }
 
 const zero = (): JobCounts => ({ waiting: 0, active: 0, delayed: 0, completed: 0, failed: 0 });
@@ -61,5 +68,7 @@ export async function readFleetStatus(redis: Redis, keys: FleetKeys, config: Con
     ),
   );
   const workers = await countLiveWorkers(redis, keys, config.worker.heartbeatIntervalMs);
-  return { queues, byQueue, workers, hosts };
+  const lag = await readPersistLag(redis, keys);
+  const fenceRejections = Number((await redis.hget(keys.counters(), 'fenceRejections')) ?? 0);
+  return { queues, byQueue, workers, hosts, activeWorkspaces: lag.activeWorkspaces, maxPersistLagMs: lag.maxPersistLagMs, fenceRejections };
 }

@@ -36,6 +36,7 @@ export async function testEnv(overrides: Record<string, string> = {}): Promise<R
     FLEET_STALLED_INTERVAL_MS: '1000',
     FLEET_HEARTBEAT_INTERVAL_MS: '500',
     FLEET_SHUTDOWN_GRACE_MS: '10000',
+    FLEET_SHUTDOWN_FLUSH_MS: '0',
     ...overrides,
   };
 }

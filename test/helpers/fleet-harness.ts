@@ -23,7 +23,7 @@ export async function testWorkers(
   processors: Partial<Record<QueueName, Processor>> = {},
   workerOptions: Partial<WorkerOptions> = {},
 ): Promise<FleetProcess> {
-  const fleet = await startFleetProcess({ config, queues, logger: silentLogger(), processors, workerOptions });
+  const fleet = await startFleetProcess({ config, queues, logger: silentLogger(), processors, workerOptions, installSchedules: false });
   addCleanup(() => fleet.close());
   return fleet;
 }

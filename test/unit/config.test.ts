@@ -33,6 +33,7 @@ const BAD_VALUES: Record<string, string> = {
   FLEET_UNATTACHED_GRACE_MS: 'later',
   FLEET_BASE_RETENTION_MS: '14d',
   FLEET_API_TOKENS: 'short',
+  FLEET_GC_SCHEDULE: 'idle=5',
   FLEET_ADMIN_READONLY: 'maybe',
   FLEET_VERCEL_API_URL: 'ftp://example.com',
 };

@@ -22,6 +22,7 @@ export function registerStatus(program: Command, ctx: CliContext, run: (action: 
               table(['queue', ...COUNT_STATES], Object.entries(status.byQueue).sort(([a], [b]) => a.localeCompare(b)).map(([name, c]) => [name, ...COUNT_STATES.map((s) => c[s])])),
               '',
               `workers: ${status.workers}   hosts: ${status.hosts.join(', ')}`,
+              `active workspaces: ${status.activeWorkspaces}   max persist lag: ${status.maxPersistLagMs} ms   fence rejections: ${status.fenceRejections}`,
             ].join('\n'),
           );
           return 0;

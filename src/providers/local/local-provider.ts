@@ -155,7 +155,7 @@ export class LocalProvider implements SandboxProvider {
       if (!meta || meta.handle !== handle) return null;
       const root = await lstat(paths.root).catch(() => null);
       if (!root?.isDirectory()) return null;
-      return { handle, workspaceId: meta.workspaceId, generation: meta.generation, hostId: meta.hostId, state: meta.state };
+      return { handle, workspaceId: meta.workspaceId, generation: meta.generation, hostId: meta.hostId, state: meta.state, createdAt: meta.createdAt };
     } catch (error) {
       throw classifyFsError(error, 'get');
     }
@@ -177,7 +177,7 @@ export class LocalProvider implements SandboxProvider {
     for (const name of names) {
       const meta = await this.#readMeta(livePaths(this.options.liveRoot, name)).catch(() => null);
       if (meta && meta.hostId === this.options.hostId) {
-        out.push({ handle: meta.handle, workspaceId: meta.workspaceId, generation: meta.generation, hostId: meta.hostId, state: meta.state });
+        out.push({ handle: meta.handle, workspaceId: meta.workspaceId, generation: meta.generation, hostId: meta.hostId, state: meta.state, createdAt: meta.createdAt });
       }
     }
     return out;

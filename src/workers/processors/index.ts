@@ -8,11 +8,13 @@ import type { Processor } from '../processor-context.js';
 import { checkpointProcessor } from './checkpoint.js';
 import { persistProcessor } from './persist.js';
 import { provisionProcessor } from './provision.js';
+import { gcProcessor } from './gc.js';
 
 export function buildProcessors(services: FleetServices): Partial<Record<QueueName, Processor>> {
   return {
     provision: provisionProcessor(services) as Processor,
     persist: persistProcessor(services) as Processor,
     checkpoint: checkpointProcessor(services) as Processor,
+    gc: gcProcessor(services) as Processor,
   };
 }

@@ -11,6 +11,7 @@ export async function stopWorkspace(services: FleetServices, workspaceId: string
     if (!address || address.generation !== generation) return;
     await services.client.stopCheckpoints(workspaceId);
     await services.providerFor(address).stop(address.handle, signal);
+    await services.runtime.set(workspaceId, 'stopped');
     logger.info({ workspaceId, generation }, 'idle workspace flushed and stopped');
   } catch (error) {
     logger.warn({ err: error, workspaceId }, 'stopping an idle workspace failed');

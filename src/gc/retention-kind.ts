@@ -1,0 +1,40 @@
+/**
+ * Attached revisions beyond retention: per workspace keep the newest FLEET_KEEP_REVISIONS
+ * attached revisions plus every one younger than FLEET_KEEP_REVISIONS_MIN_AGE_MS, and never the
+ * current one. Older ones lose their record (atomically refused for the head) and their bytes.
+ */
+import type { GcKindRunner, GcItem } from './gc-kind.js';
+import { reclaimableBytes } from './reclaimable-bytes.js';
+import { removeRevision } from './remove-revision.js';
+
+export const retentionKind: GcKindRunner = {
+  async plan(ctx) {
+    const { services, now, limit } = ctx;
+    const { keepRevisions, keepRevisionsMinAgeMs } = services.config.retention;
+    const items: GcItem[] = [];
+    for (const workspaceId of await services.archive.workspaces()) {
+      const head = await services.checkpoints.current(workspaceId);
+      const ids = await services.checkpoints.attachedIds(workspaceId);
+      const expired = ids.slice(0, Math.max(0, ids.length - keepRevisions));
+      for (const id of expired) {
+        const c = await services.checkpoints.get(id);
+        if (!c || c.id === head?.id || c.kind !== 'portable_workspace') continue;
+        if (now - c.createdAt < keepRevisionsMinAgeMs) continue;
+        if ((await services.archive.current(workspaceId)) === c.workspaceRevision) continue;
+        items.push({ id: c.id, workspaceId, description: `revision ${c.workspaceRevision} past retention`, bytes: await reclaimableBytes(services.archive.paths(workspaceId).revision(c.workspaceRevision)) });
+        if (items.length >= limit) return items;
+      }
+    }
+    return items;
+  },
+  async apply(ctx, planned) {
+    const out: GcItem[] = [];
+    for (const item of planned) {
+      const c = await ctx.services.checkpoints.get(item.id);
+      if (!c || !item.workspaceId) continue;
+      if (!(await ctx.services.checkpoints.forget(item.workspaceId, item.id))) continue;
+      if (await removeRevision(ctx.services.archive, item.workspaceId, c.workspaceRevision)) out.push(item);
+    }
+    return out;
+  },
+};

@@ -1,0 +1,41 @@
+/**
+ * Unattached checkpoints older than FLEET_UNATTACHED_GRACE_MS (recorded but never made
+ * authoritative, or rolled back): collected from the checkpoint store in one bounded batch,
+ * then their bytes (archive revision or provider snapshot) are removed. Attached ones are never
+ * returned by the store, and `current` is never removed.
+ */
+import type { GcKindRunner, GcContext, GcItem } from './gc-kind.js';
+import { reclaimableBytes } from './reclaimable-bytes.js';
+import { removeRevision } from './remove-revision.js';
+
+const before = (ctx: GcContext) => ctx.now - ctx.services.config.retention.unattachedGraceMs;
+
+export const unattachedKind: GcKindRunner = {
+  async plan(ctx) {
+    const checkpoints = await ctx.services.checkpoints.listUnattached(before(ctx), ctx.limit);
+    const items: GcItem[] = [];
+    for (const c of checkpoints) {
+      const bytes = c.kind === 'portable_workspace' ? await reclaimableBytes(ctx.services.archive.paths(c.workspaceId).revision(c.workspaceRevision)) : 0;
+      items.push({ id: c.workspaceRevision, workspaceId: c.workspaceId, description: `unattached ${c.kind} checkpoint (${c.reason || 'no reason'})`, bytes });
+    }
+    return items;
+  },
+  async apply(ctx, planned) {
+    const collected = await ctx.services.checkpoints.collectUnattached(before(ctx), ctx.limit);
+    const bytesById = new Map(planned.map((p) => [p.id, p.bytes]));
+    const out: GcItem[] = [];
+    for (const c of collected) {
+      if (c.kind === 'portable_workspace') {
+        const bytes = bytesById.get(c.workspaceRevision) ?? (await reclaimableBytes(ctx.services.archive.paths(c.workspaceId).revision(c.workspaceRevision)));
+        if (await removeRevision(ctx.services.archive, c.workspaceId, c.workspaceRevision)) {
+          out.push({ id: c.workspaceRevision, workspaceId: c.workspaceId, description: 'unattached revision removed', bytes });
+        }
+      } else {
+        const address = await ctx.services.addresses.get(c.workspaceId);
+        await ctx.services.providers.get(address?.provider ?? ctx.services.config.provider).deleteSnapshot(c.workspaceRevision, ctx.signal);
+        out.push({ id: c.workspaceRevision, workspaceId: c.workspaceId, description: 'unattached provider snapshot deleted', bytes: 0 });
+      }
+    }
+    return out;
+  },
+};

@@ -1,0 +1,121 @@
+// Checkpoints (one scheduler per workspace, never overlapping a persist, nothing recorded when
+// nothing changed), idle reap, shutdown flush and persist lag, with real workers and rsync.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { persistProcessor } from '../../src/workers/processors/persist.js';
+import { readFleetStatus } from '../../src/status/fleet-status.js';
+import type { Processor } from '../../src/workers/processor-context.js';
+import { createHarness } from '../helpers/workspace-harness.js';
+import { testWorkers } from '../helpers/fleet-harness.js';
+import { waitFor } from '../helpers/wait.js';
+
+describe('checkpoints', () => {
+  it('startCheckpoints upserts one scheduler per workspace; stopCheckpoints removes it', async () => {
+    const h = await createHarness();
+    await h.provision('ws');
+    const queue = h.services.client.pool.queue(`checkpoint@${h.config.hostId}`);
+    await h.services.client.startCheckpoints('ws');
+    await h.services.client.startCheckpoints('ws');
+    const schedulers = await queue.getJobSchedulers();
+    expect(schedulers.map((s) => s.key)).toEqual(['checkpoint:ws']);
+    expect(schedulers[0]!.every).toBe(h.config.checkpointIntervalMs);
+    expect(await h.services.client.stopCheckpoints('ws')).toBe(true);
+    expect(await queue.getJobSchedulers()).toEqual([]);
+    expect(await h.services.client.stopCheckpoints('ws')).toBe(false);
+  });
+
+  it('checkpoint ticks coalesce with persists (never two runs at once) and record nothing when nothing changed', async () => {
+    const h = await createHarness({ FLEET_CHECKPOINT_INTERVAL_MS: '1000' });
+    await h.provision('ws');
+    await h.write('ws', { 'a.txt': 'one' });
+    let running = 0;
+    let maxRunning = 0;
+    let runs = 0;
+    const real = persistProcessor(h.services) as Processor;
+    const counting: Processor = async (payload, ctx) => {
+      running += 1;
+      maxRunning = Math.max(maxRunning, running);
+      try {
+        return await real(payload, ctx);
+      } finally {
+        running -= 1;
+        runs += 1;
+      }
+    };
+    const fleet = await testWorkers(h.config, ['persist', 'checkpoint'], { persist: counting });
+    expect(fleet.services).toBeDefined();
+    const address = (await h.services.addresses.get('ws'))!;
+    // Turn-end persists racing the 1 s checkpoint ticks.
+    for (let i = 0; i < 5; i++) {
+      await h.write('ws', { [`turn${i}.txt`]: `turn ${i}` });
+      await h.services.client.persist({ workspaceId: 'ws', generation: address.generation, delete: true, reason: 'turn-end', turnId: `t${i}` }, { wait: true, timeoutMs: 30_000 });
+    }
+    const checkpointQueue = h.services.client.pool.queue(`checkpoint@${h.config.hostId}`);
+    const ticksBefore = (await checkpointQueue.getJobCounts('completed')).completed ?? 0;
+    const revisions = (await h.services.archive.revisions('ws')).length;
+    // Two more ticks with no changes.
+    await waitFor('two idle checkpoint ticks', async () => (((await checkpointQueue.getJobCounts('completed')).completed ?? 0) >= ticksBefore + 2 ? true : undefined), 30_000);
+    await waitFor('their persists to finish', async () => {
+      const intent = await h.services.intents.read('ws');
+      return intent === null && running === 0 ? true : undefined;
+    });
+    expect(maxRunning).toBe(1);
+    expect(runs).toBeGreaterThanOrEqual(5);
+    expect((await h.services.archive.revisions('ws')).length).toBe(revisions);
+    const current = h.services.archive.paths('ws').current;
+    expect(await readFile(path.join(current, 'turn4.txt'), 'utf8')).toBe('turn 4');
+  });
+});
+
+describe('idle reap and shutdown flush', () => {
+  it('an idle workspace is flushed (reconcile), stopped, its checkpoints stopped; provisioning resumes it', async () => {
+    const h = await createHarness({ FLEET_IDLE_TTL_MS: '60000' });
+    await h.provision('ws');
+    await h.write('ws', { 'work.txt': 'unsaved work' });
+    await testWorkers(h.config, ['persist', 'gc']);
+    // Backdate the last activity instead of waiting for the TTL.
+    await h.services.redis.zadd(h.services.keys.workspaces(), Date.now() - 120_000, 'ws');
+    const dry = await h.services.client.gc({ kind: 'idle', dryRun: true }, { wait: true, timeoutMs: 30_000 });
+    expect(dry.result).toMatchObject({ kind: 'idle', dryRun: true, count: 1 });
+    await h.services.client.gc({ kind: 'idle' }, { wait: true, timeoutMs: 30_000 });
+    const address = (await h.services.addresses.get('ws'))!;
+    await waitFor('the sandbox to stop', async () => ((await h.services.providerFor(address).get(address.handle, AbortSignal.timeout(5_000)))?.state === 'stopped' ? true : undefined));
+    expect(await readFile(path.join(h.services.archive.paths('ws').current, 'work.txt'), 'utf8')).toBe('unsaved work');
+    const head = await h.services.checkpoints.current('ws');
+    expect(head?.reason).toBe('idle-reap');
+    expect(await h.services.client.pool.queue(`checkpoint@${h.config.hostId}`).getJobSchedulers()).toEqual([]);
+    expect((await readFleetStatus(h.services.redis, h.services.keys, h.config)).activeWorkspaces).toBe(0);
+    const again = await h.provision('ws');
+    expect(again).toMatchObject({ outcome: 'resumed', generation: address.generation });
+  });
+
+  it('a stopping worker flushes the workspaces it holds (reason shutdown)', async () => {
+    const h = await createHarness({ FLEET_SHUTDOWN_FLUSH_MS: '20000' });
+    await h.provision('ws');
+    await h.write('ws', { 'late.txt': 'written just before shutdown' });
+    const fleet = await testWorkers(h.config, ['persist']);
+    await fleet.close();
+    expect(await readFile(path.join(h.services.archive.paths('ws').current, 'late.txt'), 'utf8')).toBe('written just before shutdown');
+    expect((await h.services.checkpoints.current('ws'))?.reason).toBe('shutdown');
+  });
+
+  it('status reports the maximum persist lag of active workspaces and fence rejections', async () => {
+    const h = await createHarness();
+    await h.provision('ws');
+    await h.write('ws', { 'a.txt': 'a' });
+    const now = Date.now();
+    await h.services.redis.hset(h.services.keys.address('ws'), 'publishedAt', String(now - 60_000));
+    await h.services.redis.hset(h.services.keys.persistStatus('ws'), 'completedAt', String(now - 50_000));
+    const before = await readFleetStatus(h.services.redis, h.services.keys, h.config);
+    expect(before.maxPersistLagMs).toBeGreaterThanOrEqual(50_000);
+    expect(before.activeWorkspaces).toBe(1);
+    await testWorkers(h.config, ['persist']);
+    const address = (await h.services.addresses.get('ws'))!;
+    await h.services.client.persist({ workspaceId: 'ws', generation: address.generation }, { wait: true, timeoutMs: 30_000 });
+    await h.services.client.persist({ workspaceId: 'ws', generation: address.generation + 5 }).then(() => undefined);
+    const after = await readFleetStatus(h.services.redis, h.services.keys, h.config);
+    expect(after.maxPersistLagMs).toBeLessThan(50_000);
+    await waitFor('the stale persist to be fenced', async () => ((await readFleetStatus(h.services.redis, h.services.keys, h.config)).fenceRejections === 1 ? true : undefined));
+  });
+});
