@@ -238,14 +238,7 @@ describe('VercelProvider against the stand-in', () => {
     const snapshotting = provider.snapshot(handle, { expirationMs: 0, signal: signal() }).finally(() => (settled = true));
     await once(standin.events, 'snapshot');
     // At least one readiness poll sees the sandbox still snapshotting.
-    await new Promise<void>((resolve) => {
-      const onRequest = (detail: { route: string }) => {
-        if (detail.route !== 'getSandbox' || standin.state.sandboxes.get(handle)?.session.status !== 'snapshotting') return;
-        standin.events.off('request', onRequest);
-        resolve();
-      };
-      standin.events.on('request', onRequest);
-    });
+    await standin.nextRequest('getSandbox', () => standin.state.sandboxes.get(handle)?.session.status === 'snapshotting');
     expect(settled).toBe(false);
     release();
     const { snapshotId } = await snapshotting;

@@ -84,6 +84,18 @@ export class VercelStandin {
     return hostPath(sandbox.root, sandboxPath);
   }
 
+  /** Resolves with the next request of `route` that satisfies `accept` (recorded from now on). */
+  nextRequest(route: RouteName, accept: (request: RecordedRequest) => boolean = () => true): Promise<RecordedRequest> {
+    return new Promise((resolve) => {
+      const onRequest = (request: RecordedRequest) => {
+        if (request.route !== route || !accept(request)) return;
+        this.events.off('recorded', onRequest);
+        resolve(request);
+      };
+      this.events.on('recorded', onRequest);
+    });
+  }
+
   /** Ends the current session of `name` as a timeout would (stopped, files kept if persistent). */
   expireSession(name: string): void {
     const sandbox = this.state.sandboxes.get(name);
@@ -148,7 +160,9 @@ export class VercelStandin {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.url);
     const matched = matchRoute(req.method ?? 'GET', url.pathname);
-    this.requests.push({ route: matched?.route.name ?? null, method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers });
+    const recorded: RecordedRequest = { route: matched?.route.name ?? null, method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers };
+    this.requests.push(recorded);
+    this.events.emit('recorded', recorded);
     this.emit('request', { route: matched?.route.name ?? null, method: req.method, path: url.pathname });
     try {
       if (!matched) throw new ApiFailure(404, 'not_found', `No route for ${req.method} ${url.pathname}`);
