@@ -9,7 +9,8 @@
  *
  * Fault injection: `faults.add(route, fault, times)` makes the next requests of a route hang,
  * answer an error status, or drop the connection; `refuseConnections()` closes the listener.
- * Events (`events`): request, fault, hang, create, delete, resume, snapshot, command, write.
+ * Events (`events`): recorded, request, fault, hang, create, delete, resume, snapshot, command, write;
+ * `nextRequest(route, accept)` waits for a request instead of sleeping.
  */
 import { EventEmitter } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
