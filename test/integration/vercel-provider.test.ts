@@ -1,0 +1,322 @@
+// The Vercel provider driven through the real @vercel/sandbox SDK against the loopback stand-in.
+import { once } from 'node:events';
+import { lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile, chmod } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Sandbox, Snapshot } from '@vercel/sandbox';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { VercelProvider } from '../../src/providers/vercel/vercel-provider.js';
+import { standinProvider } from '../helpers/vercel-standin/standin-provider.js';
+import { listTree } from '../helpers/vercel-standin/tree-listing.js';
+import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
+import { apiUrlFetch } from '../../src/providers/vercel/api-url-fetch.js';
+
+let standin: VercelStandin;
+let provider: VercelProvider;
+let scratch: string;
+const signal = () => AbortSignal.timeout(30_000);
+
+beforeEach(async () => {
+  standin = await VercelStandin.start();
+  provider = standinProvider(standin);
+  scratch = await mkdtemp(path.join(tmpdir(), 'vercel-provider-test-'));
+});
+
+afterEach(async () => {
+  await standin.close();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+// Creates an empty incarnation and returns its handle.
+async function createEmpty(workspaceId = 'ws1', generation = 1): Promise<string> {
+  const { handle } = await provider.create({ workspaceId, generation, source: { type: 'empty' }, signal: signal() });
+  return handle;
+}
+
+// Runs `sh -c script` in the tree and returns its stdout, failing the test on a non-zero exit.
+async function sh(handle: string, script: string): Promise<string> {
+  const result = await provider.exec(handle, { cmd: ['sh', '-c', script], timeoutMs: 20_000, signal: signal() });
+  expect(result.stderr).toBe('');
+  expect(result.exitCode).toBe(0);
+  return result.stdout;
+}
+
+describe('VercelProvider against the stand-in', () => {
+  it('creates a named sandbox through POST /v3/sandboxes with the deterministic name and fleet tags', async () => {
+    const { handle, hostId } = await provider.create({ workspaceId: 'ws-create', generation: 3, source: { type: 'empty' }, signal: signal() });
+    expect(handle).toBe('fleet-ws-create-g3');
+    expect(hostId).toBe('vercel');
+    const created = standin.requests.filter((request) => request.route === 'createSandbox');
+    expect(created.map((request) => request.path)).toEqual(['/v3/sandboxes']);
+    expect(created[0]!.headers.authorization).toBe(`Bearer ${standin.credentials.token}`);
+    expect(standin.state.sandboxes.get(handle)?.tags).toEqual({ 'fleet-workspace': 'ws-create', 'fleet-generation': '3' });
+    expect(await provider.get(handle, signal())).toEqual({ handle, workspaceId: 'ws-create', generation: 3, hostId: 'vercel', state: 'running' });
+  });
+
+  it('adopts its own sandbox when a create is repeated (name taken, HTTP 409) and clears its marker', async () => {
+    const handle = await createEmpty('ws-twice', 1);
+    await provider.markReady(handle, { generation: 1, source: 'empty', readyAt: 1 }, signal());
+    const again = await provider.create({ workspaceId: 'ws-twice', generation: 1, source: { type: 'empty' }, signal: signal() });
+    expect(again.handle).toBe(handle);
+    expect(standin.state.sandboxes.size).toBe(1);
+    expect(await provider.readReady(handle, signal())).toBeNull();
+  });
+
+  it('creates from a base snapshot: files come along, a baked-in ready marker does not', async () => {
+    const base = await createEmpty('base', 1);
+    await provider.writeFiles(base, [{ path: 'etc/app.conf', content: Buffer.from('port=1\n') }], signal());
+    await provider.markReady(base, { generation: 1, source: 'empty', readyAt: 5 }, signal());
+    const { snapshotId } = await provider.snapshot(base, { expirationMs: 0, signal: signal() });
+
+    const { handle } = await provider.create({ workspaceId: 'ws-base', generation: 1, source: { type: 'base-snapshot', snapshotId }, signal: signal() });
+    expect(standin.state.sandboxes.get(handle)?.sourceSnapshotId).toBe(snapshotId);
+    expect((await provider.readFile(handle, 'etc/app.conf', signal()))?.toString()).toBe('port=1\n');
+    expect(await provider.readReady(handle, signal())).toBeNull();
+  });
+
+  it('exec streams stdout and stderr, honours cwd and env, and returns a non-zero exit as a result', async () => {
+    const handle = await createEmpty();
+    await sh(handle, 'mkdir -p sub/dir');
+    const chunks: string[] = [];
+    const errors: string[] = [];
+    const result = await provider.exec(handle, {
+      cmd: ['sh', '-c', 'printf here > marker.txt; echo "$GREETING"; echo oops >&2; exit 3'],
+      cwd: 'sub/dir',
+      env: { GREETING: 'hello there' },
+      timeoutMs: 20_000,
+      signal: signal(),
+      onStdout: (chunk) => chunks.push(chunk.toString()),
+      onStderr: (chunk) => errors.push(chunk.toString()),
+    });
+    expect(result.exitCode).toBe(3);
+    expect(result.stdout).toBe('hello there\n');
+    expect(await readFile(standin.sandboxDir(handle, '/vercel/sandbox/workspace/sub/dir/marker.txt'), 'utf8')).toBe('here');
+    expect(result.stderr).toBe('oops\n');
+    expect(chunks.join('')).toBe(result.stdout);
+    expect(errors.join('')).toBe('oops\n');
+    expect(result.timedOut).toBe(false);
+    expect(result.durationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('exec refuses a cwd outside the tree and an empty command as permanent', async () => {
+    const handle = await createEmpty();
+    await expect(provider.exec(handle, { cmd: ['true'], cwd: '../..', timeoutMs: 5_000, signal: signal() })).rejects.toMatchObject({ classification: 'permanent' });
+    await expect(provider.exec(handle, { cmd: [], timeoutMs: 5_000, signal: signal() })).rejects.toMatchObject({ classification: 'permanent' });
+  });
+
+  it('writeFiles and readFile work on tree-relative paths; a missing file is null; escapes are refused', async () => {
+    const handle = await createEmpty();
+    await provider.writeFiles(
+      handle,
+      [
+        { path: 'a/b/c.txt', content: Buffer.from('nested') },
+        { path: 'run.sh', content: Buffer.from('#!/bin/sh\necho ran\n'), mode: 0o755 },
+        { path: 'bin.dat', content: Buffer.from([0, 255, 1, 254]) },
+      ],
+      signal(),
+    );
+    expect((await provider.readFile(handle, 'a/b/c.txt', signal()))?.toString()).toBe('nested');
+    expect(await provider.readFile(handle, 'bin.dat', signal())).toEqual(Buffer.from([0, 255, 1, 254]));
+    expect(await sh(handle, './run.sh')).toBe('ran\n');
+    expect((await lstat(standin.sandboxDir(handle, '/vercel/sandbox/workspace/a/b/c.txt'))).isFile()).toBe(true);
+    expect(await provider.readFile(handle, 'nope.txt', signal())).toBeNull();
+    await expect(provider.readFile(handle, '../.fleet/ready.json', signal())).rejects.toMatchObject({ classification: 'permanent' });
+    await expect(provider.writeFiles(handle, [{ path: '/etc/passwd', content: Buffer.from('x') }], signal())).rejects.toMatchObject({ classification: 'permanent' });
+  });
+
+  it('openTree exports exactly the tree: nested dirs, empty dirs, a symlink, odd names, modes; not the marker', async () => {
+    const handle = await createEmpty();
+    const longName = 'l'.repeat(120);
+    await sh(
+      handle,
+      [
+        'mkdir -p "deep/er/est" "empty dir" "ünï cödé"',
+        'printf nested > deep/er/est/file.txt',
+        'printf spaced > "with space.txt"',
+        'printf dash > ./-leading-dash',
+        'printf quote > "it\'s \\"quoted\\""',
+        `printf long > ${longName}`,
+        'printf u > "ünï cödé/ß.txt"',
+        'printf x > script.sh && chmod 755 script.sh',
+        'ln -s deep/er/est/file.txt link-to-file',
+        'ln -s /etc/passwd absolute-link',
+        'ln -s ../../outside dangling-link',
+        'printf h > hard1 && ln hard1 hard2',
+      ].join(' && '),
+    );
+    await provider.markReady(handle, { generation: 1, source: 'empty', readyAt: 1 }, signal());
+    const tree = await provider.openTree(handle, signal());
+    try {
+      const expected = await listTree(standin.sandboxDir(handle, '/vercel/sandbox/workspace'));
+      const exported = await listTree(tree.path);
+      expect(exported).toEqual(expected);
+      expect(exported['link-to-file']).toBe('link -> deep/er/est/file.txt');
+      expect(exported['absolute-link']).toBe('link -> /etc/passwd');
+      expect(exported['dangling-link']).toBe('link -> ../../outside');
+      expect(exported['empty dir']).toBe('dir');
+      expect(exported['script.sh']).toMatch(/^file 755 /);
+      expect(exported[longName]).toMatch(/^file /);
+      expect(Object.keys(exported).some((name) => name.includes('ready'))).toBe(false);
+    } finally {
+      await tree.release();
+    }
+    await expect(lstat(tree.path)).rejects.toMatchObject({ code: 'ENOENT' });
+    // The transfer archive does not stay behind in the sandbox.
+    expect(await sh(handle, 'ls -A ../.fleet')).toBe('ready.json\n');
+  });
+
+  it('importTree replaces the tree (symlinks, empty dirs, modes) and clears the ready marker first', async () => {
+    const handle = await createEmpty();
+    await sh(handle, 'mkdir -p old && printf stale > old/file && printf stale > .hidden');
+    await provider.markReady(handle, { generation: 1, source: 'rev-0', readyAt: 1 }, signal());
+
+    const from = path.join(scratch, 'restore');
+    await mkdir(path.join(from, 'src/nested'), { recursive: true });
+    await mkdir(path.join(from, 'empty'));
+    await writeFile(path.join(from, 'src/nested/main.ts'), 'export {};\n');
+    await writeFile(path.join(from, 'name with spaces & ünïcode.md'), 'odd\n');
+    await writeFile(path.join(from, 'tool'), '#!/bin/sh\necho tool\n');
+    await chmod(path.join(from, 'tool'), 0o755);
+    await symlink('src/nested/main.ts', path.join(from, 'main-link'));
+
+    await provider.importTree(handle, from, signal());
+    expect(await provider.readReady(handle, signal())).toBeNull();
+    expect(await listTree(standin.sandboxDir(handle, '/vercel/sandbox/workspace'))).toEqual(await listTree(from));
+    expect(await sh(handle, './tool')).toBe('tool\n');
+
+    // Round trip: export what was imported.
+    const tree = await provider.openTree(handle, signal());
+    try {
+      expect(await listTree(tree.path)).toEqual(await listTree(from));
+    } finally {
+      await tree.release();
+    }
+  });
+
+  it('keeps the ready marker outside the tree: mark, read, clear', async () => {
+    const handle = await createEmpty();
+    expect(await provider.readReady(handle, signal())).toBeNull();
+    const marker = { generation: 7, source: 'rev-42', readyAt: 1_700_000_000_000 };
+    await provider.markReady(handle, marker, signal());
+    expect(await provider.readReady(handle, signal())).toEqual(marker);
+    expect(JSON.parse(await readFile(standin.sandboxDir(handle, '/vercel/sandbox/.fleet/ready.json'), 'utf8'))).toEqual(marker);
+    expect(await sh(handle, 'ls -A')).toBe('');
+    await provider.clearReady(handle, signal());
+    expect(await provider.readReady(handle, signal())).toBeNull();
+    await provider.clearReady(handle, signal());
+  });
+
+  it('snapshots with expiration 0 (never expires), then creates a new generation from it', async () => {
+    const handle = await createEmpty('ws-snap', 1);
+    await sh(handle, 'mkdir -p kept && printf v1 > kept/file');
+    const { snapshotId } = await provider.snapshot(handle, { expirationMs: 0, signal: signal() });
+    const snapshot = await Snapshot.get({ ...standin.credentials, fetch: apiUrlFetch(standin.url), snapshotId });
+    expect(snapshot.status).toBe('created');
+    expect(snapshot.expiresAt).toBeUndefined();
+    expect(standin.state.snapshots.get(snapshotId)?.expiration).toBe(0);
+    // Taking a snapshot stops the session.
+    expect((await provider.get(handle, signal()))?.state).toBe('stopped');
+
+    const next = await provider.create({ workspaceId: 'ws-snap', generation: 2, source: { type: 'workspace-snapshot', snapshotId }, signal: signal() });
+    expect(next.handle).toBe('fleet-ws-snap-g2');
+    expect((await provider.readFile(next.handle, 'kept/file', signal()))?.toString()).toBe('v1');
+  });
+
+  it('passes a non-zero expiration through as the snapshot expiry', async () => {
+    const handle = await createEmpty();
+    const day = 86_400_000;
+    const { snapshotId } = await provider.snapshot(handle, { expirationMs: day, signal: signal() });
+    const stored = standin.state.snapshots.get(snapshotId)!;
+    expect(stored.expiration).toBe(day);
+    expect(stored.expiresAt! - stored.createdAt).toBe(day);
+  });
+
+  it('waits while the sandbox is snapshotting and resolves once the snapshot is usable', async () => {
+    const handle = await createEmpty();
+    const release = standin.holdSnapshots();
+    let settled = false;
+    const snapshotting = provider.snapshot(handle, { expirationMs: 0, signal: signal() }).finally(() => (settled = true));
+    await once(standin.events, 'snapshot');
+    // At least one readiness poll sees the sandbox still snapshotting.
+    await standin.nextRequest('getSandbox', () => standin.state.sandboxes.get(handle)?.session.status === 'snapshotting');
+    expect(settled).toBe(false);
+    release();
+    const { snapshotId } = await snapshotting;
+    expect(standin.state.snapshots.get(snapshotId)?.status).toBe('created');
+    expect(standin.state.sandboxes.get(handle)?.session.status).toBe('stopped');
+  });
+
+  it('stop, then a session call auto-resumes through HTTP 410 and keeps the files (persistent)', async () => {
+    const handle = await createEmpty();
+    await sh(handle, 'printf kept > file');
+    const firstSession = standin.state.sandboxes.get(handle)!.session.id;
+    await provider.stop(handle, signal());
+    expect((await provider.get(handle, signal()))?.state).toBe('stopped');
+    await provider.stop(handle, signal());
+
+    const resumed = once(standin.events, 'resume');
+    const before = standin.requests.length;
+    expect(await sh(handle, 'cat file')).toBe('kept');
+    await resumed;
+    const routes = standin.requests.slice(before).map((request) => `${request.route}${request.query.get('resume') === 'true' ? '?resume' : ''}`);
+    expect(routes).toEqual(['getSandbox', 'runCommand', 'getSandbox?resume', 'runCommand']);
+    expect(standin.state.sandboxes.get(handle)!.session.id).not.toBe(firstSession);
+    expect((await provider.get(handle, signal()))?.state).toBe('running');
+  });
+
+  it('resume() starts a new session of a sandbox whose session timed out', async () => {
+    const handle = await createEmpty();
+    standin.expireSession(handle);
+    expect((await provider.get(handle, signal()))?.state).toBe('stopped');
+    await provider.resume(handle, signal());
+    expect((await provider.get(handle, signal()))?.state).toBe('running');
+  });
+
+  it('destroy deletes the sandbox; destroying again is fine; using it afterwards is gone', async () => {
+    const handle = await createEmpty();
+    await provider.destroy(handle, signal());
+    expect(await provider.get(handle, signal())).toBeNull();
+    expect(standin.state.sandboxes.has(handle)).toBe(false);
+    await provider.destroy(handle, signal());
+    await expect(provider.exec(handle, { cmd: ['true'], timeoutMs: 5_000, signal: signal() })).rejects.toMatchObject({ classification: 'gone' });
+  });
+
+  it('deleteSnapshot deletes, and deleting an absent snapshot is not an error', async () => {
+    const handle = await createEmpty();
+    const { snapshotId } = await provider.snapshot(handle, { expirationMs: 0, signal: signal() });
+    await provider.deleteSnapshot(snapshotId, signal());
+    expect(standin.state.snapshots.get(snapshotId)?.status).toBe('deleted');
+    await provider.deleteSnapshot(snapshotId, signal());
+    await provider.deleteSnapshot('snap_does_not_exist', signal());
+    await expect(provider.create({ workspaceId: 'ws', generation: 9, source: { type: 'workspace-snapshot', snapshotId }, signal: signal() })).rejects.toMatchObject({
+      classification: 'gone',
+    });
+  });
+
+  it('lists fleet sandboxes across pages, with ids from tags for hashed names, and skips foreign ones', async () => {
+    await standin.close();
+    standin = await VercelStandin.start({ pageSize: 2 });
+    provider = standinProvider(standin);
+    const longId = `w${'x'.repeat(100)}`;
+    const handles = [await createEmpty('ws-a', 1), await createEmpty('ws-b', 4), await createEmpty(longId, 2)];
+    await Sandbox.create({ ...standin.credentials, fetch: apiUrlFetch(standin.url), name: 'not-ours' });
+    await provider.stop(handles[1]!, signal());
+
+    const listed = await provider.list(signal());
+    expect(listed.sort((a, b) => a.handle.localeCompare(b.handle))).toEqual(
+      [
+        { handle: handles[0], workspaceId: 'ws-a', generation: 1, hostId: 'vercel', state: 'running' },
+        { handle: handles[1], workspaceId: 'ws-b', generation: 4, hostId: 'vercel', state: 'stopped' },
+        { handle: handles[2], workspaceId: longId, generation: 2, hostId: 'vercel', state: 'running' },
+      ].sort((a, b) => a.handle!.localeCompare(b.handle!)),
+    );
+    expect(handles[2]!.length).toBeLessThanOrEqual(128);
+    expect(standin.requests.filter((request) => request.route === 'listSandboxes').length).toBeGreaterThan(1);
+  });
+
+  it('sends the /v2 create path when a runtime is given (SDK behaviour the stand-in mirrors)', async () => {
+    const sandbox = await Sandbox.create({ ...standin.credentials, fetch: apiUrlFetch(standin.url), name: 'rt', runtime: 'node22' });
+    expect(sandbox.runtime).toBe('node22');
+    expect(standin.requests.filter((request) => request.route === 'createSandbox').map((request) => request.path)).toEqual(['/v2/sandboxes']);
+  });
+});
