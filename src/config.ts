@@ -141,6 +141,8 @@ export const EnvSchema = z.object({
   FLEET_VERCEL_TOKEN: anyText(null),
   FLEET_VERCEL_TEAM_ID: anyText(null),
   FLEET_VERCEL_PROJECT_ID: anyText(null),
+  FLEET_VERCEL_PERSISTENT: flag(true),
+  FLEET_VERCEL_SANDBOX_TIMEOUT_MS: durationMs(45 * 60_000, 60_000, DAY),
   FLEET_VERCEL_API_URL: matching(/^https?:\/\/\S+$/, 'an http:// or https:// URL', null),
   VERCEL_OIDC_TOKEN: anyText(null),
 });
@@ -211,6 +213,10 @@ export interface Config {
     readonly projectId: string | null;
     readonly apiUrl: string | null;
     readonly oidcToken: string | null;
+    /** Create persistent sandboxes (stop snapshots the filesystem; resume restores it). @default true */
+    readonly persistent: boolean;
+    /** Session lifetime sent at create. @default 2700000 (45 min) */
+    readonly sandboxTimeoutMs: number;
   };
 }
 
@@ -292,6 +298,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       projectId: e.FLEET_VERCEL_PROJECT_ID,
       apiUrl: e.FLEET_VERCEL_API_URL,
       oidcToken: e.VERCEL_OIDC_TOKEN,
+      persistent: e.FLEET_VERCEL_PERSISTENT,
+      sandboxTimeoutMs: e.FLEET_VERCEL_SANDBOX_TIMEOUT_MS,
     },
   });
 }
@@ -339,6 +347,8 @@ export const CONFIG_DOCS: Readonly<Record<(typeof CONFIG_VARIABLES)[number], rea
   FLEET_VERCEL_TOKEN: ['(none)', 'Vercel access token'],
   FLEET_VERCEL_TEAM_ID: ['(none)', 'Vercel team id'],
   FLEET_VERCEL_PROJECT_ID: ['(none)', 'Vercel project id'],
+  FLEET_VERCEL_PERSISTENT: ['true', 'Create persistent Vercel sandboxes'],
+  FLEET_VERCEL_SANDBOX_TIMEOUT_MS: ['2700000', 'Vercel session lifetime'],
   FLEET_VERCEL_API_URL: ['(Vercel default)', 'Override of the Vercel API base URL (proxies, tests)'],
   VERCEL_OIDC_TOKEN: ['(none)', 'OIDC token used when no access token is configured'],
 });

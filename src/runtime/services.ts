@@ -11,6 +11,7 @@ import { createFleetClient, type FleetClient } from '../producers/fleet-client.j
 import { LocalProvider } from '../providers/local/local-provider.js';
 import { ProviderRegistry } from '../providers/provider-registry.js';
 import type { SandboxProvider } from '../providers/sandbox-provider.js';
+import { createVercelProvider } from '../providers/vercel/vercel-provider.js';
 import { AddressStore, type Address } from '../state/address-store.js';
 import { CheckpointStore } from '../state/checkpoint-store.js';
 import { PersistIntentStore } from '../state/persist-intent.js';
@@ -57,7 +58,12 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     systemPath: config.systemPath,
     copyTimeoutMs: config.deadlines.persistMs,
   });
-  const providers = new ProviderRegistry([local, ...extraProviders]);
+  // The Vercel provider exists when it is the default or credentials are configured.
+  const vercelConfigured = config.provider === 'vercel' || config.vercel.token !== null || config.vercel.oidcToken !== null;
+  const vercel = vercelConfigured && !extraProviders.some((p) => p.name === 'vercel')
+    ? [createVercelProvider(config, { persistent: config.vercel.persistent, sandboxTimeoutMs: config.vercel.sandboxTimeoutMs })]
+    : [];
+  const providers = new ProviderRegistry([local, ...vercel, ...extraProviders]);
   const client = createFleetClient({ config, connection: redis });
   return {
     config,

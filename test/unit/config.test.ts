@@ -36,6 +36,8 @@ const BAD_VALUES: Record<string, string> = {
   FLEET_GC_SCHEDULE: 'idle=5',
   FLEET_ADMIN_READONLY: 'maybe',
   FLEET_VERCEL_API_URL: 'ftp://example.com',
+  FLEET_VERCEL_PERSISTENT: 'sometimes',
+  FLEET_VERCEL_SANDBOX_TIMEOUT_MS: '5',
 };
 
 describe('loadConfig', () => {
