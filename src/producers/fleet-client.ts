@@ -47,6 +47,9 @@ import {
   type PersistResult,
   type ProvisionResult,
   type QueueName,
+  RollbackInput,
+  rollbackDedupId,
+  type RollbackResult,
 } from '../queues/index.js';
 import type { z } from 'zod';
 import { AddressStore } from '../state/address-store.js';
@@ -91,6 +94,8 @@ export interface FleetClient {
   persist(input: PersistInput, options?: WaitOptions): Promise<Enqueued<PersistResult> & { seq: number }>;
   startCheckpoints(workspaceId: string, options?: { generation?: number; everyMs?: number }): Promise<{ schedulerId: string; queue: string }>;
   stopCheckpoints(workspaceId: string): Promise<boolean>;
+  /** Makes an earlier revision's content current again (a new revision) and restores the live tree. */
+  rollback(input: RollbackInput, options?: WaitOptions): Promise<Enqueued<RollbackResult>>;
   backfill(input: BackfillInput, options?: WaitOptions): Promise<Enqueued<unknown>>;
   gc(input: GcInput, options?: WaitOptions): Promise<Enqueued<unknown>>;
   bake(input: BakeInput, options?: WaitOptions): Promise<Enqueued<unknown> & { manifestHash: string }>;
@@ -185,6 +190,19 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
         removed = (await pool.queue(queueNameFor(CHECKPOINT, hostId)).removeJobScheduler(checkpointSchedulerId(workspaceId))) || removed;
       }
       return removed;
+    },
+
+    async rollback(input, options = {}) {
+      const payload = parsePayload('rollback payload', RollbackInput, input);
+      const { address, bullName } = await hostQueue(PERSIST, payload.workspaceId);
+      const generation = payload.generation ?? address.generation;
+      return add<RollbackResult>(
+        bullName,
+        'rollback',
+        { workspaceId: payload.workspaceId, generation, delete: true, reason: 'rollback', force: true, rollbackTo: payload.revision },
+        { ...persistJobOptions, deduplication: { id: rollbackDedupId(payload.workspaceId) } },
+        options,
+      );
     },
 
     async backfill(input, options = {}) {

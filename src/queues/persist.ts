@@ -2,6 +2,10 @@
 import { z } from 'zod';
 import { retryingJob } from './job-options.js';
 import { Generation, ShortText, WorkspaceId } from './payload.js';
+import { REVISION_ID_PATTERN } from '../archive/archive-paths.js';
+
+/** An archive revision id, e.g. `r20261130T101530123Z-g3-k7f2q9`. */
+export const RevisionId = z.string({ error: 'must be a string' }).regex(REVISION_ID_PATTERN, { error: 'must be a revision id like r20261130T101530123Z-g3-k7f2q9' });
 
 export const PERSIST = 'persist';
 
@@ -20,6 +24,8 @@ export const PersistPayload = z
     force: z.boolean({ error: 'must be true or false' }).default(false),
     /** Sequence number of the request in the workspace's intent (set by the producer). */
     requestSeq: z.number().int().min(1).optional(),
+    /** Rollback: make this earlier revision's content the new current revision (and restore the live tree). */
+    rollbackTo: RevisionId.optional(),
   })
   .strict();
 export type PersistPayload = z.infer<typeof PersistPayload>;
@@ -42,6 +48,30 @@ export interface PersistResult {
 }
 
 export const persistJobOptions = retryingJob(5, 2_000);
+
+/** `fleet rollback` / `POST .../rollback` input. */
+export const RollbackInput = z
+  .object({
+    workspaceId: WorkspaceId,
+    revision: RevisionId,
+    /** Expected generation (defaults to the live incarnation's). */
+    generation: Generation.optional(),
+  })
+  .strict();
+export type RollbackInput = z.input<typeof RollbackInput>;
+
+/** Result of a rollback: the new revision holding the old content. */
+export interface RollbackResult {
+  readonly workspaceId: string;
+  readonly revision: string;
+  readonly restoredFrom: string;
+  readonly generation: number;
+  readonly files: number;
+  readonly durationMs: number;
+}
+
+/** Rollbacks never merge with persist requests (they run as their own job on the host queue). */
+export const rollbackDedupId = (workspaceId: string) => `rollback:${workspaceId}`;
 
 /**
  * Requests for one workspace coalesce; one arriving while its twin is active is kept and runs

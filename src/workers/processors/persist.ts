@@ -6,6 +6,7 @@
  * the live files).
  */
 import { encodeFailure } from '../../errors/failure-codec.js';
+import { NotImplementedError } from '../../errors/not-implemented-error.js';
 import { isFleetError } from '../../errors/fleet-error.js';
 import { persistWorkspace, type PersistRequest } from '../../persist/persist-workspace.js';
 import type { PersistPayload, PersistResult } from '../../queues/persist.js';
@@ -16,6 +17,7 @@ import { stopWorkspace } from './stop-workspace.js';
 export function persistProcessor(services: FleetServices): Processor<PersistPayload, PersistResult> {
   const { intents, config } = services;
   return async (payload, ctx) => {
+    if (payload.rollbackTo) throw new NotImplementedError('rollback');
     const intent = await intents.read(payload.workspaceId);
     const request: PersistRequest = intent
       ? {
