@@ -121,6 +121,7 @@ export const EnvSchema = z.object({
   FLEET_STALLED_INTERVAL_MS: durationMs(30_000, 100, HOUR),
   FLEET_MAX_STALLED_COUNT: integer(3, 0, 100),
   FLEET_REDIS_COMMAND_TIMEOUT_MS: durationMs(5_000, 50, 10 * 60_000),
+  FLEET_LOCK_TTL_MS: durationMs(10_000, 200, 10 * 60_000),
   FLEET_HEARTBEAT_INTERVAL_MS: durationMs(5_000, 100, 10 * 60_000),
   FLEET_PROVISION_DEADLINE_MS: durationMs(5 * 60_000, 100),
   FLEET_PERSIST_DEADLINE_MS: durationMs(10 * 60_000, 100),
@@ -182,6 +183,8 @@ export interface Config {
     readonly stalledIntervalMs: number;
     readonly maxStalledCount: number;
     readonly heartbeatIntervalMs: number;
+    /** TTL of single-flight locks (extended while held). */
+    readonly lockTtlMs: number;
   };
   readonly deadlines: {
     readonly provisionMs: number;
@@ -270,6 +273,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       stalledIntervalMs: e.FLEET_STALLED_INTERVAL_MS,
       maxStalledCount: e.FLEET_MAX_STALLED_COUNT,
       heartbeatIntervalMs: e.FLEET_HEARTBEAT_INTERVAL_MS,
+      lockTtlMs: e.FLEET_LOCK_TTL_MS,
     },
     deadlines: {
       provisionMs: e.FLEET_PROVISION_DEADLINE_MS,
@@ -328,6 +332,7 @@ export const CONFIG_DOCS: Readonly<Record<(typeof CONFIG_VARIABLES)[number], rea
   FLEET_MAX_STALLED_COUNT: ['3', 'Stalls (crashed workers) a job survives before it fails'],
   FLEET_REDIS_COMMAND_TIMEOUT_MS: ['5000', 'Command timeout of non-worker Redis connections'],
   FLEET_HEARTBEAT_INTERVAL_MS: ['5000', 'Worker/host heartbeat interval'],
+  FLEET_LOCK_TTL_MS: ['10000', 'TTL of single-flight (Redlock) locks, extended while held'],
   FLEET_PROVISION_DEADLINE_MS: ['300000', 'Deadline of one provision job'],
   FLEET_PERSIST_DEADLINE_MS: ['600000', 'Deadline of one persist/checkpoint job'],
   FLEET_BAKE_DEADLINE_MS: ['1800000', 'Deadline of one bake job'],

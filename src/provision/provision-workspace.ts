@@ -137,6 +137,7 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
         return { workspaceId, handle: winner.handle, generation: winner.generation, hostId: winner.hostId, provider: winner.provider, outcome: 'reused', source: null };
       }
       await services.runtime.set(workspaceId, 'ready', { outcome: plan.outcome, source: plan.source });
+      if (plan.outcome === 'created-from-base') await services.bases.addReference(plan.source, workspaceId);
       if (address && address.handle !== created.handle) await retire(services, address, ctx);
       await services.client.startCheckpoints(workspaceId, { generation });
       await services.addresses.touch(workspaceId);

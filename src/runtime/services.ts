@@ -78,7 +78,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     runtime: new RuntimeStore(redis, keys),
     hosts: new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs),
     bases: new BaseRegistry(redis, keys),
-    singleFlight: new SingleFlight(redis, keys, logger, { maxHoldMs: config.deadlines.provisionMs }, lockObserver),
+    singleFlight: new SingleFlight(redis, keys, logger, { ttlMs: config.worker.lockTtlMs, maxHoldMs: config.deadlines.provisionMs }, lockObserver),
     client,
     providerFor: (address) => providers.get(address.provider),
     close: () => client.close(),

@@ -1,0 +1,13 @@
+// A provider that forwards to a real one except for the methods a test overrides.
+import type { SandboxProvider } from '../../src/providers/sandbox-provider.js';
+
+const METHODS = ['create', 'get', 'resume', 'list', 'exec', 'writeFiles', 'readFile', 'openTree', 'importTree', 'markReady', 'readReady', 'clearReady', 'snapshot', 'deleteSnapshot', 'stop', 'destroy'] as const;
+
+export function delegatingProvider(real: SandboxProvider, overrides: Partial<SandboxProvider>): SandboxProvider {
+  const wrapper: Record<string, unknown> = { name: real.name };
+  for (const method of METHODS) {
+    const own = overrides[method];
+    wrapper[method] = own ?? (real[method] as (...args: unknown[]) => unknown).bind(real);
+  }
+  return wrapper as unknown as SandboxProvider;
+}
