@@ -24,20 +24,32 @@ export class QueuePool {
     if (!queue) {
       queue = new Queue(name, { connection: this.connection, prefix: this.prefix });
       queue.on('error', () => undefined);
+      // Every waiting caller adds listeners; thousands of concurrent waits are normal here.
+      queue.setMaxListeners(0);
       this.#queues.set(name, queue);
     }
     return queue;
   }
 
-  /** A running QueueEvents for `name` (created once). */
+  /**
+   * A running QueueEvents for `name` (created once). It starts reading the event stream at its
+   * current last entry rather than at "$": BullMQ's default only sees events published after its
+   * first blocking read, so a job finishing in the gap between `waitUntilFinished`'s state check
+   * and that first read would be missed and its waiter would hang.
+   */
   events(name: string): Promise<QueueEvents> {
     let events = this.#events.get(name);
     if (!events) {
-      const connection = this.blockingConnection();
-      this.#blocking.push(connection);
-      const created = new QueueEvents(name, { connection, prefix: this.prefix, autorun: true });
-      created.on('error', () => undefined);
-      events = created.waitUntilReady().then(() => created);
+      events = (async () => {
+        const last = (await this.connection.xrevrange(`${this.prefix}:${name}:events`, '+', '-', 'COUNT', 1)) as [string, string[]][];
+        const connection = this.blockingConnection();
+        this.#blocking.push(connection);
+        const created = new QueueEvents(name, { connection, prefix: this.prefix, autorun: true, lastEventId: last[0]?.[0] ?? '0-0' });
+        created.on('error', () => undefined);
+        created.setMaxListeners(0);
+        await created.waitUntilReady();
+        return created;
+      })();
       this.#events.set(name, events);
     }
     return events;

@@ -30,7 +30,8 @@ export async function restoreWorkspace(deps: RestoreDeps, provider: SandboxProvi
     await deps.addresses.countFenceRejection();
     throw new StaleGenerationError(workspaceId, generation, current);
   }
-  await provider.clearReady(handle, signal);
+  // importTree clears the marker before it touches the tree (provider contract); a fresh
+  // incarnation without a revision never had one (create clears it).
   if (revision) await provider.importTree(handle, deps.archive.paths(workspaceId).revision(revision), signal);
   await provider.markReady(handle, { generation, source: revision ?? 'empty', readyAt: Date.now() }, signal);
 }

@@ -1,0 +1,58 @@
+/**
+ * `npm run loadtest -- provision [--requests N] [--workspaces W] [--producers P] [--workers K]`:
+ * runs the provisioning load test against a private redis-server and prints one JSON object.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { runProvisionLoad } from './provision-load.js';
+
+const args = process.argv.slice(2);
+const flag = (name: string, fallback: number) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+};
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const which = args.find((a) => !a.startsWith('--')) ?? 'provision';
+  if (which !== 'provision') throw new Error(`unknown load test ${which} (known: provision)`);
+  const dir = await mkdtemp(path.join(tmpdir(), 'fleet-loadtest-'));
+  const port = await freePort();
+  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const url = `redis://127.0.0.1:${port}`;
+  for (;;) {
+    const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    probe.on('error', () => undefined);
+    const ok = await probe.connect().then(() => probe.ping()).then(() => true, () => false);
+    probe.disconnect();
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  try {
+    const result = await runProvisionLoad({
+      env: { REDIS_URL: url, FLEET_HOME: path.join(dir, 'home'), FLEET_LOG_LEVEL: 'warn', FLEET_SHUTDOWN_FLUSH_MS: '0', FLEET_HEARTBEAT_INTERVAL_MS: '1000' },
+      requests: flag('requests', 1_000),
+      workspaces: flag('workspaces', 100),
+      producers: flag('producers', 10),
+      workers: flag('workers', 4),
+    });
+    process.stdout.write(`${JSON.stringify({ loadtest: 'provision', ...result })}\n`);
+  } finally {
+    redis.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
