@@ -9,6 +9,8 @@
  * keeps a stale provisioner from ever publishing or persisting.
  */
 import { encodeFailure } from '../errors/failure-codec.js';
+import { FleetError } from '../errors/fleet-error.js';
+import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import { WorkspaceConflictError } from '../errors/workspace-conflict-error.js';
 import { isProviderError, ProviderBusyError } from '../providers/provider-errors.js';
 import type { ProviderName, SandboxProvider } from '../providers/sandbox-provider.js';
@@ -18,6 +20,16 @@ import type { FleetServices } from '../runtime/services.js';
 import type { Address } from '../state/address-store.js';
 import type { ProcessorContext } from '../workers/processor-context.js';
 import { planRestore, type RestoreFacts } from './restore-plan.js';
+
+/**
+ * Thrown when another provisioner bumped the generation while this one was building an
+ * incarnation: ours was destroyed; running the provision again decides afresh (usually
+ * `reused`). Retried.
+ */
+export class ProvisionSupersededError extends FleetError {
+  readonly code = 'ProvisionSuperseded';
+  readonly retryable = true;
+}
 
 export interface ProvisionRequest {
   readonly workspaceId: string;
@@ -148,8 +160,19 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
         const published = await services.addresses.get(workspaceId);
         if (published?.handle !== created.handle) await provider.destroy(created.handle, ctx.signal).catch(() => undefined);
       }
+      if (error instanceof StaleGenerationError) {
+        throw ProvisionSuperseded(workspaceId, generation, error);
+      }
       throw error;
     }
+  });
+}
+
+// The retryable error of a provisioner whose generation was superseded mid-way.
+function ProvisionSuperseded(workspaceId: string, generation: number, cause: unknown): ProvisionSupersededError {
+  return new ProvisionSupersededError(`workspace ${workspaceId}: generation ${generation} was superseded by another provisioner; retrying decides afresh`, {
+    context: { workspaceId, generation },
+    cause,
   });
 }
 
