@@ -201,6 +201,11 @@ export interface Config {
   };
   /** PATH used to find system tools (rsync, tar, redis-server). */
   readonly systemPath: string;
+  /**
+   * Variables a base manifest's `envAllowlist` may copy into setup commands: the process
+   * environment minus the fleet's own settings and anything that looks like a secret.
+   */
+  readonly bakeEnvSource: Readonly<Record<string, string>>;
   readonly retention: {
     readonly shrinkGuardPct: number;
     readonly keepRevisions: number;
@@ -288,6 +293,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       env: Object.fromEntries(e.FLEET_EXEC_ENV_ALLOWLIST.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]!]]))),
     },
     systemPath: env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    bakeEnvSource: Object.fromEntries(
+      Object.entries(env).filter(
+        (entry): entry is [string, string] =>
+          entry[1] !== undefined && !/^(FLEET_|REDIS_|VERCEL_)/.test(entry[0]) && !/(TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|PRIVATE|AUTH)/i.test(entry[0]),
+      ),
+    ),
     retention: {
       shrinkGuardPct: e.FLEET_SHRINK_GUARD_PCT,
       keepRevisions: e.FLEET_KEEP_REVISIONS,

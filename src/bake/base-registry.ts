@@ -101,12 +101,10 @@ export class BaseRegistry {
   async register(entry: Omit<BaseEntry, 'active' | 'previousSnapshotId' | 'retiredAt'> & { previousSnapshotId?: null }): Promise<void> {
     const fields: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...entry, active: false })) fields[k] = v === null || v === undefined ? '' : typeof v === 'boolean' ? (v ? '1' : '0') : String(v);
-    await this.redis
-      .multi()
-      .hset(this.keys.base(entry.snapshotId), fields)
-      .zadd(this.keys.bases(), entry.createdAt, entry.snapshotId)
-      .set(this.#byHash(entry.provider, entry.manifestHash), entry.snapshotId)
-      .exec();
+    const multi = this.redis.multi().hset(this.keys.base(entry.snapshotId), fields).zadd(this.keys.bases(), entry.createdAt, entry.snapshotId);
+    // Only a usable snapshot is found by its manifest hash (a failed bake must never be reused).
+    if (entry.status === 'ready') multi.set(this.#byHash(entry.provider, entry.manifestHash), entry.snapshotId);
+    await multi.exec();
   }
 
   /** Updates status fields of an entry. */

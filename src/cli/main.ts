@@ -18,6 +18,8 @@ import { registerHistory } from './commands/history.js';
 import { registerVerify } from './commands/verify.js';
 import { registerProvision } from './commands/provision.js';
 import { registerWorkspace } from './commands/workspace.js';
+import { registerBake } from './commands/bake.js';
+import { registerBase } from './commands/base.js';
 
 export type Register = (program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>) => void;
 
@@ -32,6 +34,8 @@ const COMMANDS: Register[] = [
   registerHistory,
   registerVerify,
   registerWorkspace,
+  registerBake,
+  registerBase,
 ];
 
 /** Builds the program; `run` records each action's exit code. */

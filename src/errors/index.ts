@@ -13,3 +13,4 @@ export * from './not-ready-error.js';
 export * from './empty-source-error.js';
 export * from './shrink-guard-error.js';
 export * from './workspace-conflict-error.js';
+export * from './bake-failed-error.js';

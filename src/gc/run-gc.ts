@@ -4,9 +4,9 @@
  */
 import type { GcKind, GcPayload } from '../queues/gc.js';
 import type { FleetServices } from '../runtime/services.js';
-import { NotImplementedError } from '../errors/not-implemented-error.js';
 import type { GcItem, GcKindRunner } from './gc-kind.js';
 import { idleKind } from './idle-kind.js';
+import { basesKind } from './bases-kind.js';
 import { litterKind } from './litter-kind.js';
 import { orphansKind } from './orphans-kind.js';
 import { retentionKind } from './retention-kind.js';
@@ -23,20 +23,11 @@ export interface GcResult {
   readonly durationMs: number;
 }
 
-const notYet = (kind: string): GcKindRunner => ({
-  plan: async () => {
-    throw new NotImplementedError(`gc kind ${kind}`);
-  },
-  apply: async () => {
-    throw new NotImplementedError(`gc kind ${kind}`);
-  },
-});
-
 export const GC_RUNNERS: Record<GcKind, GcKindRunner> = {
   unattached: unattachedKind,
   retention: retentionKind,
   litter: litterKind,
-  bases: notYet('bases'),
+  bases: basesKind,
   orphans: orphansKind,
   idle: idleKind,
 };

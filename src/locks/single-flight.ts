@@ -77,7 +77,11 @@ export class SingleFlight {
   }
 
   /** Acquires `resource`, runs `routine`, releases. Throws LockUnavailableError when it cannot acquire. */
-  async using<T>(resource: string, routine: (ctx: LockContext) => Promise<T>): Promise<T> {
+  async using<T>(resource: string, routine: (ctx: LockContext) => Promise<T>): Promise<T>;
+  async using<T>(resource: string, options: { maxHoldMs?: number }, routine: (ctx: LockContext) => Promise<T>): Promise<T>;
+  async using<T>(resource: string, a: { maxHoldMs?: number } | ((ctx: LockContext) => Promise<T>), b?: (ctx: LockContext) => Promise<T>): Promise<T> {
+    const routine = typeof a === 'function' ? a : b!;
+    const maxHold = (typeof a === 'function' ? undefined : a.maxHoldMs) ?? this.#maxHold;
     const key = this.keys.lock(resource);
     const started = Date.now();
     const lock = await this.#acquire(resource, key);
@@ -92,8 +96,8 @@ export class SingleFlight {
       stopped = true;
       clearTimeout(extension);
       this.observer.failed?.(resource, 'lost');
-      controller.abort(new LockLostError(`lock ${resource} held longer than ${this.#maxHold} ms; abandoning it`, { context: { resource } }));
-    }, this.#maxHold);
+      controller.abort(new LockLostError(`lock ${resource} held longer than ${maxHold} ms; abandoning it`, { context: { resource } }));
+    }, maxHold);
     holdTimer.unref();
     const scheduleExtension = () => {
       const delay = Math.max(0, current.expiration - Date.now() - this.#threshold);

@@ -1,0 +1,32 @@
+/**
+ * Reads a manifest file for `fleet bake`: JSON, where a template file may give `source` (a path
+ * relative to the manifest) instead of inline `content`; the content is inlined here so the job
+ * payload is self-contained. Validated by the manifest schema (secrets refused, keys named).
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PayloadInvalidError } from '../errors/payload-invalid-error.js';
+import { parsePayload } from '../queues/payload.js';
+import { BaseManifest } from './manifest.js';
+
+export async function readManifestFile(file: string): Promise<BaseManifest> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readFile(file, 'utf8'));
+  } catch (error) {
+    throw new PayloadInvalidError('manifest file', [{ field: file, message: `cannot be read as JSON (${(error as Error).message})` }]);
+  }
+  if (raw && typeof raw === 'object' && Array.isArray((raw as { files?: unknown }).files)) {
+    const base = path.dirname(path.resolve(file));
+    const files = (raw as { files: Record<string, unknown>[] }).files;
+    for (const [i, entry] of files.entries()) {
+      if (typeof entry.source === 'string' && entry.content === undefined) {
+        const source = path.resolve(base, entry.source);
+        if (!source.startsWith(base + path.sep)) throw new PayloadInvalidError('manifest', [{ field: `files.${i}.source`, message: 'must stay inside the manifest directory', value: entry.source }]);
+        entry.content = await readFile(source, 'utf8');
+        delete entry.source;
+      }
+    }
+  }
+  return parsePayload('manifest', BaseManifest, raw);
+}
