@@ -20,6 +20,8 @@ import { registerProvision } from './commands/provision.js';
 import { registerWorkspace } from './commands/workspace.js';
 import { registerBake } from './commands/bake.js';
 import { registerBase } from './commands/base.js';
+import { registerRollback } from './commands/rollback.js';
+import { registerGc } from './commands/gc.js';
 
 export type Register = (program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>) => void;
 
@@ -36,6 +38,8 @@ const COMMANDS: Register[] = [
   registerWorkspace,
   registerBake,
   registerBase,
+  registerRollback,
+  registerGc,
 ];
 
 /** Builds the program; `run` records each action's exit code. */

@@ -6,18 +6,26 @@
  * the live files).
  */
 import { encodeFailure } from '../../errors/failure-codec.js';
-import { NotImplementedError } from '../../errors/not-implemented-error.js';
+import { rollbackWorkspace } from '../../persist/rollback-workspace.js';
 import { isFleetError } from '../../errors/fleet-error.js';
 import { persistWorkspace, type PersistRequest } from '../../persist/persist-workspace.js';
-import type { PersistPayload, PersistResult } from '../../queues/persist.js';
+import type { PersistPayload, PersistResult, RollbackResult } from '../../queues/persist.js';
 import type { FleetServices } from '../../runtime/services.js';
 import type { Processor } from '../processor-context.js';
 import { stopWorkspace } from './stop-workspace.js';
 
-export function persistProcessor(services: FleetServices): Processor<PersistPayload, PersistResult> {
+export function persistProcessor(services: FleetServices): Processor<PersistPayload, PersistResult | RollbackResult> {
   const { intents, config } = services;
+  const exclusive = <T>(workspaceId: string, fn: (signal: AbortSignal) => Promise<T>) =>
+    // One writer per workspace archive at a time (efficiency); the fence and the head CAS carry correctness.
+    services.singleFlight.using(`persist:${workspaceId}`, { maxHoldMs: config.deadlines.persistMs }, (lock) => fn(lock.signal));
   return async (payload, ctx) => {
-    if (payload.rollbackTo) throw new NotImplementedError('rollback');
+    if (payload.rollbackTo) {
+      const revision = payload.rollbackTo;
+      return exclusive(payload.workspaceId, (lockSignal) =>
+        rollbackWorkspace(services, { workspaceId: payload.workspaceId, generation: payload.generation, revision }, { ...ctx, signal: AbortSignal.any([ctx.signal, lockSignal]) }),
+      );
+    }
     const intent = await intents.read(payload.workspaceId);
     const request: PersistRequest = intent
       ? {
@@ -40,7 +48,7 @@ export function persistProcessor(services: FleetServices): Processor<PersistPayl
         };
     ctx.logger.debug({ request }, 'persist request');
     try {
-      const result = await persistWorkspace(
+      const result = await exclusive(payload.workspaceId, (lockSignal) => persistWorkspace(
         {
           addresses: services.addresses,
           checkpoints: services.checkpoints,
@@ -51,8 +59,8 @@ export function persistProcessor(services: FleetServices): Processor<PersistPayl
           rsyncTimeoutMs: Math.max(1_000, ctx.deadlineAt - Date.now()),
         },
         request,
-        ctx,
-      );
+        { ...ctx, signal: AbortSignal.any([ctx.signal, lockSignal]) },
+      ));
       await intents.complete(payload.workspaceId, request.coveredSeq, result);
       if (request.reason === 'turn-end') await services.addresses.touch(payload.workspaceId);
       return result;

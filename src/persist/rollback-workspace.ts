@@ -1,0 +1,87 @@
+/**
+ * Rollback: the content of an earlier revision becomes the new current revision (a new revision,
+ * so history is kept), fenced on the generation, and the live sandbox is restored from it.
+ * The new revision is built from the old one by hard links only (cheap), then goes through the
+ * same commit protocol as a persist: fsync, manifest, rename, record, fenced attach, flip.
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import { syncFilesystem } from '../archive/fsync.js';
+import { makeManifest, scanTree } from '../archive/manifest.js';
+import { newRevisionId } from '../archive/revision-id.js';
+import { FleetError } from '../errors/fleet-error.js';
+import { StaleGenerationError } from '../errors/stale-generation-error.js';
+import type { RollbackResult } from '../queues/persist.js';
+import { snapshotArgs } from '../rsync/rsync-args.js';
+import { runRsync } from '../rsync/run-rsync.js';
+import type { FleetServices } from '../runtime/services.js';
+import type { PersistContext } from './persist-workspace.js';
+
+/** Thrown when the requested revision is not a committed revision of the workspace. Never retried. */
+export class RevisionNotFoundError extends FleetError {
+  readonly code = 'RevisionNotFound';
+  readonly retryable = false;
+}
+
+export interface RollbackRequest {
+  readonly workspaceId: string;
+  readonly generation: number;
+  readonly revision: string;
+}
+
+export async function rollbackWorkspace(services: FleetServices, request: RollbackRequest, ctx: PersistContext): Promise<RollbackResult> {
+  const started = Date.now();
+  const { workspaceId, generation, revision: source } = request;
+  const address = await services.addresses.get(workspaceId);
+  if (!address || address.generation !== generation) {
+    await services.addresses.countFenceRejection();
+    throw new StaleGenerationError(workspaceId, generation, address?.generation ?? null);
+  }
+  const sourceManifest = await services.archive.readManifest(workspaceId, source);
+  if (!sourceManifest) throw new RevisionNotFoundError(`workspace ${workspaceId} has no committed revision ${source}`, { context: { workspaceId, revision: source } });
+  const head = await services.checkpoints.current(workspaceId);
+  const parent = head?.workspaceRevision ?? (await services.archive.current(workspaceId));
+
+  const paths = await services.archive.ensure(workspaceId);
+  const revision = newRevisionId(generation);
+  const tmp = paths.tmp(revision);
+  try {
+    await ctx.progress({ step: 'copy', percent: 10 });
+    await mkdir(tmp, { mode: 0o700 });
+    await runRsync({
+      args: snapshotArgs({ source: paths.revision(source), dest: tmp, linkDest: `../${source}`, ioTimeoutS: 60 }),
+      operation: `rollback ${workspaceId}`,
+      timeoutMs: Math.max(1_000, services.config.deadlines.persistMs),
+      signal: ctx.signal,
+      path: services.config.systemPath,
+    });
+    const scan = await scanTree(tmp, sourceManifest, ctx.signal);
+    const manifest = makeManifest(
+      { workspaceId, revision, generation, reason: 'rollback', turnId: null, parent, mode: 'rollback', createdAt: new Date().toISOString() },
+      scan,
+    );
+    await ctx.progress({ step: 'commit', percent: 40 });
+    await syncFilesystem(tmp, services.config.systemPath, ctx.signal);
+    await services.archive.writeManifest(workspaceId, manifest);
+    await services.archive.commit(workspaceId, revision);
+    const checkpoint = await services.checkpoints.record({
+      workspaceId,
+      generation,
+      kind: 'portable_workspace',
+      workspaceRevision: revision,
+      reason: 'rollback',
+      files: manifest.files,
+      bytes: manifest.bytes,
+    });
+    await services.checkpoints.attach(workspaceId, checkpoint.id, generation, { expectedHead: head?.id ?? null });
+    await services.archive.flipCurrent(workspaceId, revision);
+
+    await ctx.progress({ step: 'restore', percent: 70 });
+    const provider = services.providerFor(address);
+    await provider.importTree(address.handle, paths.revision(revision), ctx.signal);
+    await provider.markReady(address.handle, { generation, source: revision, readyAt: Date.now() }, ctx.signal);
+    await ctx.progress({ step: 'done', percent: 100 });
+    return { workspaceId, revision, restoredFrom: source, generation, files: manifest.files, durationMs: Date.now() - started };
+  } finally {
+    await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
