@@ -46,6 +46,12 @@ export function probeDeadlineMs(attempt: number): number {
 async function probeLive(services: FleetServices, address: Address | null, ctx: ProcessorContext): Promise<RestoreFacts['live']> {
   if (!address) return null;
   if (!(await services.hosts.isAlive(address.hostId, address.provider))) return null;
+  if (address.provider === 'local' && address.hostId !== services.config.hostId) {
+    // Another live host holds it: its heartbeat vouches for the sandbox (this host cannot see
+    // its directory). A stopped one there is rebuilt here from the archive (it was flushed).
+    const runtime = await services.runtime.get(address.workspaceId);
+    return runtime?.state === 'stopped' ? null : { state: 'running', ready: runtime?.state === 'ready' };
+  }
   const provider = services.providerFor(address);
   const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(probeDeadlineMs(ctx.attempt))]);
   try {
