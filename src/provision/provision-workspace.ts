@@ -151,7 +151,9 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
         await provider.destroy(created.handle, ctx.signal).catch(() => undefined);
         const winner = await services.addresses.get(workspaceId);
         ctx.logger.warn({ workspaceId, generation, winner: winner?.generation }, 'lost the publish race: destroyed our sandbox');
-        if (!winner) throw new ProviderBusyError(providerName, 'publish', 'lost the publish race and no winner is published yet');
+        // Only a newer, published incarnation is a winner; anything else means a newer provisioner
+        // is still at work (or died): decide afresh on the next attempt.
+        if (!winner || winner.generation <= generation) throw ProvisionSuperseded(workspaceId, generation, null);
         return { workspaceId, handle: winner.handle, generation: winner.generation, hostId: winner.hostId, provider: winner.provider, outcome: 'reused', source: null };
       }
       await services.runtime.set(workspaceId, 'ready', { outcome: plan.outcome, source: plan.source });

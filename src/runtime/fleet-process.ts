@@ -14,6 +14,7 @@ import { Releasers } from './releasers.js';
 import { createServices, type FleetServices } from './services.js';
 import { flushHeldWorkspaces } from './shutdown-flush.js';
 import { installGcSchedules } from '../gc/gc-schedules.js';
+import { startHostJanitor } from './host-janitor.js';
 
 export interface FleetProcessOptions {
   /** Configuration with `redis.url` resolved. */
@@ -63,6 +64,9 @@ export async function startFleetProcess({ config, queues, logger, processors, wo
     });
     releasers.add('workers', () => workers.close());
     if (queues.includes('gc') && installSchedules) await installGcSchedules(services.client.pool, config);
+    if (queues.includes('persist') && installSchedules && config.retention.gcSchedule.orphans > 0) {
+      releasers.add('host janitor', startHostJanitor(services, config.retention.gcSchedule.orphans));
+    }
     // Runs before the workers close (LIFO), so this process's persist worker still serves the flush.
     if (queues.includes('persist') && config.shutdown.flushMs > 0) {
       releasers.add('shutdown flush', async () => {

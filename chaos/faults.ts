@@ -1,0 +1,88 @@
+/**
+ * Fault injection while the workload runs: SIGKILL and SIGSTOP/SIGCONT of workers, SIGKILL of
+ * rsync children, a Redis restart (AOF), the archive made read-only for a while (a read-only bind
+ * mount as root, chattr +i as a fallback, chmod when not root), and a host that stops
+ * heartbeating (all its processes paused).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import type { ManagedProcess } from './fleet-processes.js';
+import type { Rng } from './prng.js';
+import type { RedisProcess } from './redis-process.js';
+
+export type FaultName = 'killWorker' | 'pauseWorker' | 'killRsync' | 'restartRedis' | 'archiveReadOnly' | 'hostStop';
+
+export interface FaultContext {
+  readonly rng: Rng;
+  readonly processes: readonly ManagedProcess[];
+  readonly redis: RedisProcess;
+  readonly archiveRoot: string;
+  readonly hostToStop: string;
+  readonly log: (line: string) => void;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Makes `dir` read-only; returns the undo function.
+function makeReadOnly(dir: string): { method: string; undo: () => void } {
+  const isRoot = process.getuid?.() === 0;
+  if (isRoot && spawnSync('mount', ['--bind', dir, dir]).status === 0) {
+    if (spawnSync('mount', ['-o', 'remount,ro,bind', dir]).status === 0) return { method: 'ro-bind-mount', undo: () => void spawnSync('umount', ['-l', dir]) };
+    spawnSync('umount', ['-l', dir]);
+  }
+  if (isRoot && spawnSync('chattr', ['-R', '+i', dir]).status === 0) return { method: 'chattr', undo: () => void spawnSync('chattr', ['-R', '-i', dir]) };
+  execFileSync('chmod', ['-R', 'a-w', dir]);
+  return { method: 'chmod', undo: () => void spawnSync('chmod', ['-R', 'u+w', dir]) };
+}
+
+export async function injectFault(name: FaultName, ctx: FaultContext): Promise<void> {
+  const { rng, processes, log } = ctx;
+  switch (name) {
+    case 'killWorker': {
+      const victim = rng.pick(processes);
+      log(`fault: SIGKILL ${victim.spec.name}`);
+      await victim.kill('SIGKILL');
+      await pause(rng.int(200, 1_500));
+      await victim.restart();
+      return;
+    }
+    case 'pauseWorker': {
+      const victim = rng.pick(processes.filter((p) => p.alive));
+      log(`fault: SIGSTOP ${victim.spec.name}`);
+      victim.signal('SIGSTOP');
+      await pause(rng.int(1_000, 4_000));
+      victim.signal('SIGCONT');
+      return;
+    }
+    case 'killRsync': {
+      const pids = spawnSync('pgrep', ['-x', 'rsync']).stdout.toString().split('\n').filter(Boolean);
+      if (pids.length === 0) return;
+      const pid = Number(rng.pick(pids));
+      log(`fault: SIGKILL rsync ${pid}`);
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // finished meanwhile
+      }
+      return;
+    }
+    case 'restartRedis':
+      log('fault: restart redis');
+      await ctx.redis.restart();
+      return;
+    case 'archiveReadOnly': {
+      const ro = makeReadOnly(ctx.archiveRoot);
+      log(`fault: archive read-only (${ro.method})`);
+      await pause(rng.int(1_000, 3_000));
+      ro.undo();
+      return;
+    }
+    case 'hostStop': {
+      const victims = processes.filter((p) => p.spec.hostId === ctx.hostToStop && p.alive);
+      log(`fault: host ${ctx.hostToStop} stops (${victims.length} processes paused)`);
+      for (const v of victims) v.signal('SIGSTOP');
+      await pause(rng.int(2_500, 5_000));
+      for (const v of victims) v.signal('SIGCONT');
+      return;
+    }
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Invariants checked from the outside once the faults stopped and the fleet settled.
+ */
+import type { Queue } from 'bullmq';
+import { verifyTree } from '../src/archive/manifest.js';
+import type { FleetServices } from '../src/runtime/services.js';
+import type { LocalProvider } from '../src/providers/local/local-provider.js';
+import type { WorkspaceModel } from './workload.js';
+
+export interface InvariantReport {
+  lost: number;
+  torn: number;
+  fenceViolations: number;
+  duplicateSandboxes: number;
+  orphans: number;
+  stuckJobs: number;
+  untypedFailures: number;
+  details: string[];
+}
+
+export async function checkInvariants(
+  services: FleetServices,
+  models: readonly WorkspaceModel[],
+  providers: ReadonlyMap<string, LocalProvider>,
+  queues: readonly Queue[],
+): Promise<InvariantReport> {
+  const report: InvariantReport = { lost: 0, torn: 0, fenceViolations: 0, duplicateSandboxes: 0, orphans: 0, stuckJobs: 0, untypedFailures: 0, details: [] };
+  const note = (line: string) => {
+    if (report.details.length < 50) report.details.push(line);
+  };
+
+  for (const model of models) {
+    const ws = model.workspaceId;
+    const current = await services.archive.current(ws);
+    const manifest = current ? await services.archive.readManifest(ws, current) : null;
+    // 0 torn: current is one complete revision matching its manifest.
+    if (current && manifest) {
+      const { mismatches } = await verifyTree(services.archive.paths(ws).revision(current), manifest);
+      if (mismatches.length > 0) {
+        report.torn += 1;
+        note(`${ws}: current ${current} has ${mismatches.length} mismatches`);
+      }
+    }
+    // 0 lost: every file an acknowledged persist promised is there, unless the agent deleted it later.
+    const archived = new Map((manifest?.entries ?? []).filter((e) => e.t === 'f').map((e) => [e.p, e.h!]));
+    for (const [file, hash] of model.acked) {
+      if (model.deletedSinceAck.has(file)) continue;
+      const got = archived.get(file);
+      const acceptable = got === hash || (got !== undefined && (model.writtenSinceAck.get(file)?.has(got) ?? false));
+      if (!acceptable) {
+        report.lost += 1;
+        note(`${ws}: acknowledged file ${file} ${got === undefined ? 'missing' : 'changed'} in ${current}`);
+      }
+    }
+    // 0 fence violations: attached heads never go back in generation, and none is ahead of the address.
+    const attached = await services.checkpoints.attachedIds(ws);
+    let previous = 0;
+    for (const id of attached) {
+      const c = await services.checkpoints.get(id);
+      if (!c) continue;
+      if (c.generation < previous) {
+        report.fenceViolations += 1;
+        note(`${ws}: attached ${c.workspaceRevision} of generation ${c.generation} after generation ${previous}`);
+      }
+      previous = Math.max(previous, c.generation);
+    }
+    const address = await services.addresses.get(ws);
+    if (manifest && address && manifest.generation > address.generation) {
+      report.fenceViolations += 1;
+      note(`${ws}: current revision generation ${manifest.generation} > address generation ${address.generation}`);
+    }
+  }
+
+  // 1 live sandbox per workspace, 0 orphans (after the hosts' GC).
+  const perWorkspace = new Map<string, number>();
+  for (const provider of providers.values()) {
+    for (const sandbox of await provider.list()) {
+      perWorkspace.set(sandbox.workspaceId, (perWorkspace.get(sandbox.workspaceId) ?? 0) + 1);
+      const address = await services.addresses.get(sandbox.workspaceId);
+      if (address?.handle !== sandbox.handle) {
+        report.orphans += 1;
+        note(`orphan sandbox ${sandbox.handle} (address ${address?.handle ?? 'none'})`);
+      }
+    }
+  }
+  for (const [ws, n] of perWorkspace) {
+    if (n > 1) {
+      report.duplicateSandboxes += 1;
+      note(`${ws}: ${n} live sandboxes`);
+    }
+  }
+
+  // Every job terminal, failures typed.
+  for (const queue of queues) {
+    const active = await queue.getJobCounts('active');
+    report.stuckJobs += active.active ?? 0;
+    for (const job of await queue.getFailed(0, 1_000)) {
+      const reason = job.failedReason ?? '';
+      if (!/^[A-Z][A-Za-z]+: /.test(reason) && !reason.startsWith('job stalled more than allowable limit')) {
+        report.untypedFailures += 1;
+        note(`${queue.name} job ${job.id} failed untyped: ${reason.slice(0, 120)}`);
+      }
+    }
+  }
+  return report;
+}

@@ -1,0 +1,187 @@
+/**
+ * `npm run chaos -- [--profile short|long] [--duration S] [--seed N] [--workspaces W]`
+ *
+ * Starts the Procfile's processes as real separate processes for two hosts on this machine
+ * (several workers per queue), drives a workload of workspaces doing turns, injects faults at
+ * random, then stops the faults, lets the fleet settle and checks the invariants from outside.
+ * Prints one JSON summary and exits non-zero on any violation.
+ */
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import { Queue } from 'bullmq';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { createFleetClient } from '../src/producers/fleet-client.js';
+import { LocalProvider } from '../src/providers/local/local-provider.js';
+import { createRedis } from '../src/redis.js';
+import { createServices } from '../src/runtime/services.js';
+import { runGc } from '../src/gc/run-gc.js';
+import { ManagedProcess } from './fleet-processes.js';
+import { injectFault, type FaultName } from './faults.js';
+import { checkInvariants } from './invariants.js';
+import { createRng } from './prng.js';
+import { RedisProcess } from './redis-process.js';
+import { newModel, runTurn, type WorkloadContext } from './workload.js';
+
+const args = process.argv.slice(2);
+const option = (name: string): string | undefined => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const profile = option('profile') ?? 'short';
+if (!['short', 'long'].includes(profile)) throw new Error(`--profile: expected short or long, got ${profile}`);
+const durationS = Number(option('duration') ?? (profile === 'long' ? 1_800 : 120));
+const seed = Number(option('seed') ?? Date.now() % 1_000_000);
+const workspaceCount = Number(option('workspaces') ?? (profile === 'long' ? 12 : 8));
+for (const [flag, value] of [['duration', durationS], ['seed', seed], ['workspaces', workspaceCount]] as const) {
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${flag}: expected a positive whole number, got ${value}`);
+}
+const log = (line: string) => process.stderr.write(`[chaos ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function main(): Promise<number> {
+  const rng = createRng(seed);
+  const dir = await mkdtemp(path.join(tmpdir(), 'fleet-chaos-'));
+  const archiveRoot = path.join(dir, 'archive');
+  await mkdir(archiveRoot, { recursive: true });
+  const redis = new RedisProcess(await freePort(), path.join(dir, 'redis'));
+  await mkdir(redis.dir, { recursive: true });
+  await redis.start();
+  const hosts = ['host-a', 'host-b'];
+  const common = {
+    REDIS_URL: redis.url,
+    FLEET_PREFIX: '{chaos}',
+    FLEET_ARCHIVE_ROOT: archiveRoot,
+    FLEET_SNAPSHOT_ROOT: path.join(dir, 'snapshots'),
+    FLEET_LOG_LEVEL: 'warn',
+    FLEET_LOCK_DURATION_MS: '3000',
+    FLEET_STALLED_INTERVAL_MS: '1500',
+    FLEET_MAX_STALLED_COUNT: '20',
+    FLEET_HEARTBEAT_INTERVAL_MS: '500',
+    FLEET_LOCK_TTL_MS: '3000',
+    FLEET_CHECKPOINT_INTERVAL_MS: '2000',
+    FLEET_SHUTDOWN_FLUSH_MS: '0',
+    FLEET_SHUTDOWN_GRACE_MS: '5000',
+    FLEET_PERSIST_DEADLINE_MS: '30000',
+    FLEET_PROVISION_DEADLINE_MS: '30000',
+    FLEET_REDIS_COMMAND_TIMEOUT_MS: '2000',
+    FLEET_GC_SCHEDULE: 'unattached=off,retention=off,litter=off,bases=off,orphans=5000,idle=off',
+  };
+  const hostEnv = (hostId: string) => ({ ...common, FLEET_HOST_ID: hostId, FLEET_HOME: path.join(dir, hostId), FLEET_LIVE_ROOT: path.join(dir, hostId, 'live') });
+  const processes: ManagedProcess[] = [];
+  for (const hostId of hosts) {
+    for (const [queues, count] of [['provision', 2], ['persist', 2], ['checkpoint', 1]] as const) {
+      for (let i = 0; i < count; i++) processes.push(new ManagedProcess({ name: `${hostId}/${queues}#${i}`, hostId, queues, env: hostEnv(hostId) }));
+    }
+  }
+  processes.push(new ManagedProcess({ name: 'host-a/gc#0', hostId: 'host-a', queues: 'gc', env: hostEnv('host-a') }));
+  await Promise.all(processes.map((p) => p.start()));
+  log(`seed ${seed}, ${durationS} s, ${workspaceCount} workspaces, ${processes.length} worker processes on ${hosts.length} hosts`);
+
+  const clientConfig = loadConfig(hostEnv('host-a'));
+  const client = createFleetClient({ config: clientConfig });
+  const providers = new Map(hosts.map((h) => [h, new LocalProvider({ hostId: h, liveRoot: hostEnv(h).FLEET_LIVE_ROOT, snapshotRoot: common.FLEET_SNAPSHOT_ROOT, systemPath: clientConfig.systemPath, copyTimeoutMs: 60_000 })]));
+  const liveRoots = new Map(hosts.map((h) => [h, hostEnv(h).FLEET_LIVE_ROOT]));
+  const counters = { turns: 0, acked: 0, failedTurns: 0 };
+  const ctx: WorkloadContext = { client, providers, liveRoots, rng, counters };
+  const models = Array.from({ length: workspaceCount }, (_, i) => newModel(`chaos-${i}`));
+  const faults: Record<FaultName, number> = { killWorker: 0, pauseWorker: 0, killRsync: 0, restartRedis: 0, archiveReadOnly: 0, hostStop: 0 };
+
+  const endAt = Date.now() + durationS * 1_000;
+  const agents = models.map(async (model) => {
+    while (Date.now() < endAt) await runTurn(ctx, model);
+  });
+  const weights: [FaultName, number][] = [['killWorker', 4], ['pauseWorker', 3], ['killRsync', 3], ['restartRedis', 1], ['archiveReadOnly', 1], ['hostStop', 1]];
+  const total = weights.reduce((s, [, w]) => s + w, 0);
+  const injector = (async () => {
+    await pause(3_000);
+    while (Date.now() < endAt - 5_000) {
+      let roll = rng() * total;
+      const name = weights.find(([, w]) => (roll -= w) < 0)![0];
+      try {
+        await injectFault(name, { rng, processes, redis, archiveRoot, hostToStop: 'host-b', log });
+        faults[name] += 1;
+      } catch (error) {
+        log(`fault ${name} failed to inject: ${(error as Error).message}`);
+      }
+      await pause(rng.int(1_000, 4_000));
+    }
+  })();
+  await Promise.all([injector, ...agents]);
+
+  log('faults stopped; settling');
+  for (const p of processes) {
+    if (p.stopped) p.signal('SIGCONT');
+    if (!p.alive) await p.start();
+  }
+  for (const model of models) await client.stopCheckpoints(model.workspaceId).catch(() => undefined);
+  const checkerConfig = loadConfig({ ...hostEnv('host-a'), FLEET_PROVISION_DEADLINE_MS: '1000' });
+  const checkRedis = createRedis({ url: redis.url, role: 'client', commandTimeoutMs: 5_000, name: 'chaos-check' });
+  const queueNames = ['provision', 'gc', ...hosts.flatMap((h) => [`persist@${h}`, `checkpoint@${h}`])];
+  const queues = queueNames.map((name) => new Queue(name, { connection: checkRedis, prefix: common.FLEET_PREFIX }));
+  const settleDeadline = Date.now() + 180_000;
+  for (;;) {
+    const counts = await Promise.all(queues.map((q) => q.getJobCounts('active', 'waiting', 'prioritized')));
+    const busy = counts.reduce((s, c) => s + (c.active ?? 0) + (c.waiting ?? 0) + (c.prioritized ?? 0), 0);
+    if (busy === 0 || Date.now() > settleDeadline) break;
+    await pause(500);
+  }
+  // Each host's GC collects its own orphans (as its host janitor does).
+  const servicesByHost = hosts.map((h) =>
+    createServices({ config: loadConfig({ ...hostEnv(h), FLEET_PROVISION_DEADLINE_MS: '1000' }), redis: checkRedis, logger: createLogger({ level: 'silent' }) }),
+  );
+  for (const services of servicesByHost) await runGc(services, { kind: 'orphans', dryRun: false, limit: 1_000 }, AbortSignal.timeout(60_000)).catch((e: Error) => log(`gc orphans: ${e.message}`));
+  const checker = createServices({ config: checkerConfig, redis: checkRedis, logger: createLogger({ level: 'silent' }) });
+  const report = await checkInvariants(checker, models, providers, queues);
+
+  const summary = {
+    seed,
+    profile,
+    durationS,
+    workspaces: workspaceCount,
+    workerProcesses: processes.length,
+    hosts: hosts.length,
+    machine: { cpus: cpus().length, node: process.version },
+    faults,
+    workerRestarts: processes.reduce((s, p) => s + p.restarts, 0),
+    turns: counters.turns,
+    acked: counters.acked,
+    failedTurns: counters.failedTurns,
+    lost: report.lost,
+    torn: report.torn,
+    fenceViolations: report.fenceViolations,
+    duplicateSandboxes: report.duplicateSandboxes,
+    orphans: report.orphans,
+    stuckJobs: report.stuckJobs,
+    untypedFailures: report.untypedFailures,
+    details: report.details,
+  };
+  process.stdout.write(`${JSON.stringify(summary)}\n`);
+
+  for (const q of queues) await q.close();
+  for (const s of [...servicesByHost, checker]) await s.close();
+  await client.close();
+  checkRedis.disconnect();
+  await Promise.all(processes.map((p) => p.kill('SIGKILL')));
+  await redis.stop('SIGKILL');
+  await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  const violations = report.lost + report.torn + report.fenceViolations + report.duplicateSandboxes + report.orphans + report.stuckJobs + report.untypedFailures;
+  if (counters.acked === 0) {
+    log('no turn was acknowledged: the workload did not run');
+    return 1;
+  }
+  return violations === 0 ? 0 : 1;
+}
+
+process.exitCode = await main();

@@ -1,0 +1,102 @@
+/**
+ * The workload: each workspace is driven by one agent doing turns: make sure the workspace is
+ * provisioned (re-provisioning is part of every turn), write new files and delete an old one in
+ * its live tree, then a turn-end reconcile persist. The model records, per workspace, what an
+ * acknowledged persist promised: those files (with their hashes) must be in the archive at the end
+ * unless the agent deleted them later.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { FleetClient } from '../src/producers/fleet-client.js';
+import type { SandboxProvider } from '../src/providers/sandbox-provider.js';
+import { livePaths } from '../src/providers/local/live-paths.js';
+import { walkTree } from '../src/archive/tree-walk.js';
+import type { ProvisionResult } from '../src/queues/provision.js';
+import type { Rng } from './prng.js';
+
+const sha = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
+
+export interface WorkspaceModel {
+  readonly workspaceId: string;
+  generation: number;
+  hostId: string | null;
+  /** Files believed to be in the live tree: path → hash. */
+  present: Map<string, string>;
+  /** What the last acknowledged persist promised: path → hash. */
+  acked: Map<string, string>;
+  /** Hashes written to a path since the last ack (also acceptable in the archive). */
+  writtenSinceAck: Map<string, Set<string>>;
+  /** Paths the agent deleted since the last ack (no longer required). */
+  deletedSinceAck: Set<string>;
+  turns: number;
+  acks: number;
+}
+
+export interface WorkloadContext {
+  readonly client: FleetClient;
+  readonly providers: ReadonlyMap<string, SandboxProvider>;
+  readonly liveRoots: ReadonlyMap<string, string>;
+  readonly rng: Rng;
+  readonly counters: { turns: number; acked: number; failedTurns: number };
+}
+
+// Reads a live tree's files (path → hash) after a rebuild.
+async function readLive(liveRoot: string, workspaceId: string): Promise<Map<string, string>> {
+  const root = livePaths(liveRoot, workspaceId).root;
+  const files = new Map<string, string>();
+  for await (const entry of walkTree(root)) {
+    if (entry.type === 'file') files.set(entry.rel.toString('utf8'), sha(await readFile(path.join(root, entry.rel.toString('utf8')))));
+  }
+  return files;
+}
+
+export function newModel(workspaceId: string): WorkspaceModel {
+  return { workspaceId, generation: 0, hostId: null, present: new Map(), acked: new Map(), writtenSinceAck: new Map(), deletedSinceAck: new Set(), turns: 0, acks: 0 };
+}
+
+/** One turn of one agent. Never throws: a failed step just means the turn is not acknowledged. */
+export async function runTurn(ctx: WorkloadContext, model: WorkspaceModel): Promise<void> {
+  const { client, rng } = ctx;
+  model.turns += 1;
+  ctx.counters.turns += 1;
+  try {
+    const { result } = await client.provision({ workspaceId: model.workspaceId }, { wait: true, timeoutMs: 30_000 });
+    const r = result as ProvisionResult;
+    if (r.generation !== model.generation || r.hostId !== model.hostId) {
+      model.generation = r.generation;
+      model.hostId = r.hostId;
+      model.present = await readLive(ctx.liveRoots.get(r.hostId)!, model.workspaceId);
+    }
+    const provider = ctx.providers.get(r.hostId)!;
+    const files = Array.from({ length: rng.int(1, 3) }, (_, k) => {
+      const rel = `t${model.turns}/f${k}-${randomBytes(3).toString('hex')}.txt`;
+      return { path: rel, content: Buffer.from(`${model.workspaceId} turn ${model.turns} file ${k} ${randomBytes(8).toString('hex')}\n`) };
+    });
+    await provider.writeFiles(r.handle, files, AbortSignal.timeout(10_000));
+    for (const f of files) {
+      const hash = sha(f.content);
+      model.present.set(f.path, hash);
+      const set = model.writtenSinceAck.get(f.path) ?? new Set<string>();
+      set.add(hash);
+      model.writtenSinceAck.set(f.path, set);
+    }
+    if (model.present.size > 6 && rng() < 0.5) {
+      const victim = rng.pick([...model.present.keys()]);
+      const rm = await provider.exec(r.handle, { cmd: ['rm', '-f', '--', victim], timeoutMs: 10_000, signal: AbortSignal.timeout(15_000) });
+      if (rm.exitCode === 0) {
+        model.present.delete(victim);
+        model.deletedSinceAck.add(victim);
+      }
+    }
+    const snapshot = new Map(model.present);
+    await client.persist({ workspaceId: model.workspaceId, generation: r.generation, delete: true, reason: 'turn-end', turnId: `t${model.turns}` }, { wait: true, timeoutMs: 30_000 });
+    model.acked = snapshot;
+    model.writtenSinceAck = new Map();
+    model.deletedSinceAck = new Set();
+    model.acks += 1;
+    ctx.counters.acked += 1;
+  } catch {
+    ctx.counters.failedTurns += 1;
+  }
+}
