@@ -54,8 +54,16 @@ export async function injectFault(name: FaultName, ctx: FaultContext): Promise<v
       return;
     }
     case 'killRsync': {
-      const pids = spawnSync('pgrep', ['-x', 'rsync']).stdout.toString().split('\n').filter(Boolean);
-      if (pids.length === 0) return;
+      // Wait (briefly) for an rsync to be running, so the kill lands mid-transfer.
+      let pids: string[] = [];
+      for (let i = 0; i < 100 && pids.length === 0; i++) {
+        pids = spawnSync('pgrep', ['-x', 'rsync']).stdout.toString().split('\n').filter(Boolean);
+        if (pids.length === 0) await pause(20);
+      }
+      if (pids.length === 0) {
+        log('fault: no rsync running to kill');
+        return;
+      }
       const pid = Number(rng.pick(pids));
       log(`fault: SIGKILL rsync ${pid}`);
       try {

@@ -93,7 +93,7 @@ async function main(): Promise<number> {
   const client = createFleetClient({ config: clientConfig });
   const providers = new Map(hosts.map((h) => [h, new LocalProvider({ hostId: h, liveRoot: hostEnv(h).FLEET_LIVE_ROOT, snapshotRoot: common.FLEET_SNAPSHOT_ROOT, systemPath: clientConfig.systemPath, copyTimeoutMs: 60_000 })]));
   const liveRoots = new Map(hosts.map((h) => [h, hostEnv(h).FLEET_LIVE_ROOT]));
-  const counters = { turns: 0, acked: 0, failedTurns: 0 };
+  const counters = { turns: 0, acked: 0, failedTurns: 0, failures: {} as Record<string, number> };
   const ctx: WorkloadContext = { client, providers, liveRoots, rng, counters };
   const models = Array.from({ length: workspaceCount }, (_, i) => newModel(`chaos-${i}`));
   const faults: Record<FaultName, number> = { killWorker: 0, pauseWorker: 0, killRsync: 0, restartRedis: 0, archiveReadOnly: 0, hostStop: 0 };
@@ -102,20 +102,22 @@ async function main(): Promise<number> {
   const agents = models.map(async (model) => {
     while (Date.now() < endAt) await runTurn(ctx, model);
   });
-  const weights: [FaultName, number][] = [['killWorker', 4], ['pauseWorker', 3], ['killRsync', 3], ['restartRedis', 1], ['archiveReadOnly', 1], ['hostStop', 1]];
-  const total = weights.reduce((s, [, w]) => s + w, 0);
+  // Every fault kind in each round (shuffled), the frequent ones twice, so a short run sees them all.
+  const round: FaultName[] = ['killWorker', 'killWorker', 'pauseWorker', 'pauseWorker', 'killRsync', 'killRsync', 'restartRedis', 'archiveReadOnly', 'hostStop'];
   const injector = (async () => {
     await pause(3_000);
     while (Date.now() < endAt - 5_000) {
-      let roll = rng() * total;
-      const name = weights.find(([, w]) => (roll -= w) < 0)![0];
-      try {
-        await injectFault(name, { rng, processes, redis, archiveRoot, hostToStop: 'host-b', log });
-        faults[name] += 1;
-      } catch (error) {
-        log(`fault ${name} failed to inject: ${(error as Error).message}`);
+      const order = [...round].sort(() => rng() - 0.5);
+      for (const name of order) {
+        if (Date.now() >= endAt - 5_000) break;
+        try {
+          await injectFault(name, { rng, processes, redis, archiveRoot, hostToStop: 'host-b', log });
+          faults[name] += 1;
+        } catch (error) {
+          log(`fault ${name} failed to inject: ${(error as Error).message}`);
+        }
+        await pause(rng.int(300, 2_000));
       }
-      await pause(rng.int(1_000, 4_000));
     }
   })();
   await Promise.all([injector, ...agents]);
@@ -158,6 +160,7 @@ async function main(): Promise<number> {
     turns: counters.turns,
     acked: counters.acked,
     failedTurns: counters.failedTurns,
+    turnFailures: counters.failures,
     lost: report.lost,
     torn: report.torn,
     fenceViolations: report.fenceViolations,

@@ -38,7 +38,7 @@ export interface WorkloadContext {
   readonly providers: ReadonlyMap<string, SandboxProvider>;
   readonly liveRoots: ReadonlyMap<string, string>;
   readonly rng: Rng;
-  readonly counters: { turns: number; acked: number; failedTurns: number };
+  readonly counters: { turns: number; acked: number; failedTurns: number; failures: Record<string, number> };
 }
 
 // Reads a live tree's files (path → hash) after a rebuild.
@@ -96,7 +96,10 @@ export async function runTurn(ctx: WorkloadContext, model: WorkspaceModel): Prom
     model.deletedSinceAck = new Set();
     model.acks += 1;
     ctx.counters.acked += 1;
-  } catch {
+  } catch (error) {
     ctx.counters.failedTurns += 1;
+    const code = (error as { code?: unknown }).code;
+    const key = typeof code === 'string' ? code : (error as Error).name;
+    ctx.counters.failures[key] = (ctx.counters.failures[key] ?? 0) + 1;
   }
 }
