@@ -4,7 +4,7 @@
  * mount as root, chattr +i as a fallback, chmod when not root), and a host that stops
  * heartbeating (all its processes paused).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import type { ManagedProcess } from './fleet-processes.js';
 import type { Rng } from './prng.js';
 import type { RedisProcess } from './redis-process.js';
@@ -22,16 +22,20 @@ export interface FaultContext {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-// Makes `dir` read-only; returns the undo function.
-function makeReadOnly(dir: string): { method: string; undo: () => void } {
-  const isRoot = process.getuid?.() === 0;
-  if (isRoot && spawnSync('mount', ['--bind', dir, dir]).status === 0) {
-    if (spawnSync('mount', ['-o', 'remount,ro,bind', dir]).status === 0) return { method: 'ro-bind-mount', undo: () => void spawnSync('umount', ['-l', dir]) };
-    spawnSync('umount', ['-l', dir]);
+// Makes `dir` read-only (EROFS) with a read-only bind mount as root, or chmod otherwise; null
+// when neither works here (the fault is then skipped and reported).
+function makeReadOnly(dir: string): { method: string; undo: () => void } | null {
+  if (process.getuid?.() === 0) {
+    if (spawnSync('mount', ['--bind', dir, dir], { stdio: 'ignore' }).status !== 0) return null;
+    if (spawnSync('mount', ['-o', 'remount,ro,bind', dir], { stdio: 'ignore' }).status !== 0) {
+      spawnSync('umount', [dir], { stdio: 'ignore' });
+      return null;
+    }
+    // Lazy unmount: detaches at once even while workers hold files open under it.
+    return { method: 'ro-bind-mount', undo: () => void spawnSync('umount', ['-l', dir], { stdio: 'ignore' }) };
   }
-  if (isRoot && spawnSync('chattr', ['-R', '+i', dir]).status === 0) return { method: 'chattr', undo: () => void spawnSync('chattr', ['-R', '-i', dir]) };
-  execFileSync('chmod', ['-R', 'a-w', dir]);
-  return { method: 'chmod', undo: () => void spawnSync('chmod', ['-R', 'u+w', dir]) };
+  if (spawnSync('chmod', ['-R', 'a-w', dir], { stdio: 'ignore' }).status !== 0) return null;
+  return { method: 'chmod', undo: () => void spawnSync('chmod', ['-R', 'u+w', dir], { stdio: 'ignore' }) };
 }
 
 export async function injectFault(name: FaultName, ctx: FaultContext): Promise<void> {
@@ -79,6 +83,7 @@ export async function injectFault(name: FaultName, ctx: FaultContext): Promise<v
       return;
     case 'archiveReadOnly': {
       const ro = makeReadOnly(ctx.archiveRoot);
+      if (!ro) throw new Error('cannot make the archive read-only on this machine');
       log(`fault: archive read-only (${ro.method})`);
       await pause(rng.int(1_000, 3_000));
       ro.undo();

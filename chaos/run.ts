@@ -50,6 +50,13 @@ async function freePort(): Promise<number> {
   });
 }
 
+// A harness bug must fail the run loudly, not silently pass: count unhandled rejections as violations.
+let unhandled = 0;
+process.on('unhandledRejection', (error) => {
+  unhandled += 1;
+  log(`unhandled rejection in the chaos driver: ${(error as Error)?.stack ?? String(error)}`);
+});
+
 async function main(): Promise<number> {
   const rng = createRng(seed);
   const dir = await mkdtemp(path.join(tmpdir(), 'fleet-chaos-'));
@@ -168,6 +175,7 @@ async function main(): Promise<number> {
     orphans: report.orphans,
     stuckJobs: report.stuckJobs,
     untypedFailures: report.untypedFailures,
+    unhandledRejections: unhandled,
     details: report.details,
   };
   process.stdout.write(`${JSON.stringify(summary)}\n`);
@@ -179,7 +187,7 @@ async function main(): Promise<number> {
   await Promise.all(processes.map((p) => p.kill('SIGKILL')));
   await redis.stop('SIGKILL');
   await rm(dir, { recursive: true, force: true }).catch(() => undefined);
-  const violations = report.lost + report.torn + report.fenceViolations + report.duplicateSandboxes + report.orphans + report.stuckJobs + report.untypedFailures;
+  const violations = report.lost + report.torn + report.fenceViolations + report.duplicateSandboxes + report.orphans + report.stuckJobs + report.untypedFailures + unhandled;
   if (counters.acked === 0) {
     log('no turn was acknowledged: the workload did not run');
     return 1;

@@ -50,6 +50,10 @@ export class QueuePool {
         await created.waitUntilReady();
         return created;
       })();
+      // A failed start (Redis down) must not be cached: the next caller tries again.
+      events.catch(() => {
+        if (this.#events.get(name) === events) this.#events.delete(name);
+      });
       this.#events.set(name, events);
     }
     return events;

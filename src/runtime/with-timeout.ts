@@ -1,5 +1,8 @@
 /** Races a promise against a timer; the timer never keeps the process alive. */
 export async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, onTimeout: () => Error): Promise<T> {
+  // The loser of the race may still reject later (e.g. a Redis command timing out): never let
+  // that become an unhandled rejection, which would crash the process.
+  promise.catch(() => undefined);
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
