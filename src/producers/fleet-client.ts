@@ -93,7 +93,8 @@ export interface FleetClient {
   provision(input: ProvisionInput, options?: WaitOptions): Promise<Enqueued<ProvisionResult>>;
   persist(input: PersistInput, options?: WaitOptions): Promise<Enqueued<PersistResult> & { seq: number }>;
   startCheckpoints(workspaceId: string, options?: { generation?: number; everyMs?: number }): Promise<{ schedulerId: string; queue: string }>;
-  stopCheckpoints(workspaceId: string): Promise<boolean>;
+  /** Removes the workspace's checkpoint scheduler (from `hostId`'s queue, default: its current host). */
+  stopCheckpoints(workspaceId: string, options?: { hostId?: string }): Promise<boolean>;
   /** Makes an earlier revision's content current again (a new revision) and restores the live tree. */
   rollback(input: RollbackInput, options?: WaitOptions): Promise<Enqueued<RollbackResult>>;
   backfill(input: BackfillInput, options?: WaitOptions): Promise<Enqueued<unknown>>;
@@ -181,10 +182,10 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
       return { schedulerId, queue: bullName };
     },
 
-    async stopCheckpoints(workspaceId) {
+    async stopCheckpoints(workspaceId, options = {}) {
       parsePayload('checkpoint workspaceId', WorkspaceId, workspaceId);
-      const address = await addresses.get(workspaceId);
-      const hosts = address ? [address.hostId] : await knownHosts(redis, keys, config.hostId);
+      const address = options.hostId ? null : await addresses.get(workspaceId);
+      const hosts = options.hostId ? [options.hostId] : address ? [address.hostId] : await knownHosts(redis, keys, config.hostId);
       let removed = false;
       for (const hostId of hosts) {
         removed = (await pool.queue(queueNameFor(CHECKPOINT, hostId)).removeJobScheduler(checkpointSchedulerId(workspaceId))) || removed;

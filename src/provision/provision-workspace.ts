@@ -159,6 +159,8 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
       await services.runtime.set(workspaceId, 'ready', { outcome: plan.outcome, source: plan.source });
       if (plan.outcome === 'created-from-base') await services.bases.addReference(plan.source, workspaceId);
       if (address && address.handle !== created.handle) await retire(services, address, ctx);
+      // The old host's checkpoint scheduler would tick forever for a workspace that moved.
+      if (address && address.hostId !== created.hostId) await services.client.stopCheckpoints(workspaceId, { hostId: address.hostId }).catch(() => undefined);
       await services.client.startCheckpoints(workspaceId, { generation });
       await services.addresses.touch(workspaceId);
       return { workspaceId, handle: created.handle, generation, hostId: created.hostId, provider: providerName, outcome: plan.outcome, source: plan.source };
