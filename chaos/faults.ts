@@ -27,8 +27,12 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 function makeReadOnly(dir: string): { method: string; undo: () => void } | null {
   if (process.getuid?.() === 0) {
     if (spawnSync('mount', ['--bind', dir, dir], { stdio: 'ignore' }).status !== 0) return null;
-    if (spawnSync('mount', ['-o', 'remount,ro,bind', dir], { stdio: 'ignore' }).status !== 0) {
-      spawnSync('umount', [dir], { stdio: 'ignore' });
+    // A remount can fail while a writer holds a file open (EBUSY): try a few times, and never
+    // leave a stray read-write bind mount behind.
+    let readOnly = false;
+    for (let i = 0; i < 5 && !readOnly; i++) readOnly = spawnSync('mount', ['-o', 'remount,ro,bind', dir], { stdio: 'ignore' }).status === 0;
+    if (!readOnly) {
+      spawnSync('umount', ['-l', dir], { stdio: 'ignore' });
       return null;
     }
     // Lazy unmount: detaches at once even while workers hold files open under it.
