@@ -12,6 +12,7 @@ const BEARER = /^Bearer[ ]+(\S+)\s*$/i;
 export function bearerAuth(tokens: readonly string[]): MiddlewareHandler {
   return async (c, next) => {
     if (tokens.length === 0) return next();
+    c.header('WWW-Authenticate', 'Bearer realm="sandbox-fleet"');
     const header = c.req.header('authorization');
     const token = header ? BEARER.exec(header)?.[1] : undefined;
     if (!token) throw new UnauthorizedError('missing bearer token (Authorization: Bearer <token>)');
