@@ -19,6 +19,9 @@ import { registerVerify } from './commands/verify.js';
 import { registerProvision } from './commands/provision.js';
 import { registerWorkspace } from './commands/workspace.js';
 import { registerWeb } from './commands/web.js';
+import { registerQueues } from './commands/queues.js';
+import { registerTop } from './commands/top.js';
+import { registerCompletion } from './commands/completion.js';
 
 export type Register = (program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>) => void;
 
@@ -34,6 +37,9 @@ const COMMANDS: Register[] = [
   registerVerify,
   registerWorkspace,
   registerWeb,
+  registerQueues,
+  registerTop,
+  registerCompletion,
 ];
 
 /** Builds the program; `run` records each action's exit code. */

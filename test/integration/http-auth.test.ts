@@ -42,7 +42,7 @@ describe('/openapi.json', () => {
     const { status, body: doc } = await answer(h.request('/openapi.json'));
     expect(status).toBe(200);
     expect(doc.openapi).toBe('3.1.0');
-    const result = await validate(structuredClone(doc));
+    const result = await validate(structuredClone(doc) as Parameters<typeof validate>[0]);
     expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
 
     const listed = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
