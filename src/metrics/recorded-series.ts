@@ -24,16 +24,24 @@ export function groupFields(hash: Readonly<Record<string, string>>): Map<string,
 
 const seriesKey = (labels: Labels): string => JSON.stringify(labels);
 
+// Labels in the family's declared order (the hash stores them sorted).
+function ordered(family: RecordedFamily, labels: Labels): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of family.labels) if (labels[name] !== undefined) out[name] = labels[name];
+  for (const [name, value] of Object.entries(labels)) if (!(name in out)) out[name] = value;
+  return out;
+}
+
 /** The values of one recorded family. */
 export function familyValues(family: RecordedFamily, fields: readonly { field: ParsedField; value: number }[]): Value[] {
   if (family.type === 'counter') {
-    return fields.filter(({ field }) => field.kind === 'c').map(({ field, value }) => ({ labels: { ...field.labels }, value }));
+    return fields.filter(({ field }) => field.kind === 'c').map(({ field, value }) => ({ labels: ordered(family, field.labels), value }));
   }
   const bounds = [...(family.buckets ?? []).map(String), '+Inf'];
   const series = new Map<string, { labels: Labels; buckets: Map<string, number>; sum: number }>();
   for (const { field, value } of fields) {
     const key = seriesKey(field.labels);
-    const entry = series.get(key) ?? { labels: field.labels, buckets: new Map<string, number>(), sum: 0 };
+    const entry = series.get(key) ?? { labels: ordered(family, field.labels), buckets: new Map<string, number>(), sum: 0 };
     if (field.kind === 'b' && field.le !== undefined) entry.buckets.set(field.le, (entry.buckets.get(field.le) ?? 0) + value);
     if (field.kind === 's') entry.sum += value;
     series.set(key, entry);

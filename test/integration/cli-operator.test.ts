@@ -29,7 +29,7 @@ function queueOf(config: Config, name: string): Queue {
   return queue;
 }
 
-const manifest = (name: string) => ({ manifest: { schemaVersion: 1, name, runtime: 'node22' } });
+const manifest = (name: string) => ({ manifest: { schemaVersion: 1 as const, name, runtime: 'node22' } });
 
 describe('fleet queues', () => {
   it('pause and resume (host-bound queues via --host or queue@host); usage errors exit 2', async () => {

@@ -41,6 +41,7 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
             redis: { url, mode: redisNote },
             workers: { queues: fleet.workers.queueNames, concurrency: config.worker.concurrency, hostId: config.hostId },
             web: web.url,
+            board: web.board ? `${web.url}/admin/queues` : null,
             archive: config.paths.archiveRoot,
             live: config.paths.liveRoot,
           };
@@ -52,6 +53,7 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
                 ['redis', `${url} (${redisNote})`],
                 ['workers', `${fleet.workers.queueNames.join(', ')} (concurrency ${config.worker.concurrency})`],
                 ['web', web.url],
+                ['board', web.board ? `${web.url}/admin/queues` : 'disabled (set FLEET_ADMIN_PASSWORD)'],
                 ['archive', config.paths.archiveRoot],
                 ['live', config.paths.liveRoot],
               ],

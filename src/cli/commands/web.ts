@@ -1,6 +1,7 @@
 /** `fleet web`: the HTTP API, Bull Board, /metrics and health endpoints, until a signal. */
 import type { Command } from 'commander';
 import { startWebServer } from '../../http/start-web-server.js';
+import { BOARD_PATH } from '../../http/fleet-board.js';
 import { installShutdownHandlers } from '../../runtime/shutdown.js';
 import type { CliContext } from '../context.js';
 import { printResult } from '../output.js';
@@ -15,7 +16,8 @@ export function registerWeb(program: Command, ctx: CliContext, run: (action: () 
         const config = await ctx.connectedConfig();
         const logger = ctx.logger({ component: 'web', hostId: config.hostId });
         const web = await startWebServer({ config, logger });
-        printResult(ctx.io, Boolean(opts.json), { url: web.url, board: web.board ? `${web.url}/admin/queues` : null }, () => `web ${web.url}`);
+        const board = web.board ? `${web.url}${BOARD_PATH}` : null;
+        printResult(ctx.io, Boolean(opts.json), { url: web.url, board }, () => `web ${web.url}\nboard ${board ?? 'disabled (set FLEET_ADMIN_PASSWORD to enable Bull Board)'}`);
         return new Promise<number>((resolve) => {
           installShutdownHandlers({ logger, deadlineMs: config.shutdown.graceMs, shutdown: () => web.close(), exit: resolve });
         });
