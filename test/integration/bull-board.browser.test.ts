@@ -33,11 +33,13 @@ async function browser(credentials?: { username: string; password: string }): Pr
     ...(credentials ? { httpCredentials: credentials } : {}),
   });
   addCleanup(() => context.close());
+  // A loaded 2-core machine can take long to render the board; these are caps, not expectations.
+  context.setDefaultTimeout(90_000);
   return context;
 }
 
 describe('Bull Board', () => {
-  it('logs in, shows every fleet queue with real jobs, retries a failed job from the UI; unauthenticated gets nothing', async () => {
+  it('logs in, shows every fleet queue with real jobs, retries a failed job from the UI; unauthenticated gets nothing', { timeout: 240_000 }, async () => {
     const h = await createWebHarness({ FLEET_ADMIN_PASSWORD: PASSWORD });
     let failNext = true;
     await testWorkers(h.config, ['provision', 'persist', 'gc'], {
@@ -106,7 +108,8 @@ describe('Bull Board', () => {
       (error: Error) => error.message,
     );
     expect(refused).toMatch(/401|ERR_INVALID_AUTH_CREDENTIALS/);
-    expect(await stranger.content()).not.toContain('persist@local');
+    const strangerSees = await waitFor('the refused page to settle', () => stranger.content().catch(() => undefined));
+    expect(strangerSees).not.toContain('persist@local');
     const viaBrowser = await strangerContext.request.get(`${h.web.url}/admin/queues/api/queues`);
     expect(viaBrowser.status()).toBe(401);
     expect(await viaBrowser.text()).not.toContain('persist@local');
