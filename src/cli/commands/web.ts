@@ -17,10 +17,12 @@ export function registerWeb(program: Command, ctx: CliContext, run: (action: () 
         const logger = ctx.logger({ component: 'web', hostId: config.hostId });
         const web = await startWebServer({ config, logger });
         const board = web.board ? `${web.url}${BOARD_PATH}` : null;
-        printResult(ctx.io, Boolean(opts.json), { url: web.url, board }, () => `web ${web.url}\nboard ${board ?? 'disabled (set FLEET_ADMIN_PASSWORD to enable Bull Board)'}`);
-        return new Promise<number>((resolve) => {
+        // Handlers first: whoever reads the address may signal us the moment it is printed.
+        const exited = new Promise<number>((resolve) => {
           installShutdownHandlers({ logger, deadlineMs: config.shutdown.graceMs, shutdown: () => web.close(), exit: resolve });
         });
+        printResult(ctx.io, Boolean(opts.json), { url: web.url, board }, () => `web ${web.url}\nboard ${board ?? 'disabled (set FLEET_ADMIN_PASSWORD to enable Bull Board)'}`);
+        return exited;
       }),
     );
 }
