@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // The one place that makes sure the system tools the fleet shells out to are present:
-// redis-server (embedded mode, tests) and rsync (persist/restore). Runs before `npm start`
+// redis-server (embedded mode, tests), rsync (persist/restore) and, for tests, chromium. Runs before `npm start`
 // and `npm test`. As root on a system with apt-get it installs what is missing, saying so in
 // one line; otherwise it says exactly how to install them and exits non-zero.
 import { execFileSync, spawnSync } from 'node:child_process';
 
+// `--tests` adds what only the test suite needs: Chromium for the Bull Board browser test.
 const TOOLS = [
   { bin: 'redis-server', apt: 'redis-server', brew: 'redis' },
   { bin: 'rsync', apt: 'rsync', brew: 'rsync' },
+  ...(process.argv.includes('--tests') ? [{ bin: 'chromium', apt: 'chromium', brew: '--cask chromium' }] : []),
 ];
 
 const has = (bin) => spawnSync('sh', ['-c', `command -v ${bin}`], { stdio: 'ignore' }).status === 0;

@@ -115,6 +115,8 @@ export const EnvSchema = z.object({
   FLEET_SHUTDOWN_FLUSH_MS: durationMs(10_000, 0, 10 * 60_000),
   FLEET_HTTP_HOST: anyText(null),
   FLEET_HTTP_PORT: integer(7400, 0, 65_535),
+  FLEET_HTTP_WAIT_CAP_MS: durationMs(60_000, 100, HOUR),
+  FLEET_HTTP_BODY_LIMIT_BYTES: integer(2 * 1024 * 1024, 1_024, 256 * 1024 * 1024, ' of bytes'),
   FLEET_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
   FLEET_CONCURRENCY: integer(4, 1, 256),
   FLEET_LOCK_DURATION_MS: durationMs(30_000, 500, HOUR),
@@ -174,7 +176,15 @@ export interface Config {
   readonly checkpointIntervalMs: number;
   readonly idleTtlMs: number;
   readonly shutdown: { readonly graceMs: number; readonly flushMs: number };
-  readonly http: { readonly host: string; readonly port: number; readonly apiTokens: readonly string[] };
+  readonly http: {
+    readonly host: string;
+    readonly port: number;
+    readonly apiTokens: readonly string[];
+    /** Longest `?wait=true` of the HTTP API; longer requested waits are cut to it. @default 60000 */
+    readonly waitCapMs: number;
+    /** Largest accepted request body (413 above). @default 2097152 */
+    readonly bodyLimitBytes: number;
+  };
   readonly admin: { readonly password: string | null; readonly readOnly: boolean };
   readonly logLevel: Env['FLEET_LOG_LEVEL'];
   readonly worker: {
@@ -269,7 +279,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     checkpointIntervalMs: e.FLEET_CHECKPOINT_INTERVAL_MS,
     idleTtlMs: e.FLEET_IDLE_TTL_MS,
     shutdown: { graceMs: e.FLEET_SHUTDOWN_GRACE_MS, flushMs: e.FLEET_SHUTDOWN_FLUSH_MS },
-    http: { host: httpHost, port: e.FLEET_HTTP_PORT, apiTokens: e.FLEET_API_TOKENS },
+    http: { host: httpHost, port: e.FLEET_HTTP_PORT, apiTokens: e.FLEET_API_TOKENS, waitCapMs: e.FLEET_HTTP_WAIT_CAP_MS, bodyLimitBytes: e.FLEET_HTTP_BODY_LIMIT_BYTES },
     admin: { password: e.FLEET_ADMIN_PASSWORD, readOnly: e.FLEET_ADMIN_READONLY },
     logLevel: e.FLEET_LOG_LEVEL,
     worker: {
@@ -336,6 +346,8 @@ export const CONFIG_DOCS: Readonly<Record<(typeof CONFIG_VARIABLES)[number], rea
   FLEET_SHUTDOWN_FLUSH_MS: ['10000', 'Time box of the shutdown flush of held workspaces (0 = no flush)'],
   FLEET_HTTP_HOST: ['127.0.0.1 (0.0.0.0 with tokens)', 'Address of the HTTP API'],
   FLEET_HTTP_PORT: ['7400', 'Port of the HTTP API, Bull Board and /metrics (0 = any free port)'],
+  FLEET_HTTP_WAIT_CAP_MS: ['60000', 'Longest wait of `?wait=true` on the HTTP API (a request asking longer is cut to it; 504 after)'],
+  FLEET_HTTP_BODY_LIMIT_BYTES: ['2097152', 'Largest request body the HTTP API accepts (413 above)'],
   FLEET_LOG_LEVEL: ['info', 'pino log level'],
   FLEET_CONCURRENCY: ['4', 'Jobs run at once per queue per worker process'],
   FLEET_LOCK_DURATION_MS: ['30000', 'BullMQ job lock duration'],

@@ -35,6 +35,8 @@ export interface FleetKeys {
   host(hostId: string): string;
   /** Fleet-wide counters (fence rejections, ...). */
   counters(): string;
+  /** Hash of fleet-wide metric counters and histogram buckets written by every process (see metrics/). */
+  metrics(): string;
   /** Base snapshot registry entry. */
   base(snapshotId: string): string;
   /** Sorted set of all base snapshot ids scored by creation time. */
@@ -67,6 +69,7 @@ export function fleetKeys(prefix: string): FleetKeys {
     hosts: () => `${p}:hosts`,
     host: (hostId: string) => `${p}:host:${hostId}`,
     counters: () => `${p}:counters`,
+    metrics: () => `${p}:metrics`,
     base: (id: string) => `${p}:base:${id}`,
     bases: () => `${p}:bases`,
     activeBases: () => `${p}:bases:active`,

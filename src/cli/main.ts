@@ -22,6 +22,10 @@ import { registerBake } from './commands/bake.js';
 import { registerBase } from './commands/base.js';
 import { registerRollback } from './commands/rollback.js';
 import { registerGc } from './commands/gc.js';
+import { registerWeb } from './commands/web.js';
+import { registerQueues } from './commands/queues.js';
+import { registerTop } from './commands/top.js';
+import { registerCompletion } from './commands/completion.js';
 
 export type Register = (program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>) => void;
 
@@ -40,6 +44,10 @@ const COMMANDS: Register[] = [
   registerBase,
   registerRollback,
   registerGc,
+  registerWeb,
+  registerQueues,
+  registerTop,
+  registerCompletion,
 ];
 
 /** Builds the program; `run` records each action's exit code. */

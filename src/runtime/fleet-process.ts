@@ -56,6 +56,7 @@ export async function startFleetProcess({ config, queues, logger, processors, wo
       connection: workerConnection,
       logger,
       workerOptions: workerOptions ?? {},
+      metrics: services.metrics,
       // A persist that failed for good (including by stalling) is reported to its waiters.
       onFinalFailure: async (queue, data, reason) => {
         const job = data as { workspaceId?: string; requestSeq?: number };

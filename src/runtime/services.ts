@@ -19,6 +19,10 @@ import { RuntimeStore } from '../state/runtime-store.js';
 import { HostRegistry } from '../state/host-registry.js';
 import { BaseRegistry } from '../bake/base-registry.js';
 import { SingleFlight, type LockObserver } from '../locks/single-flight.js';
+import type { MetricsRecorder } from '../metrics/metrics-recorder.js';
+import { RedisMetricsRecorder } from '../metrics/redis-metrics-recorder.js';
+import { lockMetricsObserver } from '../metrics/lock-metrics-observer.js';
+import { observedProvider } from '../metrics/observed-provider.js';
 
 export interface FleetServices {
   readonly config: Config;
@@ -34,6 +38,8 @@ export interface FleetServices {
   readonly hosts: HostRegistry;
   readonly bases: BaseRegistry;
   readonly singleFlight: SingleFlight;
+  /** Fleet-wide metrics (written to Redis; read back by `/metrics`). */
+  readonly metrics: MetricsRecorder;
   /** Producer sharing the client connection (checkpoint ticks, reaps, flushes). */
   readonly client: FleetClient;
   providerFor(address: Address): SandboxProvider;
@@ -47,10 +53,13 @@ export interface ServicesOptions {
   /** Extra providers (e.g. vercel) built by the caller. */
   readonly extraProviders?: readonly SandboxProvider[];
   readonly lockObserver?: LockObserver;
+  /** @default a `RedisMetricsRecorder` on `redis` */
+  readonly metrics?: MetricsRecorder;
 }
 
-export function createServices({ config, redis, logger, extraProviders = [], lockObserver }: ServicesOptions): FleetServices {
+export function createServices({ config, redis, logger, extraProviders = [], lockObserver, metrics: givenMetrics }: ServicesOptions): FleetServices {
   const keys = fleetKeys(config.redis.prefix);
+  const metrics = givenMetrics ?? new RedisMetricsRecorder(redis, keys, logger);
   const local = new LocalProvider({
     hostId: config.hostId,
     liveRoot: config.paths.liveRoot,
@@ -63,7 +72,8 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
   const vercel = vercelConfigured && !extraProviders.some((p) => p.name === 'vercel')
     ? [createVercelProvider(config, { persistent: config.vercel.persistent, sandboxTimeoutMs: config.vercel.sandboxTimeoutMs })]
     : [];
-  const providers = new ProviderRegistry([local, ...vercel, ...extraProviders]);
+  // Every provider call is timed and its outcome counted (fleet_provider_calls_total).
+  const providers = new ProviderRegistry([local, ...vercel, ...extraProviders].map((provider) => observedProvider(provider, metrics)));
   const client = createFleetClient({ config, connection: redis });
   return {
     config,
@@ -78,7 +88,8 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     runtime: new RuntimeStore(redis, keys),
     hosts: new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs),
     bases: new BaseRegistry(redis, keys),
-    singleFlight: new SingleFlight(redis, keys, logger, { ttlMs: config.worker.lockTtlMs, maxHoldMs: config.deadlines.provisionMs }, lockObserver),
+    singleFlight: new SingleFlight(redis, keys, logger, { ttlMs: config.worker.lockTtlMs, maxHoldMs: config.deadlines.provisionMs }, lockObserver ?? lockMetricsObserver(metrics)),
+    metrics,
     client,
     providerFor: (address) => providers.get(address.provider),
     close: () => client.close(),

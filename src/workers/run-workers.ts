@@ -14,6 +14,7 @@ import { registerWorker, type WorkerRegistration } from '../runtime/worker-regis
 import { notImplemented } from './not-implemented.js';
 import type { Processor } from './processor-context.js';
 import { wrapProcessor } from './wrap-processor.js';
+import type { MetricsRecorder } from '../metrics/metrics-recorder.js';
 
 export interface StartWorkersOptions {
   readonly config: Config;
@@ -26,6 +27,8 @@ export interface StartWorkersOptions {
   readonly workerOptions?: Partial<WorkerOptions>;
   /** Called once a job has failed for good (no attempts left or unrecoverable). */
   readonly onFinalFailure?: (queue: QueueName, data: unknown, failedReason: string) => Promise<void> | void;
+  /** Job outcomes and durations (fleet_jobs_total, fleet_job_duration_seconds). */
+  readonly metrics?: MetricsRecorder;
 }
 
 export interface RunningWorkers {
@@ -38,7 +41,7 @@ export interface RunningWorkers {
 
 /** Starts one BullMQ Worker per queue. */
 export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorkers> {
-  const { config, queues, processors, connection, logger, workerOptions = {}, onFinalFailure } = options;
+  const { config, queues, processors, connection, logger, workerOptions = {}, onFinalFailure, metrics } = options;
   const keys = fleetKeys(config.redis.prefix);
   const workers: { name: QueueName; bullName: string; worker: Worker }[] = [];
 
@@ -48,7 +51,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     const processor = processors[name] ?? notImplemented(name);
     const worker = new Worker(
       bullName,
-      wrapProcessor({ definition, bullQueueName: bullName, processor, deadlineMs: definition.deadlineMs(config), logger }),
+      wrapProcessor({ definition, bullQueueName: bullName, processor, deadlineMs: definition.deadlineMs(config), logger, ...(metrics ? { metrics } : {}) }),
       {
         connection,
         prefix: config.redis.prefix,

@@ -11,6 +11,7 @@ import { jobLogger, type Logger } from '../logger.js';
 import { parsePayload } from '../queues/payload.js';
 import type { QueueDefinition } from '../queues/index.js';
 import type { Processor, Progress } from './processor-context.js';
+import { noopMetrics, type MetricsRecorder } from '../metrics/metrics-recorder.js';
 
 export interface WrapOptions {
   readonly definition: QueueDefinition;
@@ -20,6 +21,8 @@ export interface WrapOptions {
   readonly logger: Logger;
   /** How long a processor may ignore an aborted signal before the job is failed anyway. */
   readonly abortGraceMs?: number;
+  /** Records each attempt's outcome and duration. @default noopMetrics */
+  readonly metrics?: MetricsRecorder;
 }
 
 export type BullProcessor = (job: Job, token?: string, signal?: AbortSignal) => Promise<unknown>;
@@ -47,7 +50,7 @@ function afterAbort(signal: AbortSignal, graceMs: number): { promise: Promise<ne
 }
 
 /** Builds the BullMQ processor for one queue. */
-export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs, logger: root, abortGraceMs = 5_000 }: WrapOptions): BullProcessor {
+export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs, logger: root, abortGraceMs = 5_000, metrics = noopMetrics }: WrapOptions): BullProcessor {
   return async (job, _token, bullSignal) => {
     const maxAttempts = job.opts.attempts ?? 1;
     const attempt = job.attemptsMade + 1;
@@ -61,6 +64,7 @@ export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs
       payload = parsePayload(`${definition.name} payload`, definition.schema, job.data);
     } catch (error) {
       logger.error({ err: error, durationMs: 0 }, 'job refused: invalid payload');
+      await metrics.jobFinished(bullQueueName, 'failed', Date.now() - started);
       throw new UnrecoverableError(encodeFailure(error));
     }
 
@@ -93,12 +97,14 @@ export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs
     try {
       const result = await Promise.race([processor(payload, ctx), forced.promise]);
       logger.info({ durationMs: Date.now() - started }, 'job completed');
+      await metrics.jobFinished(bullQueueName, 'completed', Date.now() - started);
       return result;
     } catch (error) {
       const durationMs = Date.now() - started;
       const retryable = isFleetError(error) ? error.retryable : true;
       const willRetry = retryable && attempt < maxAttempts;
       logger.error({ err: error, durationMs, retryable, willRetry }, `job failed (attempt ${attempt} of ${maxAttempts})`);
+      await metrics.jobFinished(bullQueueName, willRetry ? 'retry' : 'failed', durationMs);
       if (!retryable) throw new UnrecoverableError(encodeFailure(error));
       throw new Error(encodeFailure(error), { cause: error });
     } finally {

@@ -11,10 +11,12 @@ import { ping } from '../helpers/redis-server.js';
 describe('npm start', () => {
   it('starts the embedded fleet; status --json lists the six queues; SIGTERM stops it cleanly', async () => {
     const home = await tempDir('fleet-up');
-    const env = { FLEET_HOME: home, FLEET_LOG_LEVEL: 'warn', FLEET_HEARTBEAT_INTERVAL_MS: '500', npm_config_update_notifier: 'false' };
+    const env = { FLEET_HOME: home, FLEET_LOG_LEVEL: 'warn', FLEET_HEARTBEAT_INTERVAL_MS: '500', FLEET_HTTP_PORT: '0', npm_config_update_notifier: 'false' };
     const up = spawnTracked('npm', ['start', '--silent'], { env, cwd: ROOT });
-    await up.waitForOutput('workers', 60_000);
+    await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);
     expect(up.stdout()).toMatch(/redis\s+redis:\/\/127\.0\.0\.1:\d+ \(embedded/);
+    const web = /web\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(up.stdout())![1]!;
+    expect((await fetch(`${web}/healthz`)).status).toBe(200);
 
     const state = path.join(home, 'redis.json');
     expect(existsSync(state)).toBe(true);

@@ -4,6 +4,7 @@ import { withRedisUrl } from '../../config.js';
 import { startEmbeddedRedis } from '../../embedded/embedded-redis.js';
 import { QUEUE_NAMES } from '../../queues/index.js';
 import { startFleetProcess } from '../../runtime/fleet-process.js';
+import { startWebServer } from '../../http/start-web-server.js';
 import { Releasers } from '../../runtime/releasers.js';
 import { installShutdownHandlers } from '../../runtime/shutdown.js';
 import { assertSystemTools } from '../../system-tools.js';
@@ -33,10 +34,14 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
           const config = withRedisUrl(base, url);
           const fleet = await startFleetProcess({ config, queues: QUEUE_NAMES, logger });
           releasers.add('workers', () => fleet.close());
+          const web = await startWebServer({ config, logger });
+          releasers.add('web', () => web.close());
           const components = {
             pid: process.pid,
             redis: { url, mode: redisNote },
             workers: { queues: fleet.workers.queueNames, concurrency: config.worker.concurrency, hostId: config.hostId },
+            web: web.url,
+            board: web.board ? `${web.url}/admin/queues` : null,
             archive: config.paths.archiveRoot,
             live: config.paths.liveRoot,
           };
@@ -47,6 +52,8 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
                 ['process', `pid ${process.pid}, host ${config.hostId}`],
                 ['redis', `${url} (${redisNote})`],
                 ['workers', `${fleet.workers.queueNames.join(', ')} (concurrency ${config.worker.concurrency})`],
+                ['web', web.url],
+                ['board', web.board ? `${web.url}/admin/queues` : 'disabled (set FLEET_ADMIN_PASSWORD)'],
                 ['archive', config.paths.archiveRoot],
                 ['live', config.paths.liveRoot],
               ],

@@ -13,6 +13,7 @@ import type { PersistPayload, PersistResult, RollbackResult } from '../../queues
 import type { FleetServices } from '../../runtime/services.js';
 import type { Processor } from '../processor-context.js';
 import { stopWorkspace } from './stop-workspace.js';
+import { recordPersist } from '../../metrics/record-persist.js';
 
 export function persistProcessor(services: FleetServices): Processor<PersistPayload, PersistResult | RollbackResult> {
   const { intents, config } = services;
@@ -57,10 +58,12 @@ export function persistProcessor(services: FleetServices): Processor<PersistPayl
           shrinkGuardPct: config.retention.shrinkGuardPct,
           systemPath: config.systemPath,
           rsyncTimeoutMs: Math.max(1_000, ctx.deadlineAt - Date.now()),
+          onRsyncExit: (code) => void services.metrics.rsyncExit(code),
         },
         request,
         { ...ctx, signal: AbortSignal.any([ctx.signal, lockSignal]) },
       ));
+      await recordPersist(services, request.reason, result);
       await intents.complete(payload.workspaceId, request.coveredSeq, result);
       if (request.reason === 'turn-end') await services.addresses.touch(payload.workspaceId);
       return result;

@@ -1,0 +1,59 @@
+/** `fleet top [--once] [--json] [--interval ms]`: a live view of queues, persist lag and workers. */
+import type { Command } from 'commander';
+import { fleetKeys } from '../../keys.js';
+import { closeRedis, createRedis } from '../../redis.js';
+import type { CliContext } from '../context.js';
+import { printResult } from '../output.js';
+import { parseMs } from '../parse.js';
+import { readTopSnapshot, renderTopFrame } from '../top-frame.js';
+
+// Clears the terminal and homes the cursor before each live frame.
+export const CLEAR_SCREEN = '\x1b[H\x1b[2J';
+
+export function registerTop(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
+  program
+    .command('top')
+    .description('live view of queues, persist lag and workers (Ctrl-C to quit)')
+    .option('--once', 'print one frame and exit')
+    .option('--interval <ms>', 'refresh interval', '2000')
+    .option('--json', 'print one snapshot as JSON and exit')
+    .action((opts: { once?: boolean; interval: string; json?: boolean }) =>
+      run(async () => {
+        const intervalMs = parseMs('--interval', opts.interval, 2_000);
+        const config = await ctx.connectedConfig();
+        const redis = createRedis({ url: config.redis.url!, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-top' });
+        const keys = fleetKeys(config.redis.prefix);
+        try {
+          if (opts.json || opts.once) {
+            const snapshot = await readTopSnapshot(redis, keys, config);
+            printResult(ctx.io, Boolean(opts.json), snapshot, () => renderTopFrame(snapshot));
+            return 0;
+          }
+          let stopped = false;
+          let wake: () => void = () => undefined;
+          const stop = () => {
+            stopped = true;
+            wake();
+          };
+          process.once('SIGINT', stop);
+          process.once('SIGTERM', stop);
+          try {
+            while (!stopped) {
+              const frame = await readTopSnapshot(redis, keys, config).then(renderTopFrame, (error: unknown) => `fleet top: ${(error as Error).message} (retrying)`);
+              ctx.io.stdout(`${CLEAR_SCREEN}${frame}\n`);
+              await new Promise<void>((resolve) => {
+                wake = resolve;
+                setTimeout(resolve, intervalMs).unref();
+              });
+            }
+          } finally {
+            process.off('SIGINT', stop);
+            process.off('SIGTERM', stop);
+          }
+          return 0;
+        } finally {
+          await closeRedis(redis);
+        }
+      }),
+    );
+}

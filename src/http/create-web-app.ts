@@ -1,0 +1,60 @@
+/**
+ * The `web` process's Hono app: the HTTP API under `/v1` (bearer tokens), `/openapi.json`,
+ * `/metrics`, `/healthz`, `/readyz`, and Bull Board under `/admin/queues` (basic auth +
+ * same-origin), or a 404 there when no admin password is configured.
+ */
+import { Hono } from 'hono';
+import { RouteNotFoundError } from '../errors/route-not-found-error.js';
+import type { Logger } from '../logger.js';
+import type { FleetMetrics } from '../metrics/fleet-metrics.js';
+import type { FleetServices } from '../runtime/services.js';
+import { adminGuard } from './admin-guard.js';
+import { API_ROUTES } from './api-routes.js';
+import { errorResponse } from './error-response.js';
+import { BOARD_PATH, type FleetBoard } from './fleet-board.js';
+import { mountApi } from './mount-api.js';
+import { openApiDocument } from './openapi-document.js';
+import { checkReadiness } from './readiness.js';
+
+export interface WebAppOptions {
+  readonly services: FleetServices;
+  readonly metrics: FleetMetrics;
+  readonly logger: Logger;
+  /** Bull Board; `null` disables `/admin/queues` (no admin password). */
+  readonly board: FleetBoard | null;
+}
+
+export function createWebApp({ services, metrics, logger, board }: WebAppOptions): Hono {
+  const { config } = services;
+  const app = new Hono();
+  const openapi = openApiDocument(API_ROUTES);
+
+  app.onError((error, c) => {
+    const { status, body } = errorResponse(error);
+    if (status >= 500 && status !== 502 && status !== 504) logger.error({ err: error, method: c.req.method, path: c.req.path }, 'request failed');
+    return c.json(body, status as 500);
+  });
+  app.notFound((c) => {
+    const { status, body } = errorResponse(new RouteNotFoundError(c.req.method, c.req.path));
+    return c.json(body, status as 404);
+  });
+
+  app.get('/healthz', (c) => c.json({ status: 'ok', pid: process.pid }));
+  app.get('/readyz', async (c) => {
+    const readiness = await checkReadiness({ redis: services.redis, keys: services.keys, config });
+    return c.json(readiness, readiness.ready ? 200 : 503);
+  });
+  app.get('/metrics', async (c) => {
+    const { contentType, body } = await metrics.render();
+    return c.body(body, 200, { 'Content-Type': contentType });
+  });
+  app.get('/openapi.json', (c) => c.json(openapi));
+
+  if (board && config.admin.password) {
+    app.use(BOARD_PATH, adminGuard(config.admin.password));
+    app.use(`${BOARD_PATH}/*`, adminGuard(config.admin.password));
+    app.route(BOARD_PATH, board.app);
+  }
+  mountApi(app, API_ROUTES, services, config);
+  return app;
+}

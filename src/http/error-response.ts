@@ -1,0 +1,48 @@
+/**
+ * The one place that turns an error into an HTTP answer `{ error: { code, message, field? } }`.
+ * Statuses come from the error's `code` (never its message): a typed error raised here keeps its
+ * code, a job failure decoded from a worker (`RemoteJobError`) carries the worker's code.
+ */
+import { isFleetError } from '../errors/fleet-error.js';
+import { PayloadInvalidError } from '../errors/payload-invalid-error.js';
+import { RemoteJobError } from '../errors/remote-job-error.js';
+
+export interface ErrorBody {
+  readonly error: { readonly code: string; readonly message: string; readonly field?: string };
+}
+
+/** Status of each known code; see docs/operator-surfaces.md for the table. */
+export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = Object.freeze({
+  PayloadInvalid: 400,
+  InvalidJson: 400,
+  Usage: 400,
+  Unauthorized: 401,
+  CrossOriginRefused: 403,
+  NotFound: 404,
+  WorkspaceNotFound: 404,
+  StaleGeneration: 409,
+  WorkspaceConflict: 409,
+  ShrinkGuard: 409,
+  NotReady: 409,
+  EmptySource: 409,
+  LockUnavailable: 409,
+  PayloadTooLarge: 413,
+  UnsupportedMediaType: 415,
+  ProviderUnavailable: 503,
+  WaitTimeout: 504,
+});
+
+/** Status of a job that failed in a worker with a code the table does not know. */
+export const JOB_FAILED_STATUS = 502;
+/** Status of anything unexpected in the web process itself. */
+export const INTERNAL_STATUS = 500;
+
+export function errorResponse(error: unknown): { status: number; body: ErrorBody } {
+  if (!isFleetError(error)) {
+    return { status: INTERNAL_STATUS, body: { error: { code: 'Internal', message: 'internal error (see the web process log)' } } };
+  }
+  const known = HTTP_STATUS_BY_CODE[error.code];
+  const status = known ?? (error instanceof RemoteJobError ? JOB_FAILED_STATUS : INTERNAL_STATUS);
+  const field = error instanceof PayloadInvalidError ? error.field : undefined;
+  return { status, body: { error: { code: error.code, message: error.message, ...(field === undefined ? {} : { field }) } } };
+}

@@ -1,0 +1,76 @@
+/**
+ * Bull Board (9.x, every `@bull-board/*` pinned to one exact version) over every fleet queue,
+ * including the host-bound `persist@<host>` and `checkpoint@<host>` queues: the list is refreshed
+ * from the hosts registry on a timer, so a host that appears later shows up without a restart.
+ * `readOnly` puts every queue adapter in Bull Board's read-only mode (write endpoints answer 405).
+ */
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { HonoAdapter } from '@bull-board/hono';
+import { serveStatic } from '@hono/node-server/serve-static';
+import { Queue } from 'bullmq';
+import type { Hono } from 'hono';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config.js';
+import type { FleetKeys } from '../keys.js';
+import type { Logger } from '../logger.js';
+import { allQueueNames, knownHostIds } from '../status/fleet-status.js';
+import { withTimeout } from '../runtime/with-timeout.js';
+
+export const BOARD_PATH = '/admin/queues';
+
+export interface FleetBoardOptions {
+  readonly redis: Redis;
+  readonly keys: FleetKeys;
+  readonly config: Config;
+  readonly logger: Logger;
+  /** How often the queue list is refreshed from the hosts registry. @default heartbeat interval × 2 */
+  readonly refreshMs?: number;
+}
+
+export interface FleetBoard {
+  /** The board's Hono app, to mount at `BOARD_PATH` behind the admin guard. */
+  readonly app: Hono;
+  /** BullMQ queue names currently on the board. */
+  queueNames(): string[];
+  /** Adds queues of hosts that appeared since the last refresh. */
+  refresh(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function createFleetBoard({ redis, keys, config, logger, refreshMs = config.worker.heartbeatIntervalMs * 2 }: FleetBoardOptions): Promise<FleetBoard> {
+  const queues = new Map<string, Queue>();
+  const serverAdapter = new HonoAdapter(serveStatic).setBasePath(BOARD_PATH);
+  const board = createBullBoard({ queues: [], serverAdapter, options: { uiConfig: { boardTitle: 'sandbox-fleet' } } });
+
+  const refresh = async () => {
+    const names = allQueueNames(await knownHostIds(redis, keys, config.hostId));
+    for (const name of names) {
+      if (queues.has(name)) continue;
+      const queue = new Queue(name, { connection: redis, prefix: config.redis.prefix });
+      queue.on('error', (error) => logger.debug({ err: error, queue: name }, 'board queue error'));
+      queues.set(name, queue);
+      board.addQueue(new BullMQAdapter(queue, { readOnlyMode: config.admin.readOnly }));
+    }
+  };
+  await refresh();
+  const app = serverAdapter.registerPlugin();
+  const timer = setInterval(() => {
+    refresh().catch((error: unknown) => logger.warn({ err: error }, 'bull board queue refresh failed'));
+  }, refreshMs);
+  timer.unref();
+
+  let closing: Promise<void> | null = null;
+  return {
+    app,
+    queueNames: () => [...queues.keys()].sort(),
+    refresh,
+    close() {
+      closing ??= (async () => {
+        clearInterval(timer);
+        await Promise.all([...queues.values()].map((q) => withTimeout(q.close(), 2_000, () => new Error('queue close timeout')).catch(() => undefined)));
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * The OpenAPI 3.1 document of the HTTP API, generated from the route table and the same zod
+ * schemas that validate requests (zod 4 `z.toJSONSchema`, JSON Schema 2020-12 as OpenAPI 3.1
+ * uses it). Served at `/openapi.json`.
+ */
+import { z } from 'zod';
+import { WorkspaceId } from '../queues/index.js';
+import { FLEET_VERSION } from '../version.js';
+import type { ApiRoute } from './api-route.js';
+import { WaitQuery } from './wait-query.js';
+
+type JsonObject = Record<string, unknown>;
+
+// JSON Schema of a request schema as the client writes it (defaults make fields optional).
+function schemaOf(schema: z.ZodType): JsonObject {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonObject;
+  return rest;
+}
+
+const ERROR_SCHEMA: JsonObject = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: { type: 'string', description: 'Stable error code (e.g. PayloadInvalid, StaleGeneration, WaitTimeout)' },
+        message: { type: 'string' },
+        field: { type: 'string', description: 'First offending field (dotted path) of a PayloadInvalid error' },
+      },
+    },
+  },
+};
+
+const ERROR_DESCRIPTIONS: Readonly<Record<number, string>> = {
+  400: 'Invalid JSON, body, path or query (PayloadInvalid, InvalidJson)',
+  401: 'Missing or wrong bearer token (Unauthorized)',
+  404: 'Workspace unknown or without a live sandbox (WorkspaceNotFound)',
+  409: 'Stale generation or state conflict (StaleGeneration, WorkspaceConflict, ShrinkGuard, NotReady, ...)',
+  413: 'Body larger than FLEET_HTTP_BODY_LIMIT_BYTES (PayloadTooLarge)',
+  415: 'Body not application/json (UnsupportedMediaType)',
+  500: 'Unexpected error in the web process (Internal)',
+  502: "The job failed in a worker; error.code is the worker's code",
+  504: 'The wait cap passed before the job finished (WaitTimeout); the job continues',
+};
+
+// The operation object of one route.
+function operation(route: ApiRoute): JsonObject {
+  const parameters: JsonObject[] = [];
+  if (route.path.includes('{workspaceId}')) parameters.push({ name: 'workspaceId', in: 'path', required: true, schema: schemaOf(WorkspaceId) });
+  if (route.waitable) {
+    const query = schemaOf(WaitQuery) as { properties: Record<string, JsonObject> };
+    parameters.push({ name: 'wait', in: 'query', required: false, description: 'Wait for the job result (200) instead of answering 202', schema: query.properties.wait });
+    parameters.push({ name: 'timeoutMs', in: 'query', required: false, description: 'Wait cap in ms; never above FLEET_HTTP_WAIT_CAP_MS', schema: query.properties.timeoutMs });
+  }
+  const statuses = [...new Set([400, 401, ...(route.method === 'post' ? [413, 415] : []), 500, ...route.errorStatuses])].sort();
+  const responses: JsonObject = {};
+  const success = { description: route.result, content: { 'application/json': { schema: { type: 'object' } } } };
+  if (route.method === 'get' || !route.waitable) responses['200'] = success;
+  else {
+    responses['200'] = { ...success, description: `Finished (with ?wait=true): ${route.result}` };
+    responses['202'] = { ...success, description: `Enqueued: ${route.result}` };
+  }
+  for (const status of statuses) responses[String(status)] = { $ref: `#/components/responses/E${status}` };
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(route.body ? { requestBody: { required: false, content: { 'application/json': { schema: schemaOf(route.body) } } } } : {}),
+    responses,
+  };
+}
+
+export function openApiDocument(routes: readonly ApiRoute[]): JsonObject {
+  const paths: Record<string, JsonObject> = {};
+  for (const route of routes) paths[route.path] = { ...(paths[route.path] ?? {}), [route.method]: operation(route) };
+  const responses = Object.fromEntries(
+    Object.entries(ERROR_DESCRIPTIONS).map(([status, description]) => [
+      `E${status}`,
+      { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+    ]),
+  );
+  return {
+    openapi: '3.1.0',
+    info: { title: 'sandbox-fleet HTTP API', version: FLEET_VERSION, description: 'Enqueue and inspect fleet work. Errors are { error: { code, message, field? } }.' },
+    servers: [{ url: '/' }],
+    security: [{ bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A token from FLEET_API_TOKENS (no token configured: open, loopback only)' } },
+      schemas: { Error: ERROR_SCHEMA },
+      responses,
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * `/readyz`: the web process can serve traffic when Redis answers within a short timeout, at
+ * least one worker process is alive (heartbeat), and the archive root is writable. Each check
+ * is time-boxed (an NFS archive can hang) and reported by name.
+ */
+import { constants } from 'node:fs';
+import { access, mkdir } from 'node:fs/promises';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config.js';
+import type { FleetKeys } from '../keys.js';
+import { countLiveWorkers } from '../runtime/worker-registry.js';
+import { withTimeout } from '../runtime/with-timeout.js';
+
+export interface CheckResult {
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+export interface Readiness {
+  readonly ready: boolean;
+  readonly checks: { readonly redis: CheckResult; readonly workers: CheckResult; readonly archive: CheckResult };
+}
+
+/** Time box of each check: readiness probes must answer fast. */
+export const READINESS_CHECK_MS = 1_000;
+
+// Runs one check within the time box; an error or timeout is a failed check with its message.
+async function check(name: string, run: () => Promise<CheckResult>): Promise<CheckResult> {
+  try {
+    return await withTimeout(run(), READINESS_CHECK_MS, () => new Error(`${name} check timed out after ${READINESS_CHECK_MS} ms`));
+  } catch (error) {
+    return { ok: false, detail: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+export async function checkReadiness({ redis, keys, config }: { redis: Redis; keys: FleetKeys; config: Config }): Promise<Readiness> {
+  const redisCheck = await check('redis', async () => ({ ok: (await redis.ping()) === 'PONG', detail: 'PING answered' }));
+  const [workers, archive] = await Promise.all([
+    redisCheck.ok
+      ? check('workers', async () => {
+          const live = await countLiveWorkers(redis, keys, config.worker.heartbeatIntervalMs);
+          return { ok: live > 0, detail: `${live} live worker process(es)` };
+        })
+      : Promise.resolve({ ok: false, detail: 'not checked: redis unreachable' }),
+    check('archive', async () => {
+      await mkdir(config.paths.archiveRoot, { recursive: true });
+      await access(config.paths.archiveRoot, constants.W_OK);
+      return { ok: true, detail: `${config.paths.archiveRoot} is writable` };
+    }),
+  ]);
+  const checks = { redis: redisCheck, workers, archive };
+  return { ready: redisCheck.ok && workers.ok && archive.ok, checks };
+}

@@ -1,0 +1,89 @@
+/**
+ * Starts the `web` surface: its own client connection and services, the metrics registry, Bull
+ * Board (when an admin password is set) and the Node HTTP server. Without API tokens the server
+ * binds to 127.0.0.1 whatever FLEET_HTTP_HOST says, and says so. `close()` is idempotent and
+ * releases everything in reverse order.
+ */
+import { serve, type ServerType } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { createFleetMetrics } from '../metrics/fleet-metrics.js';
+import { closeRedis, createRedis } from '../redis.js';
+import { Releasers } from '../runtime/releasers.js';
+import { createServices } from '../runtime/services.js';
+import { createWebApp } from './create-web-app.js';
+import { BOARD_PATH, createFleetBoard, type FleetBoard } from './fleet-board.js';
+
+export const LOOPBACK = '127.0.0.1';
+
+export interface WebServer {
+  /** `http://host:port` as bound. */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly board: FleetBoard | null;
+  close(): Promise<void>;
+}
+
+export interface StartWebServerOptions {
+  /** Configuration with `redis.url` resolved. */
+  readonly config: Config;
+  readonly logger: Logger;
+}
+
+// Listens and resolves with the bound address.
+function listen(app: { fetch: (request: Request) => Response | Promise<Response> }, host: string, port: number): Promise<{ server: ServerType; port: number }> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, hostname: host, port }, (info: AddressInfo) => resolve({ server, port: info.port }));
+    server.once('error', reject);
+  });
+}
+
+// Closes the HTTP server, dropping idle keep-alive connections so close() does not hang.
+function closeServer(server: ServerType): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+  });
+}
+
+export async function startWebServer({ config, logger }: StartWebServerOptions): Promise<WebServer> {
+  const url = config.redis.url;
+  if (!url) throw new Error('startWebServer: config.redis.url must be resolved');
+  const releasers = new Releasers();
+  try {
+    const redis = createRedis({ url, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: `fleet-web:${config.hostId}`, logger });
+    releasers.add('web connection', () => closeRedis(redis));
+    await redis.connect();
+    const services = createServices({ config, redis, logger });
+    releasers.add('web services', () => services.close());
+
+    let board: FleetBoard | null = null;
+    if (config.admin.password) {
+      board = await createFleetBoard({ redis, keys: services.keys, config, logger });
+      releasers.add('bull board', () => board!.close());
+      logger.info({ path: BOARD_PATH, readOnly: config.admin.readOnly }, 'Bull Board enabled (basic auth, user admin)');
+    } else {
+      logger.info({ path: BOARD_PATH }, 'Bull Board disabled: FLEET_ADMIN_PASSWORD is not set');
+    }
+    const metrics = createFleetMetrics({ redis, keys: services.keys, config });
+    const app = createWebApp({ services, metrics, logger, board });
+
+    const open = config.http.apiTokens.length === 0;
+    const host = open ? LOOPBACK : config.http.host;
+    if (open) {
+      const note = config.http.host === LOOPBACK ? '' : ` (FLEET_HTTP_HOST=${config.http.host} ignored)`;
+      logger.warn({ host }, `no FLEET_API_TOKENS: the HTTP API is unauthenticated and bound to ${LOOPBACK} only${note}`);
+    }
+    const { server, port } = await listen(app, host, config.http.port);
+    releasers.add('http server', () => closeServer(server));
+    const shownHost = host.includes(':') ? `[${host}]` : host;
+    logger.info({ host, port }, 'web listening');
+    let closing: Promise<void> | null = null;
+    return { url: `http://${shownHost}:${port}`, host, port, board, close: () => (closing ??= releasers.releaseAll()) };
+  } catch (error) {
+    await releasers.releaseAll().catch(() => undefined);
+    throw error;
+  }
+}

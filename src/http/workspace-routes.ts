@@ -1,0 +1,119 @@
+/** Routes of one workspace: provision, persist, checkpoints, describe, revisions, rollback. */
+import { StaleGenerationError } from '../errors/stale-generation-error.js';
+import { WorkspaceNotFoundError } from '../errors/workspace-not-found-error.js';
+import { ProvisionPayload, RollbackInput, parsePayload } from '../queues/index.js';
+import type { FleetServices } from '../runtime/services.js';
+import { describeWorkspace } from '../status/describe-workspace.js';
+import { workspaceHistory } from '../status/workspace-history.js';
+import { enqueuedResult, withPathId, type ApiRoute } from './api-route.js';
+import { CheckpointsBody, CheckpointsRequest, PathParams, PersistBody, PersistRequest, ProvisionBody, RollbackBody } from './request-schemas.js';
+
+const WS = '/v1/workspaces/{workspaceId}';
+
+// The validated workspace id of the path.
+const pathId = (params: Readonly<Record<string, string>>): string => parsePayload('path', PathParams, { workspaceId: params.workspaceId }).workspaceId;
+
+// 404 for a workspace the fleet has never seen (no generation, no revisions).
+async function knownWorkspace(services: FleetServices, workspaceId: string) {
+  const view = await describeWorkspace(services, workspaceId);
+  if (view.generation === 0 && !view.address && view.revisions === 0 && !view.currentRevision) {
+    throw new WorkspaceNotFoundError(workspaceId, 'unknown workspace');
+  }
+  return view;
+}
+
+export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
+  {
+    method: 'post',
+    path: `${WS}/provision`,
+    operationId: 'provisionWorkspace',
+    summary: 'Ensure exactly one live sandbox for the workspace (restore by priority)',
+    body: ProvisionBody,
+    waitable: true,
+    errorStatuses: [409, 502, 504],
+    result: '202 { queue, jobId }; with wait 200 { queue, jobId, result: { workspaceId, handle, generation, hostId, provider, outcome, source } }',
+    async handle(services, { params, body, wait }) {
+      const payload = parsePayload('provision request', ProvisionPayload, withPathId(body, params.workspaceId));
+      return enqueuedResult(wait, await services.client.provision(payload, wait));
+    },
+  },
+  {
+    method: 'post',
+    path: `${WS}/persist`,
+    operationId: 'persistWorkspace',
+    summary: 'Persist the live tree into a new archive revision (delete: true reconciles deletions)',
+    body: PersistBody,
+    waitable: true,
+    errorStatuses: [404, 409, 502, 504],
+    result: '202 { queue, jobId, seq }; with wait 200 { queue, jobId, seq, result: { revision, files, bytes, changedFiles, deletedFiles, unchanged, ... } }',
+    async handle(services, { params, body, wait }) {
+      const payload = parsePayload('persist request', PersistRequest, withPathId(body, params.workspaceId));
+      const address = await services.addresses.get(payload.workspaceId);
+      if (!address) throw new WorkspaceNotFoundError(payload.workspaceId);
+      // Fail fast at the edge; the worker's fence stays the authority.
+      if (address.generation !== payload.generation) throw new StaleGenerationError(payload.workspaceId, payload.generation, address.generation);
+      return enqueuedResult(wait, await services.client.persist(payload, wait));
+    },
+  },
+  {
+    method: 'post',
+    path: `${WS}/checkpoints`,
+    operationId: 'checkpointsWorkspace',
+    summary: 'Start or stop the upload-only checkpoint scheduler of the workspace',
+    body: CheckpointsBody,
+    waitable: false,
+    errorStatuses: [404],
+    result: '200 { workspaceId, action: "start", schedulerId, queue } or { workspaceId, action: "stop", removed }',
+    async handle(services, { params, body }) {
+      const request = parsePayload('checkpoints request', CheckpointsRequest, withPathId(body, params.workspaceId));
+      if (request.action === 'stop') {
+        return { status: 200, body: { workspaceId: request.workspaceId, action: 'stop', removed: await services.client.stopCheckpoints(request.workspaceId) } };
+      }
+      const started = await services.client.startCheckpoints(request.workspaceId, {
+        ...(request.generation === undefined ? {} : { generation: request.generation }),
+        ...(request.everyMs === undefined ? {} : { everyMs: request.everyMs }),
+      });
+      return { status: 200, body: { workspaceId: request.workspaceId, action: 'start', ...started } };
+    },
+  },
+  {
+    method: 'get',
+    path: WS,
+    operationId: 'describeWorkspace',
+    summary: 'Address, generation, runtime resource, current revision and persist lag',
+    waitable: false,
+    errorStatuses: [404],
+    result: '200 { workspaceId, generation, address, runtime, currentRevision, revisions, persistLagMs }',
+    async handle(services, { params }) {
+      return { status: 200, body: await knownWorkspace(services, pathId(params)) };
+    },
+  },
+  {
+    method: 'get',
+    path: `${WS}/revisions`,
+    operationId: 'listRevisions',
+    summary: "The workspace's revisions, newest first",
+    waitable: false,
+    errorStatuses: [404],
+    result: '200 { workspaceId, revisions: [{ revision, checkpointId, kind, generation, reason, turnId, files, bytes, attached, current, createdAt }] }',
+    async handle(services, { params }) {
+      const workspaceId = pathId(params);
+      await knownWorkspace(services, workspaceId);
+      return { status: 200, body: { workspaceId, revisions: await workspaceHistory(services, workspaceId) } };
+    },
+  },
+  {
+    method: 'post',
+    path: `${WS}/rollback`,
+    operationId: 'rollbackWorkspace',
+    summary: "Make an earlier revision's content current again (as a new revision) and restore the live tree",
+    body: RollbackBody,
+    waitable: true,
+    errorStatuses: [404, 409, 502, 504],
+    result: '202 { queue, jobId }; with wait 200 { queue, jobId, result: { revision, restoredFrom, generation, files, durationMs } }',
+    async handle(services, { params, body, wait }) {
+      const payload = parsePayload('rollback request', RollbackInput, withPathId(body, params.workspaceId));
+      return enqueuedResult(wait, await services.client.rollback(payload, wait));
+    },
+  },
+];

@@ -1,0 +1,108 @@
+/**
+ * The `/metrics` registry (prom-client). Each scrape reads the fleet once (job counts per queue,
+ * live workers, persist lag, the metrics hash the workers write, fence rejections) and the
+ * collectors render that snapshot, so the numbers are fleet-wide whichever process serves them.
+ */
+import { Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config.js';
+import type { FleetKeys } from '../keys.js';
+import { readFleetStatus, COUNT_STATES, type FleetStatus } from '../status/fleet-status.js';
+import { readPersistLag, type LagSummary } from '../status/persist-lag.js';
+import { RECORDED_FAMILIES, type RecordedFamily } from './metric-families.js';
+import { familyValues, groupFields } from './recorded-series.js';
+
+export interface FleetMetrics {
+  readonly registry: Registry;
+  /** Reads the fleet and renders the exposition text. */
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+interface Snapshot {
+  readonly status: FleetStatus;
+  readonly lag: LagSummary;
+  readonly hash: Readonly<Record<string, string>>;
+}
+
+// A prom-client metric whose values come from the current snapshot.
+function snapshotMetric(family: Pick<RecordedFamily, 'name' | 'help' | 'type'>, values: () => ReturnType<typeof familyValues>): Metric {
+  const metric = {
+    name: family.name,
+    help: family.help,
+    type: family.type,
+    aggregator: 'sum',
+    get: async () => ({ name: family.name, help: family.help, type: family.type, aggregator: 'sum', values: values() }),
+  };
+  return metric as unknown as Metric;
+}
+
+export function createFleetMetrics({ redis, keys, config }: { redis: Redis; keys: FleetKeys; config: Config }): FleetMetrics {
+  const registry = new Registry();
+  let snapshot: Snapshot | null = null;
+  const current = (): Snapshot => {
+    if (!snapshot) throw new Error('fleet metrics rendered without a snapshot');
+    return snapshot;
+  };
+
+  new Gauge({
+    name: 'fleet_queue_jobs',
+    help: 'Jobs per BullMQ queue and state (waiting includes prioritized)',
+    labelNames: ['queue', 'state'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [queue, counts] of Object.entries(current().status.byQueue)) {
+        for (const state of COUNT_STATES) this.set({ queue, state }, counts[state]);
+      }
+    },
+  });
+  new Gauge({
+    name: 'fleet_workers',
+    help: 'Live worker processes (heartbeat within three intervals)',
+    registers: [registry],
+    collect() {
+      this.set(current().status.workers);
+    },
+  });
+  new Gauge({
+    name: 'fleet_active_workspaces',
+    help: 'Workspaces with a live, not stopped incarnation',
+    registers: [registry],
+    collect() {
+      this.set(current().lag.activeWorkspaces);
+    },
+  });
+  new Gauge({
+    name: 'fleet_persist_lag_max_seconds',
+    help: 'Largest persist lag over active workspaces right now (G3: at most one turn or 30 s)',
+    registers: [registry],
+    collect() {
+      this.set(current().lag.maxPersistLagMs / 1000);
+    },
+  });
+  registry.registerMetric(
+    snapshotMetric({ name: 'fleet_fence_rejections_total', help: 'Writes refused by the generation fence (stale incarnations)', type: 'counter' }, () => [
+      { labels: {}, value: current().status.fenceRejections },
+    ]),
+  );
+  for (const family of Object.values(RECORDED_FAMILIES) as RecordedFamily[]) {
+    registry.registerMetric(snapshotMetric(family, () => familyValues(family, groupFields(current().hash).get(family.name) ?? [])));
+  }
+  collectDefaultMetrics({ register: registry, prefix: 'fleet_web_' });
+
+  // Scrapes run one at a time, so a collector never sees another scrape's snapshot.
+  let queue: Promise<unknown> = Promise.resolve();
+  const renderOnce = async () => {
+    const [status, lag, hash] = await Promise.all([readFleetStatus(redis, keys, config), readPersistLag(redis, keys), redis.hgetall(keys.metrics())]);
+    snapshot = { status, lag, hash };
+    return { contentType: registry.contentType, body: await registry.metrics() };
+  };
+  return {
+    registry,
+    render() {
+      const next = queue.then(renderOnce, renderOnce);
+      queue = next.catch(() => undefined);
+      return next;
+    },
+  };
+}

@@ -1,0 +1,51 @@
+// `fleet web` as its own process (the Procfile's `web`): prints its address, serves the API and
+// /metrics for workers in other processes, and stops cleanly on SIGTERM.
+import { describe, expect, it } from 'vitest';
+import { testEnv } from '../helpers/fleet-env.js';
+import { startFleet } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
+
+describe('fleet web', () => {
+  it('serves the API and fleet-wide metrics of a separate worker process; SIGTERM exits 0', async () => {
+    const env = await testEnv({ FLEET_HTTP_PORT: '0', FLEET_ADMIN_PASSWORD: 'pw-for-the-e2e-test' });
+    const web = startFleet(['web'], env);
+    await web.waitForOutput(/^web http:\/\/127\.0\.0\.1:\d+$/m);
+    const url = /^web (http:\/\/\S+)$/m.exec(web.stdout())![1]!;
+    const worker = startFleet(['worker', '--queues', 'gc'], env);
+    await worker.waitForOutput('serving gc');
+
+    const done = await fetch(`${url}/v1/gc?wait=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'litter', dryRun: true }) });
+    expect(done.status).toBe(200);
+    // The worker process recorded the job; the web process reads it back.
+    const metrics = await waitFor('the gc job in /metrics', async () => {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      return /fleet_jobs_total\{queue="gc",outcome="completed"\} [1-9]/.test(text) ? text : undefined;
+    });
+    expect(metrics).toMatch(/^fleet_workers 1$/m);
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    expect(web.stderr()).toContain('unauthenticated and bound to 127.0.0.1 only');
+    expect(web.stdout()).toContain(`board ${url}/admin/queues`);
+
+    web.child.kill('SIGTERM');
+    worker.child.kill('SIGTERM');
+    expect((await web.exited).code).toBe(0);
+    expect((await worker.exited).code).toBe(0);
+  });
+
+  it('says at start-up that Bull Board is disabled without FLEET_ADMIN_PASSWORD', async () => {
+    const env = await testEnv({ FLEET_HTTP_PORT: '0', FLEET_LOG_LEVEL: 'info' });
+    const web = startFleet(['web', '--json'], env);
+    await web.waitForOutput('"url"');
+    expect(JSON.parse(web.stdout())).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), board: null });
+    await waitFor('the disabled-board log line', () => (web.stderr().includes('Bull Board disabled: FLEET_ADMIN_PASSWORD is not set') ? true : undefined));
+    const human = startFleet(['web'], { ...env, FLEET_LOG_LEVEL: 'warn' });
+    await human.waitForOutput('board disabled (set FLEET_ADMIN_PASSWORD to enable Bull Board)');
+    const humanUrl = /^web (http:\/\/\S+)$/m.exec(human.stdout())![1]!;
+    expect((await fetch(`${humanUrl}/healthz`)).status).toBe(200);
+    human.child.kill('SIGTERM');
+    const humanExit = await human.exited;
+    expect(humanExit, human.stderr()).toEqual({ code: 0, signal: null });
+    web.child.kill('SIGTERM');
+    expect((await web.exited).code).toBe(0);
+  });
+});

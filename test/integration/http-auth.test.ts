@@ -1,0 +1,101 @@
+// Bearer tokens on the API, loopback-only without tokens, the OpenAPI document, and health.
+import { validate, compileErrors } from '@readme/openapi-parser';
+import { chmod } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { API_ROUTES } from '../../src/http/api-routes.js';
+import { testWorkers } from '../helpers/fleet-harness.js';
+import { answer, createWebHarness } from '../helpers/web-harness.js';
+
+const TOKEN = 'token-aaaaaaaaaaaaaaaa';
+const OTHER = 'token-bbbbbbbbbbbbbbbb';
+
+describe('API authentication', () => {
+  it('with FLEET_API_TOKENS: 401 without or with a wrong token, 2xx with any configured token', async () => {
+    const h = await createWebHarness({ FLEET_API_TOKENS: `${TOKEN},${OTHER}` });
+    const missing = await answer(h.request('/v1/gc', { json: { kind: 'litter' } }));
+    expect(missing).toMatchObject({ status: 401, body: { error: { code: 'Unauthorized' } } });
+    expect(missing.headers.get('www-authenticate')).toContain('Bearer');
+    expect(await answer(h.request('/v1/gc', { json: { kind: 'litter' }, token: 'token-cccccccccccccccc' }))).toMatchObject({ status: 401 });
+    expect(await answer(h.request('/v1/gc', { json: { kind: 'litter' }, token: TOKEN.slice(0, -1) }))).toMatchObject({ status: 401 });
+    expect(await answer(h.request('/v1/gc', { json: { kind: 'litter' }, headers: { authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString('base64')}` } }))).toMatchObject({ status: 401 });
+    expect(await answer(h.request('/v1/workspaces/ws'))).toMatchObject({ status: 401 });
+    // Auth comes before validation: an unauthenticated bad body learns nothing about the schema.
+    expect(await answer(h.request('/v1/gc', { json: { kind: 'nope' } }))).toMatchObject({ status: 401 });
+    expect((await answer(h.request('/v1/gc', { json: { kind: 'litter' }, token: TOKEN }))).status).toBe(202);
+    expect((await answer(h.request('/v1/gc', { json: { kind: 'idle' }, token: OTHER }))).status).toBe(202);
+    // Operational endpoints stay open (scrapers and probes).
+    expect((await h.request('/healthz')).status).toBe(200);
+    expect((await h.request('/openapi.json')).status).toBe(200);
+  });
+
+  it('without tokens the API is open but bound to 127.0.0.1, whatever FLEET_HTTP_HOST says', async () => {
+    const h = await createWebHarness({ FLEET_HTTP_HOST: '0.0.0.0' });
+    expect(h.web.host).toBe('127.0.0.1');
+    expect(h.web.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await answer(h.request('/v1/gc', { json: { kind: 'litter' } }))).status).toBe(202);
+  });
+});
+
+describe('/openapi.json', () => {
+  it('is a valid OpenAPI 3.1 document listing every route with its body schema and error answers', async () => {
+    const h = await createWebHarness();
+    const { status, body: doc } = await answer(h.request('/openapi.json'));
+    expect(status).toBe(200);
+    expect(doc.openapi).toBe('3.1.0');
+    const result = await validate(structuredClone(doc) as Parameters<typeof validate>[0]);
+    expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+
+    const listed = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+    expect(listed.sort()).toEqual(
+      [
+        'POST /v1/workspaces/{workspaceId}/provision',
+        'POST /v1/workspaces/{workspaceId}/persist',
+        'POST /v1/workspaces/{workspaceId}/checkpoints',
+        'GET /v1/workspaces/{workspaceId}',
+        'GET /v1/workspaces/{workspaceId}/revisions',
+        'POST /v1/workspaces/{workspaceId}/rollback',
+        'POST /v1/bake',
+        'POST /v1/gc',
+        'POST /v1/backfill',
+      ].sort(),
+    );
+    expect(listed).toHaveLength(API_ROUTES.length);
+    const persist = doc.paths['/v1/workspaces/{workspaceId}/persist'].post;
+    const schema = persist.requestBody.content['application/json'].schema;
+    expect(schema.required).toEqual(['generation']);
+    expect(Object.keys(schema.properties).sort()).toEqual(['delete', 'force', 'generation', 'reason', 'turnId']);
+    expect(schema.properties.reason.enum).toContain('turn-end');
+    expect(Object.keys(persist.responses).sort()).toEqual(['200', '202', '400', '401', '404', '409', '413', '415', '500', '502', '504']);
+    expect(persist.parameters.map((p: { name: string }) => p.name)).toEqual(['workspaceId', 'wait', 'timeoutMs']);
+    expect(doc.paths['/v1/gc'].post.requestBody.content['application/json'].schema.properties.kind.enum).toEqual(['unattached', 'retention', 'litter', 'bases', 'orphans', 'idle']);
+  });
+});
+
+describe('/healthz and /readyz', () => {
+  it('/readyz is 503 naming the failed checks until a worker is alive, then 200; an unwritable archive fails it again', async () => {
+    const h = await createWebHarness();
+    expect(await answer(h.request('/healthz'))).toMatchObject({ status: 200, body: { status: 'ok' } });
+    const before = await answer(h.request('/readyz'));
+    expect(before).toMatchObject({ status: 503, body: { ready: false, checks: { redis: { ok: true }, workers: { ok: false }, archive: { ok: true } } } });
+
+    await testWorkers(h.config, ['gc']);
+    const after = await answer(h.request('/readyz'));
+    expect(after).toMatchObject({ status: 200, body: { ready: true, checks: { redis: { ok: true }, workers: { ok: true }, archive: { ok: true } } } });
+
+    if (process.getuid?.() !== 0) {
+      // Root ignores permission bits; the check is covered for other users.
+      await chmod(h.config.paths.archiveRoot, 0o500);
+      const readOnly = await answer(h.request('/readyz'));
+      await chmod(h.config.paths.archiveRoot, 0o700);
+      expect(readOnly).toMatchObject({ status: 503, body: { checks: { archive: { ok: false } } } });
+    }
+  });
+
+  it('/readyz reports an archive root that cannot be created', async () => {
+    const h = await createWebHarness({ FLEET_ARCHIVE_ROOT: '/dev/null/archive' });
+    await testWorkers(h.config, ['gc']);
+    const answerBody = await answer(h.request('/readyz'));
+    expect(answerBody).toMatchObject({ status: 503, body: { ready: false, checks: { redis: { ok: true }, workers: { ok: true }, archive: { ok: false } } } });
+    expect(answerBody.body.checks.archive.detail).toContain('/dev/null/archive');
+  });
+});
