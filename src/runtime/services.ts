@@ -11,7 +11,8 @@ import { createFleetClient, type FleetClient } from '../producers/fleet-client.j
 import { LocalProvider } from '../providers/local/local-provider.js';
 import { ProviderRegistry } from '../providers/provider-registry.js';
 import type { SandboxProvider } from '../providers/sandbox-provider.js';
-import { createVercelProvider } from '../providers/vercel/vercel-provider.js';
+import { lazyVercelProvider } from '../providers/vercel/lazy-vercel-provider.js';
+import { vercelConnection } from '../providers/vercel/vercel-connection.js';
 import { AddressStore, type Address } from '../state/address-store.js';
 import { CheckpointStore } from '../state/checkpoint-store.js';
 import { PersistIntentStore } from '../state/persist-intent.js';
@@ -69,9 +70,10 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
   });
   // The Vercel provider exists when it is the default or credentials are configured.
   const vercelConfigured = config.provider === 'vercel' || config.vercel.token !== null || config.vercel.oidcToken !== null;
-  const vercel = vercelConfigured && !extraProviders.some((p) => p.name === 'vercel')
-    ? [createVercelProvider(config, { persistent: config.vercel.persistent, sandboxTimeoutMs: config.vercel.sandboxTimeoutMs })]
-    : [];
+  const useVercel = vercelConfigured && !extraProviders.some((p) => p.name === 'vercel');
+  // Credentials are checked now (a bad setting fails start-up); the SDK loads on first use.
+  if (useVercel) vercelConnection(config.vercel);
+  const vercel = useVercel ? [lazyVercelProvider(config, { persistent: config.vercel.persistent, sandboxTimeoutMs: config.vercel.sandboxTimeoutMs })] : [];
   // Every provider call is timed and its outcome counted (fleet_provider_calls_total).
   const providers = new ProviderRegistry([local, ...vercel, ...extraProviders].map((provider) => observedProvider(provider, metrics)));
   const client = createFleetClient({ config, connection: redis });

@@ -4,7 +4,6 @@ import { withRedisUrl } from '../../config.js';
 import { startEmbeddedRedis } from '../../embedded/embedded-redis.js';
 import { QUEUE_NAMES } from '../../queues/index.js';
 import { startFleetProcess } from '../../runtime/fleet-process.js';
-import { startWebServer } from '../../http/start-web-server.js';
 import { Releasers } from '../../runtime/releasers.js';
 import { installShutdownHandlers } from '../../runtime/shutdown.js';
 import { assertSystemTools } from '../../system-tools.js';
@@ -34,6 +33,8 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
           const config = withRedisUrl(base, url);
           const fleet = await startFleetProcess({ config, queues: QUEUE_NAMES, logger });
           releasers.add('workers', () => fleet.close());
+          // Loaded on demand: the web stack (Hono, Bull Board, prom-client) is heavy for other commands.
+          const { startWebServer } = await import('../../http/start-web-server.js');
           const web = await startWebServer({ config, logger });
           releasers.add('web', () => web.close());
           const components = {

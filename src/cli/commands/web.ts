@@ -1,7 +1,5 @@
 /** `fleet web`: the HTTP API, Bull Board, /metrics and health endpoints, until a signal. */
 import type { Command } from 'commander';
-import { startWebServer } from '../../http/start-web-server.js';
-import { BOARD_PATH } from '../../http/fleet-board.js';
 import { installShutdownHandlers } from '../../runtime/shutdown.js';
 import type { CliContext } from '../context.js';
 import { printResult } from '../output.js';
@@ -15,6 +13,9 @@ export function registerWeb(program: Command, ctx: CliContext, run: (action: () 
       run(async () => {
         const config = await ctx.connectedConfig();
         const logger = ctx.logger({ component: 'web', hostId: config.hostId });
+        // Loaded on demand: the web stack is heavy for every other command.
+        const { startWebServer } = await import('../../http/start-web-server.js');
+        const { BOARD_PATH } = await import('../../http/fleet-board.js');
         const web = await startWebServer({ config, logger });
         const board = web.board ? `${web.url}${BOARD_PATH}` : null;
         // Handlers first: whoever reads the address may signal us the moment it is printed.
