@@ -9,6 +9,7 @@ import { checkpointProcessor } from './checkpoint.js';
 import { persistProcessor } from './persist.js';
 import { provisionProcessor } from './provision.js';
 import { gcProcessor } from './gc.js';
+import { backfillProcessor } from './backfill.js';
 
 export function buildProcessors(services: FleetServices): Partial<Record<QueueName, Processor>> {
   return {
@@ -16,5 +17,6 @@ export function buildProcessors(services: FleetServices): Partial<Record<QueueNa
     persist: persistProcessor(services) as Processor,
     checkpoint: checkpointProcessor(services) as Processor,
     gc: gcProcessor(services) as Processor,
+    backfill: backfillProcessor(services) as Processor,
   };
 }
