@@ -18,6 +18,7 @@ import { registerHistory } from './commands/history.js';
 import { registerVerify } from './commands/verify.js';
 import { registerProvision } from './commands/provision.js';
 import { registerWorkspace } from './commands/workspace.js';
+import { registerBackfill } from './commands/backfill.js';
 
 export type Register = (program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>) => void;
 
@@ -32,6 +33,7 @@ const COMMANDS: Register[] = [
   registerHistory,
   registerVerify,
   registerWorkspace,
+  registerBackfill,
 ];
 
 /** Builds the program; `run` records each action's exit code. */
