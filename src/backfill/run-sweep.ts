@@ -98,7 +98,7 @@ export async function runSweep(deps: SweepDeps, request: SweepRequest, ctx: Proc
         pending,
         deps.concurrency,
         async (workspaceId) => {
-          await pace(signal);
+          await pace.wait(signal);
           try {
             const result = await deps.backfillOne(workspaceId, source, signal);
             stats = tally(stats, result);
