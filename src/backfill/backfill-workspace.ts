@@ -46,8 +46,12 @@ export interface BackfillContext {
 export interface BackfillResult {
   readonly workspaceId: string;
   readonly source: BackfillSource;
-  /** `absent`: the legacy store holds nothing for the workspace (not marked migrated). */
-  readonly status: 'migrated' | 'already-migrated' | 'absent';
+  /**
+   * `absent`: the legacy store holds nothing for the workspace. `partial`: some files could not
+   * be placed yet (see `pending`); the rest is archived, and the workspace is not marked
+   * migrated, so reads keep falling back to the legacy store and a later run finishes it.
+   */
+  readonly status: 'migrated' | 'partial' | 'already-migrated' | 'absent';
   /** The revision holding the legacy files (null when none was needed). */
   readonly revision: string | null;
   readonly generation: number | null;
@@ -59,6 +63,8 @@ export interface BackfillResult {
   readonly liveFiles: number;
   readonly skipped: readonly SkippedEntry[];
   readonly conflicts: readonly PathConflict[];
+  /** Legacy files left for a later run: not UTF-8, so they cannot be written into the live tree. */
+  readonly pending: readonly string[];
   readonly durationMs: number;
 }
 
@@ -67,7 +73,7 @@ const REPORT_LIMIT = 100;
 
 // A result for a run that did no work.
 function idle(request: BackfillRequest, status: 'already-migrated' | 'absent', started: number): BackfillResult {
-  return { ...request, status, revision: null, generation: null, copiedFiles: 0, copiedBytes: 0, archivedFiles: 0, liveFiles: 0, skipped: [], conflicts: [], durationMs: Date.now() - started };
+  return { ...request, status, revision: null, generation: null, copiedFiles: 0, copiedBytes: 0, archivedFiles: 0, liveFiles: 0, skipped: [], conflicts: [], pending: [], durationMs: Date.now() - started };
 }
 
 // Plans, commits (when something is missing) and marks one opened legacy workspace migrated.
@@ -81,6 +87,7 @@ async function migrate(deps: BackfillDeps, request: BackfillRequest, legacy: Leg
   const plan = planBackfill(current?.entries ?? [], listing.files);
   let copy = plan.copy;
   let writeLive: typeof copy = [];
+  let pending: typeof copy = [];
   const conflicts = [...plan.conflicts];
   if (target.live && copy.length > 0) {
     const tree = await target.live.provider.openTree(target.live.address.handle, signal);
@@ -90,6 +97,7 @@ async function migrate(deps: BackfillDeps, request: BackfillRequest, legacy: Leg
       // version until the next persist records the live one.
       copy = [...live.absent, ...live.present].sort((a, b) => Buffer.compare(a.rel, b.rel));
       writeLive = live.absent;
+      pending = live.unwritable;
       conflicts.push(...live.blocked);
     } finally {
       await tree.release();
@@ -102,7 +110,7 @@ async function migrate(deps: BackfillDeps, request: BackfillRequest, legacy: Leg
       : null;
   const copiedBytes = copy.reduce((sum, f) => sum + f.size, 0);
   const revision = committed?.revision ?? currentRevision;
-  const marked = await deps.migrations.mark(workspaceId, {
+  const marked = pending.length === 0 && await deps.migrations.mark(workspaceId, {
     at: Date.now(),
     files: copy.length,
     bytes: copiedBytes,
@@ -115,10 +123,11 @@ async function migrate(deps: BackfillDeps, request: BackfillRequest, legacy: Leg
   if (listing.skipped.length > 0 || conflicts.length > 0) {
     ctx.logger.warn({ workspaceId, skipped: listing.skipped.slice(0, 20), conflicts: conflicts.slice(0, 20) }, 'backfill left legacy entries behind');
   }
+  if (pending.length > 0) ctx.logger.warn({ workspaceId, pending: pending.slice(0, 20).map((f) => f.path) }, 'backfill left files the live tree cannot take; not marked migrated');
   ctx.logger.info({ workspaceId, origin: legacy.origin, revision, copied: copy.length, live: writeLive.length, archived: plan.archived.length, marked }, 'workspace backfilled');
   return {
     ...request,
-    status: 'migrated',
+    status: pending.length === 0 ? 'migrated' : 'partial',
     revision,
     generation: target.generation,
     copiedFiles: copy.length,
@@ -127,6 +136,7 @@ async function migrate(deps: BackfillDeps, request: BackfillRequest, legacy: Leg
     liveFiles: writeLive.length,
     skipped: listing.skipped.slice(0, REPORT_LIMIT),
     conflicts: conflicts.slice(0, REPORT_LIMIT),
+    pending: pending.slice(0, REPORT_LIMIT).map((f) => f.path),
     durationMs: Date.now() - started,
   };
 }

@@ -4,7 +4,7 @@
  * created exclusively (never over an existing path), streamed from the legacy store, and given
  * the legacy mode and mtime. Nothing here is durable yet: the caller fsyncs and verifies.
  */
-import { chmod, lstat, mkdir, open, utimes } from 'node:fs/promises';
+import { chmod, lstat, mkdir, open } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { absoluteBytes } from '../archive/tree-walk.js';
 import type { LegacyFile, LegacyWorkspace } from './legacy-source.js';
@@ -12,6 +12,8 @@ import { runPool } from './run-pool.js';
 
 /** Files copied at once (overlaps small-file open/close latency; bounded for memory). */
 const COPY_CONCURRENCY = 8;
+/** Files up to this size are read whole (fewer syscalls than a stream); larger ones stream. */
+const WHOLE_READ_BYTES = 4 * 1024 * 1024;
 
 // Creates the missing ancestors of `rel` under `root` (each one a real directory).
 async function ensureParents(root: string, rel: Buffer, made: Set<string>): Promise<void> {
@@ -29,14 +31,18 @@ async function ensureParents(root: string, rel: Buffer, made: Set<string>): Prom
   }
 }
 
-// Copies one file (exclusive create, then mode and mtime).
+// Copies one file (exclusive create, then mode and mtime): in one read when small, else streamed.
 async function copyOne(legacy: LegacyWorkspace, file: LegacyFile, dest: Buffer): Promise<void> {
-  const source = await legacy.open(file);
   const handle = await open(dest, 'wx', 0o600);
-  await pipeline(source, handle.createWriteStream());
-  await chmod(dest, file.mode);
-  const mtime = file.mtimeMs / 1000;
-  await utimes(dest, mtime, mtime);
+  try {
+    if (file.size <= WHOLE_READ_BYTES) await handle.writeFile(await legacy.read(file));
+    else await pipeline(await legacy.open(file), handle.createWriteStream({ autoClose: false }));
+    await handle.chmod(file.mode);
+    const mtime = file.mtimeMs / 1000;
+    await handle.utimes(mtime, mtime);
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Copies `files` (in path order) into `root`; reports each copied file. */

@@ -2,7 +2,14 @@
  * A legacy workspace whose files are regular files on a local filesystem (the flat blob
  * directory, or the exported tree of a restored provider snapshot). Every read opens the file
  * with `openRegularFile`, so a file replaced by a symlink after listing is refused, not followed.
+ *
+ * `read` hashes the bytes it returns and remembers the digest with the file's identity (inode,
+ * size, mtime, ctime); `checksum` answers from that memory while an lstat shows the same
+ * identity (the file has not changed since it was read), and re-reads and hashes it otherwise.
  */
+import { createHash } from 'node:crypto';
+import { lstat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { LegacyFileVanishedError } from '../errors/legacy-file-vanished-error.js';
 import type { LegacyFile, LegacyListing, LegacyWorkspace } from './legacy-source.js';
@@ -17,9 +24,18 @@ export interface FsLegacyWorkspaceOptions {
   close?(): Promise<void>;
 }
 
+interface Digest {
+  readonly sha256: string;
+  readonly identity: string;
+}
+
+// What identifies one version of a file without reading it.
+const identityOf = (s: Stats) => `${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
+
 export class FsLegacyWorkspace implements LegacyWorkspace {
   readonly workspaceId: string;
   readonly origin: string;
+  readonly #digests = new Map<string, Digest>();
 
   constructor(private readonly options: FsLegacyWorkspaceOptions) {
     this.workspaceId = options.workspaceId;
@@ -30,19 +46,39 @@ export class FsLegacyWorkspace implements LegacyWorkspace {
     return this.options.list(signal);
   }
 
-  async open(file: LegacyFile): Promise<Readable> {
+  // Opens a listed file (no symlink followed) or throws LegacyFileVanished.
+  async #open(file: LegacyFile) {
     const handle = await openRegularFile(this.options.locate(file));
     if (!handle) throw new LegacyFileVanishedError(this.workspaceId, file.path);
-    return handle.createReadStream();
+    return handle;
+  }
+
+  async open(file: LegacyFile): Promise<Readable> {
+    return (await this.#open(file)).createReadStream();
   }
 
   async read(file: LegacyFile): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of await this.open(file)) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
+    const handle = await this.#open(file);
+    try {
+      const before = await handle.stat();
+      const content = await handle.readFile();
+      const after = await handle.stat();
+      // Remembered only when the file did not change while it was read.
+      if (identityOf(before) === identityOf(after) && content.length === after.size) {
+        this.#digests.set(file.path, { sha256: createHash('sha256').update(content).digest('hex'), identity: identityOf(after) });
+      }
+      return content;
+    } finally {
+      await handle.close();
+    }
   }
 
   async checksum(file: LegacyFile): Promise<string> {
+    const known = this.#digests.get(file.path);
+    if (known) {
+      const now = await lstat(this.options.locate(file)).catch(() => null);
+      if (now?.isFile() && identityOf(now) === known.identity) return known.sha256;
+    }
     return sha256Of(await this.open(file));
   }
 

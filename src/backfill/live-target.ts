@@ -74,7 +74,10 @@ export interface LiveClassification {
   readonly absent: readonly LegacyFile[];
   /** Something is at this path in the live tree: it stays, and the next persist records it. */
   readonly present: readonly LegacyFile[];
+  /** An ancestor in the live tree is a file or symlink: the live tree's newer state wins. */
   readonly blocked: readonly PathConflict[];
+  /** Not in the live tree, but the provider cannot write the path (not UTF-8): left for later. */
+  readonly unwritable: readonly LegacyFile[];
 }
 
 /** Sorts files by what the live tree has at their paths. */
@@ -82,15 +85,17 @@ export async function classifyLive(treeRoot: string, files: readonly LegacyFile[
   const absent: LegacyFile[] = [];
   const present: LegacyFile[] = [];
   const blocked: PathConflict[] = [];
+  const unwritable: LegacyFile[] = [];
   const dirs = new Map<string, 'missing' | 'dir' | 'other'>();
   for (const file of files) {
     const state = await pathState(treeRoot, file.rel, dirs);
     if (state === 'present') present.push(file);
     else if (state === 'blocked') blocked.push({ path: file.path, reason: 'an ancestor in the live tree is a file or symlink' });
-    else if (file.path.startsWith('b64:')) blocked.push({ path: file.path, reason: 'the path is not UTF-8 and cannot be written into the live tree' });
+    // `writeFiles` takes text paths: a path that is not UTF-8 cannot reach the live tree.
+    else if (file.path.startsWith('b64:')) unwritable.push(file);
     else absent.push(file);
   }
-  return { absent, present, blocked };
+  return { absent, present, blocked, unwritable };
 }
 
 /** Writes files (their verified copies under `from`) into the live tree, in bounded chunks. */

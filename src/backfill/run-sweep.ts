@@ -62,6 +62,7 @@ function tally(stats: SweepStats, result: BackfillResult): SweepStats {
   return {
     ...stats,
     migrated: stats.migrated + (result.status === 'migrated' ? 1 : 0),
+    partial: stats.partial + (result.status === 'partial' ? 1 : 0),
     alreadyMigrated: stats.alreadyMigrated + (result.status === 'already-migrated' ? 1 : 0),
     absent: stats.absent + (result.status === 'absent' ? 1 : 0),
     copiedFiles: stats.copiedFiles + result.copiedFiles,

@@ -63,14 +63,14 @@ async function enqueueAndFollow<R>(services: FleetServices, ctx: CliContext, lab
 
 // Human line for one workspace's result.
 function describeWorkspace(r: BackfillResult): string {
-  if (r.status !== 'migrated') return `${r.workspaceId}: ${r.status}`;
-  const extra = [r.liveFiles ? `${r.liveFiles} written live` : '', r.skipped.length ? `${r.skipped.length} skipped` : '', r.conflicts.length ? `${r.conflicts.length} conflicts` : ''].filter(Boolean);
-  return `${r.workspaceId}: migrated from ${r.source} (revision ${r.revision ?? 'none'}, ${r.copiedFiles} files / ${r.copiedBytes} bytes copied, ${r.archivedFiles} already archived${extra.length ? `, ${extra.join(', ')}` : ''})`;
+  if (r.status !== 'migrated' && r.status !== 'partial') return `${r.workspaceId}: ${r.status}`;
+  const extra = [r.liveFiles ? `${r.liveFiles} written live` : '', r.skipped.length ? `${r.skipped.length} skipped` : '', r.conflicts.length ? `${r.conflicts.length} conflicts` : '', r.pending.length ? `${r.pending.length} pending (not UTF-8, workspace live)` : ''].filter(Boolean);
+  return `${r.workspaceId}: ${r.status === 'migrated' ? 'migrated' : 'partly migrated'} from ${r.source} (revision ${r.revision ?? 'none'}, ${r.copiedFiles} files / ${r.copiedBytes} bytes copied, ${r.archivedFiles} already archived${extra.length ? `, ${extra.join(', ')}` : ''})`;
 }
 
 // Human line for a sweep's result.
 function describeSweep(r: SweepResult): string {
-  return `sweep ${r.source}: ${r.status}: ${r.position}/${r.total} workspaces, ${r.migrated} migrated, ${r.alreadyMigrated} already migrated, ${r.absent} absent, ${r.failed} failed, ${r.copiedFiles} files / ${r.copiedBytes} bytes copied, ${r.resumes} resumes, ${r.durationMs} ms`;
+  return `sweep ${r.source}: ${r.status}: ${r.position}/${r.total} workspaces, ${r.migrated} migrated, ${r.partial} partly, ${r.alreadyMigrated} already migrated, ${r.absent} absent, ${r.failed} failed, ${r.copiedFiles} files / ${r.copiedBytes} bytes copied, ${r.resumes} resumes, ${r.durationMs} ms`;
 }
 
 export function registerBackfill(program: Command, ctx: CliContext, run: Run): void {
