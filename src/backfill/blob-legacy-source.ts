@@ -10,6 +10,7 @@ import { absoluteBytes, encodePath } from '../archive/tree-walk.js';
 import { checkRelativePath } from '../providers/local/safe-path.js';
 import { WORKSPACE_ID_PATTERN, WorkspaceId, parsePayload } from '../queues/payload.js';
 import { decodeBlobName, encodeBlobName } from './blob-name.js';
+import { cachedListing } from './cached-listing.js';
 import { FsLegacyWorkspace } from './fs-legacy-workspace.js';
 import { pageOf, type LegacyFile, type LegacyListing, type LegacySource, type LegacyWorkspace, type SkippedEntry, type WorkspacePage } from './legacy-source.js';
 import { openRegularFile } from './open-regular-file.js';
@@ -44,22 +45,26 @@ async function listBlobDirectory(dir: string): Promise<LegacyListing> {
   return { files, skipped };
 }
 
+// Workspace directories of the store (Dirent types are lstat's: a symlinked directory is not one).
+async function workspaceDirectories(root: string): Promise<string[]> {
+  try {
+    return (await readdir(root, { withFileTypes: true })).filter((e) => e.isDirectory() && WORKSPACE_ID_PATTERN.test(e.name)).map((e) => e.name);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
 export class BlobLegacySource implements LegacySource {
   readonly name = 'blob' as const;
+  readonly #ids: (fresh: boolean) => Promise<readonly string[]>;
 
-  constructor(readonly root: string) {}
+  constructor(readonly root: string) {
+    this.#ids = cachedListing(() => workspaceDirectories(root));
+  }
 
   async listWorkspaces({ after, limit }: { after: string | null; limit: number }): Promise<WorkspacePage> {
-    let entries;
-    try {
-      entries = await readdir(this.root, { withFileTypes: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return pageOf([], after, limit);
-      throw error;
-    }
-    // Dirent types come from lstat semantics: a symlinked workspace directory is not listed.
-    const ids = entries.filter((e) => e.isDirectory() && WORKSPACE_ID_PATTERN.test(e.name)).map((e) => e.name).sort();
-    return pageOf(ids, after, limit);
+    return pageOf(await this.#ids(after === null), after, limit);
   }
 
   async openWorkspace(workspaceId: string): Promise<LegacyWorkspace | null> {

@@ -16,6 +16,7 @@ import { absoluteBytes, encodePath, walkTree } from '../archive/tree-walk.js';
 import type { ProviderRegistry } from '../providers/provider-registry.js';
 import type { ProviderName } from '../providers/sandbox-provider.js';
 import type { CheckpointStore } from '../state/checkpoint-store.js';
+import { cachedListing } from './cached-listing.js';
 import { FsLegacyWorkspace } from './fs-legacy-workspace.js';
 import { pageOf, type LegacyFile, type LegacyListing, type LegacySource, type LegacyWorkspace, type SkippedEntry, type WorkspacePage } from './legacy-source.js';
 
@@ -53,10 +54,14 @@ async function listTree(root: string): Promise<LegacyListing> {
 export class NativeLegacySource implements LegacySource {
   readonly name = 'native' as const;
 
-  constructor(private readonly options: NativeLegacySourceOptions) {}
+  readonly #ids: (fresh: boolean) => Promise<readonly string[]>;
+
+  constructor(private readonly options: NativeLegacySourceOptions) {
+    this.#ids = cachedListing(() => options.knownWorkspaces());
+  }
 
   async listWorkspaces({ after, limit }: { after: string | null; limit: number }): Promise<WorkspacePage> {
-    return pageOf((await this.options.knownWorkspaces()).sort(), after, limit);
+    return pageOf(await this.#ids(after === null), after, limit);
   }
 
   async openWorkspace(workspaceId: string, signal: AbortSignal): Promise<LegacyWorkspace | null> {

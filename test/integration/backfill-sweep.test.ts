@@ -119,6 +119,26 @@ describe('backfill sweep', () => {
     expect((await readSweepState(h.services.redis, h.services.keys, 'blob')).cursor).toBeNull();
   });
 
+  it('stops before its deadline after a batch and enqueues its continuation', async () => {
+    const h = await createHarness();
+    for (const ws of ['d1', 'd2', 'd3']) await writeLegacyWorkspace(h.config.paths.legacyRoot, ws, [['f', ws]]);
+    const deps = backfillDeps(h.services);
+    const continued: unknown[] = [];
+    const sweep = {
+      ...sweepDeps(h.services, deps, (workspaceId, source, signal) => backfillWorkspace(deps, { workspaceId, source }, { signal, logger: h.ctx().logger })),
+      continueLater: async (request: unknown) => {
+        continued.push(request);
+      },
+    };
+    // Too close to the deadline to start a batch: nothing is done, the continuation is enqueued.
+    const request = { source: 'blob' as const, batch: 2, ratePerSec: 1_000 };
+    expect(await runSweep(sweep, request, { ...h.ctx(), deadlineAt: Date.now() + 1_000 })).toMatchObject({ status: 'continued', position: 0 });
+    expect(continued).toEqual([request]);
+    expect(await h.services.redis.hlen(h.services.keys.migrated())).toBe(0);
+    // The continuation (here: a run with time) finishes from the start.
+    expect(await runSweep(sweep, request, h.ctx())).toMatchObject({ status: 'completed', migrated: 3 });
+  });
+
   it('is lease-gated: a second sweep waits for the holder, gives up after twice the TTL, and a lost lease cannot move the cursor', async () => {
     const h = await createHarness();
     await writeLegacyWorkspace(h.config.paths.legacyRoot, 'l1', [['x', 'x']]);

@@ -6,6 +6,7 @@ import type { LegacyFile } from '../../src/backfill/legacy-source.js';
 import { createPacer } from '../../src/backfill/pacer.js';
 import { runPool } from '../../src/backfill/run-pool.js';
 import { pageOf } from '../../src/backfill/legacy-source.js';
+import { cachedListing } from '../../src/backfill/cached-listing.js';
 
 const file = (p: string): LegacyFile => ({ rel: Buffer.from(p), path: encodePath(Buffer.from(p)), size: 1, mode: 0o644, mtimeMs: 0 });
 const paths = (files: readonly LegacyFile[]) => files.map((f) => f.path);
@@ -66,6 +67,17 @@ describe('sweep helpers', () => {
     // Idle time is not saved up: after a pause the next start is immediate, then paced again.
     now += 10_000;
     expect([pace.reserve(), pace.reserve()]).toEqual([0, 250]);
+  });
+
+  it('lists afresh for a first page and reuses a young listing for later pages', async () => {
+    let now = 0;
+    let loads = 0;
+    const list = cachedListing(async () => [`w${++loads}`, 'a'], 10_000, () => now);
+    expect(await list(true)).toEqual(['a', 'w1']);
+    expect(await list(false)).toEqual(['a', 'w1']);
+    expect(await list(true)).toEqual(['a', 'w2']);
+    now = 10_001;
+    expect(await list(false)).toEqual(['a', 'w3']);
   });
 
   it('runs a pool to the first failure and awaits every started task', async () => {
