@@ -5,6 +5,8 @@ import { absoluteBytes, encodePath, walkTree } from '../../src/archive/tree-walk
 import { encodeBlobName } from '../../src/backfill/blob-name.js';
 import type { ArchiveStore } from '../../src/archive/archive-store.js';
 
+export { rng } from './rng.js';
+
 export type FileMap = Map<string, Buffer>;
 
 /** Writes files (relative path bytes/text → content) as a workspace of the flat blob store. */
@@ -37,15 +39,4 @@ export function diffFiles(expected: FileMap, actual: FileMap): string[] {
   }
   for (const p of actual.keys()) if (!expected.has(p)) problems.push(`unexpected ${JSON.stringify(p)}`);
   return problems;
-}
-
-/** Deterministic pseudo-random numbers (mulberry32) so a failing run can be replayed. */
-export function rng(seed: number): () => number {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
