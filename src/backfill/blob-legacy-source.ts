@@ -13,7 +13,7 @@ import { decodeBlobName, encodeBlobName } from './blob-name.js';
 import { cachedListing } from './cached-listing.js';
 import { FsLegacyWorkspace } from './fs-legacy-workspace.js';
 import { pageOf, type LegacyFile, type LegacyListing, type LegacySource, type LegacyWorkspace, type SkippedEntry, type WorkspacePage } from './legacy-source.js';
-import { openRegularFile } from './open-regular-file.js';
+import { readRegularFile } from './open-regular-file.js';
 
 // lstat that returns null for a missing path.
 async function lstatOrNull(file: string | Buffer) {
@@ -91,13 +91,7 @@ export class BlobLegacySource implements LegacySource {
     checkRelativePath('path', relative);
     const dir = this.#dir(workspaceId);
     if (!(await lstatOrNull(dir))?.isDirectory()) return null;
-    const handle = await openRegularFile(absoluteBytes(dir, encodeBlobName(relative)));
-    if (!handle) return null;
-    try {
-      return await handle.readFile();
-    } finally {
-      await handle.close();
-    }
+    return readRegularFile(absoluteBytes(dir, encodeBlobName(relative)));
   }
 
   #dir(workspaceId: string): string {

@@ -13,7 +13,7 @@ import type { Stats } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { LegacyFileVanishedError } from '../errors/legacy-file-vanished-error.js';
 import type { LegacyFile, LegacyListing, LegacyWorkspace } from './legacy-source.js';
-import { openRegularFile, sha256Of } from './open-regular-file.js';
+import { openRegularFile, readOpened, sha256Of } from './open-regular-file.js';
 
 export interface FsLegacyWorkspaceOptions {
   readonly workspaceId: string;
@@ -48,28 +48,25 @@ export class FsLegacyWorkspace implements LegacyWorkspace {
 
   // Opens a listed file (no symlink followed) or throws LegacyFileVanished.
   async #open(file: LegacyFile) {
-    const handle = await openRegularFile(this.options.locate(file));
-    if (!handle) throw new LegacyFileVanishedError(this.workspaceId, file.path);
-    return handle;
+    const opened = await openRegularFile(this.options.locate(file));
+    if (!opened) throw new LegacyFileVanishedError(this.workspaceId, file.path);
+    return opened;
   }
 
   async open(file: LegacyFile): Promise<Readable> {
-    return (await this.#open(file)).createReadStream();
+    return (await this.#open(file)).handle.createReadStream();
   }
 
   async read(file: LegacyFile): Promise<Buffer> {
-    const handle = await this.#open(file);
+    const opened = await this.#open(file);
     try {
-      const before = await handle.stat();
-      const content = await handle.readFile();
-      const after = await handle.stat();
-      // Remembered only when the file did not change while it was read.
-      if (identityOf(before) === identityOf(after) && content.length === after.size) {
-        this.#digests.set(file.path, { sha256: createHash('sha256').update(content).digest('hex'), identity: identityOf(after) });
-      }
+      const content = await readOpened(opened);
+      // Remembered with the identity at open: a change during or after the read changes the
+      // ctime, so `checksum` re-reads the file and the copy no longer matches it.
+      this.#digests.set(file.path, { sha256: createHash('sha256').update(content).digest('hex'), identity: identityOf(opened.stats) });
       return content;
     } finally {
-      await handle.close();
+      await opened.handle.close();
     }
   }
 

@@ -8,7 +8,7 @@
 import { lstat } from 'node:fs/promises';
 import type { ArchiveStore } from '../archive/archive-store.js';
 import { absoluteBytes } from '../archive/tree-walk.js';
-import { openRegularFile } from './open-regular-file.js';
+import { readRegularFile } from './open-regular-file.js';
 import { pathState } from './path-state.js';
 
 export type ArchiveRead = { readonly state: 'hit'; readonly content: Buffer; readonly revision: string } | { readonly state: 'present' | 'miss' };
@@ -27,13 +27,9 @@ async function readOnce(archive: ArchiveStore, workspaceId: string, rel: Buffer)
   const state = await pathState(root, rel);
   if (state === 'absent') return { state: 'miss' };
   if (state === 'blocked') return { state: 'present' };
-  const handle = await openRegularFile(absoluteBytes(root, rel));
-  if (!handle) return (await pathState(root, rel)) === 'absent' ? null : { state: 'present' };
-  try {
-    return { state: 'hit', content: await handle.readFile(), revision };
-  } finally {
-    await handle.close();
-  }
+  const content = await readRegularFile(absoluteBytes(root, rel));
+  if (content) return { state: 'hit', content, revision };
+  return (await pathState(root, rel)) === 'absent' ? null : { state: 'present' };
 }
 
 /** Reads `rel` from the current revision, retrying once if `current` moved mid-read. */
