@@ -34,6 +34,7 @@ export function legacySources(services: FleetServices): (source: BackfillSource)
   };
 }
 
+/** What `backfillWorkspace` needs, from a process's services. */
 export function backfillDeps(services: FleetServices): BackfillDeps {
   return {
     addresses: services.addresses,
@@ -50,6 +51,7 @@ export function backfillDeps(services: FleetServices): BackfillDeps {
   };
 }
 
+/** What `runSweep` needs; `backfillOne` backfills one workspace inline. */
 export function sweepDeps(services: FleetServices, backfill: BackfillDeps, backfillOne: SweepDeps['backfillOne']): SweepDeps {
   return {
     redis: services.redis,

@@ -28,6 +28,7 @@ export function ancestorsOf(rel: Buffer): string[] {
   return out;
 }
 
+/** Plans the copy of `legacy` files into a tree whose entries are `archive`. */
 export function planBackfill(archive: readonly { readonly p: string; readonly t: string }[], legacy: readonly LegacyFile[]): BackfillPlan {
   const types = new Map(archive.map((e) => [e.p, e.t]));
   const plannedFiles = new Set<string>();

@@ -48,6 +48,7 @@ function parse<T>(raw: string | null | undefined): T | null {
   }
 }
 
+/** The stored cursor and counters of a source's sweep. */
 export async function readSweepState(redis: Redis, keys: FleetKeys, source: string): Promise<SweepState> {
   const fields = sweepFields(source);
   const [cursor, stats, last] = await redis.hmget(keys.backfillSweep(), fields.cursor, fields.stats, fields.last);
