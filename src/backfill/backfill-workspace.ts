@@ -19,7 +19,7 @@ import type { MigrationStore } from '../state/migration-store.js';
 import type { Progress } from '../workers/processor-context.js';
 import { buildBackfillRevision } from './build-backfill-revision.js';
 import type { BackfillSource, LegacySource, LegacyWorkspace, SkippedEntry } from './legacy-source.js';
-import { classifyLive, resolveTarget, type LiveTargetDeps } from './live-target.js';
+import { classifyLive, findLive, targetFor, type LiveTargetDeps } from './live-target.js';
 import { planBackfill, type PathConflict } from './plan-backfill.js';
 
 export interface BackfillDeps extends LiveTargetDeps {
@@ -47,7 +47,8 @@ export interface BackfillResult {
   readonly workspaceId: string;
   readonly source: BackfillSource;
   /**
-   * `absent`: the legacy store holds nothing for the workspace. `partial`: some files could not
+   * `absent`: the legacy store holds nothing to copy and the archive has no revision (not
+   * marked: a migrated workspace without any revision could not be provisioned). `partial`: some files could not
    * be placed yet (see `pending`); the rest is archived, and the workspace is not marked
    * migrated, so reads keep falling back to the legacy store and a later run finishes it.
    */
@@ -80,8 +81,7 @@ function idle(request: BackfillRequest, status: 'already-migrated' | 'absent', s
 async function migrate(deps: BackfillDeps, request: BackfillRequest, legacy: LegacyWorkspace, ctx: BackfillContext, signal: AbortSignal, started: number): Promise<BackfillResult> {
   const { workspaceId } = request;
   const listing = await legacy.list(signal);
-  const target = await resolveTarget(deps, workspaceId, signal);
-  await deps.archive.ensure(workspaceId);
+  const live = await findLive(deps, workspaceId, signal);
   const { head, revision: currentRevision } = await resolveHead(deps, workspaceId, ctx.logger);
   const current = currentRevision ? await deps.archive.readManifest(workspaceId, currentRevision) : null;
   const plan = planBackfill(current?.entries ?? [], listing.files);
@@ -89,8 +89,8 @@ async function migrate(deps: BackfillDeps, request: BackfillRequest, legacy: Leg
   let writeLive: typeof copy = [];
   let pending: typeof copy = [];
   const conflicts = [...plan.conflicts];
-  if (target.live && copy.length > 0) {
-    const tree = await target.live.provider.openTree(target.live.address.handle, signal);
+  if (live && copy.length > 0) {
+    const tree = await live.provider.openTree(live.address.handle, signal);
     try {
       const live = await classifyLive(tree.path, copy);
       // Paths the live tree already has stay as they are there; the archive gets the legacy
@@ -104,6 +104,8 @@ async function migrate(deps: BackfillDeps, request: BackfillRequest, legacy: Leg
     }
   }
 
+  if (copy.length === 0 && currentRevision === null) return { ...idle(request, 'absent', started), skipped: listing.skipped.slice(0, REPORT_LIMIT), conflicts: conflicts.slice(0, REPORT_LIMIT) };
+  const target = await targetFor(deps, workspaceId, live);
   const committed =
     copy.length > 0
       ? await buildBackfillRevision(deps, { workspaceId, legacy, target, head, currentRevision, current, copy, writeLive, signal, ...(ctx.progress ? { progress: ctx.progress } : {}) })

@@ -30,17 +30,22 @@ export interface LiveTargetDeps {
   providerFor(address: Address): SandboxProvider;
 }
 
+export interface LiveIncarnation {
+  readonly address: Address;
+  readonly provider: SandboxProvider;
+}
+
 export interface Target {
   /** Generation the revision is made and attached with. */
   readonly generation: number;
-  readonly live: { readonly address: Address; readonly provider: SandboxProvider } | null;
+  readonly live: LiveIncarnation | null;
 }
 
 /** Bytes per `writeFiles` call (the provider holds a call's contents in memory). */
 const WRITE_CHUNK_BYTES = 16 * 1024 * 1024;
 
 // The published incarnation if it is live and ready; null when there is none to protect.
-async function liveIncarnation(deps: LiveTargetDeps, address: Address, signal: AbortSignal) {
+async function liveIncarnation(deps: LiveTargetDeps, address: Address, signal: AbortSignal): Promise<LiveIncarnation | null> {
   if (!(await deps.hosts.isAlive(address.hostId, address.provider))) return null;
   if (address.provider === 'local' && address.hostId !== deps.hostId) {
     throw new BackfillDeferredError(`workspace ${address.workspaceId} is live on host ${address.hostId}; its backfill must run there`, { context: { workspaceId: address.workspaceId, hostId: address.hostId } });
@@ -58,12 +63,17 @@ async function liveIncarnation(deps: LiveTargetDeps, address: Address, signal: A
   return { address, provider };
 }
 
-/** Decides the generation and the live incarnation (if any) of a backfill. */
-export async function resolveTarget(deps: LiveTargetDeps, workspaceId: string, signal: AbortSignal): Promise<Target> {
+/** The workspace's live incarnation of the current generation, or null when it has none. */
+export async function findLive(deps: LiveTargetDeps, workspaceId: string, signal: AbortSignal): Promise<LiveIncarnation | null> {
   const counter = await deps.addresses.generation(workspaceId);
   const address = await deps.addresses.get(workspaceId);
-  const live = address && address.generation === counter ? await liveIncarnation(deps, address, signal) : null;
-  if (live) return { generation: counter, live };
+  return address && address.generation === counter ? liveIncarnation(deps, address, signal) : null;
+}
+
+/** The generation to commit with (bumped above the archive's floor when the workspace lacks one). */
+export async function targetFor(deps: LiveTargetDeps, workspaceId: string, live: LiveIncarnation | null): Promise<Target> {
+  if (live) return { generation: live.address.generation, live };
+  const counter = await deps.addresses.generation(workspaceId);
   const floor = await deps.archive.maxGeneration(workspaceId);
   const generation = counter >= Math.max(1, floor) ? counter : await deps.addresses.bumpGeneration(workspaceId, floor);
   return { generation, live: null };

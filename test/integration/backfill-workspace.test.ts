@@ -117,8 +117,11 @@ describe('backfill of one workspace', () => {
     expect(reasons).toMatchObject({ 'link-out': 'symlink', 'link-in': 'symlink', subdir: 'not-a-file', '\u2215etc\u2215passwd': 'hostile-name', '..\u2215escape': 'hostile-name', 'a\u2215\u2215b': 'hostile-name', 'trailing\u2215': 'hostile-name', '.\u2215dot': 'hostile-name', fifo: 'not-a-file' });
     expect(await readFile(path.join(outside, 'secret'), 'utf8')).toBe('secret');
     const refused = await backfill(h, 'w6');
-    expect(refused.skipped).toEqual([expect.objectContaining({ reason: 'symlink' })]);
+    expect(refused).toMatchObject({ status: 'absent', skipped: [expect.objectContaining({ reason: 'symlink' })] });
     expect(await archivedFiles(h.services.archive, 'w6')).toEqual(new Map());
+    // Not marked: a migrated workspace without any revision could never be provisioned again.
+    expect(await h.services.redis.hexists(h.services.keys.migrated(), 'w6')).toBe(0);
+    expect(await h.provision('w6')).toMatchObject({ outcome: 'created-empty' });
   });
 
   it('reports legacy paths that cannot coexist with the archive tree', async () => {
