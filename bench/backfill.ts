@@ -6,7 +6,7 @@
  * `rsync -a legacy/ dest/ && sync -f dest` (a copy with no verification, no manifest, no
  * revision). Variants alternate within each repeat (order rotating) so machine drift hits both.
  *
- *   npx tsx bench/backfill.ts [--repeats N] [--workspaces N] [--files N]
+ *   npx tsx bench/backfill.ts [--repeats N] [--workspaces N] [--files N] [--concurrency N]
  *
  * Prints one JSON object on stdout and a small table on stderr. `runBackfillBench()` is the
  * same thing for the `npm run bench` runner (the default export adapts it to that runner).
@@ -27,6 +27,8 @@ export interface BackfillBenchOptions {
   readonly workspaces?: number;
   readonly filesPerWorkspace?: number;
   readonly repeats?: number;
+  /** FLEET_CONCURRENCY of the worker (the sweep backfills min(4, this) workspaces at once). @default 4 */
+  readonly concurrency?: number;
   /** Progress lines (stderr by default). */
   readonly log?: (line: string) => void;
 }
@@ -92,8 +94,8 @@ async function writeDataset(root: string, workspaces: number, files: number): Pr
 }
 
 // One sweep into a fresh archive through a real in-process backfill worker; returns seconds.
-async function sweepOnce(redisUrl: string, legacyRoot: string, home: string, prefix: string): Promise<number> {
-  const config = loadConfig({ REDIS_URL: redisUrl, FLEET_HOME: home, FLEET_LEGACY_ROOT: legacyRoot, FLEET_PREFIX: prefix, FLEET_LOG_LEVEL: 'silent', PATH: process.env.PATH });
+async function sweepOnce(redisUrl: string, legacyRoot: string, home: string, prefix: string, concurrency: number): Promise<number> {
+  const config = loadConfig({ REDIS_URL: redisUrl, FLEET_HOME: home, FLEET_LEGACY_ROOT: legacyRoot, FLEET_PREFIX: prefix, FLEET_LOG_LEVEL: 'silent', FLEET_CONCURRENCY: String(concurrency), PATH: process.env.PATH });
   const fleet = await startFleetProcess({ config, queues: ['backfill'], logger: createLogger({ level: 'silent' }), installSchedules: false });
   const client = createFleetClient({ config });
   try {
@@ -122,6 +124,7 @@ export async function runBackfillBench(options: BackfillBenchOptions = {}): Prom
   const workspaces = options.workspaces ?? 50;
   const filesPerWorkspace = options.filesPerWorkspace ?? 1_000;
   const repeats = options.repeats ?? 3;
+  const concurrency = options.concurrency ?? 4;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const root = await mkdtemp(path.join(os.tmpdir(), 'bench-backfill-'));
   const redis = await startEmbeddedRedis({ home: path.join(root, 'redis-home'), logger: createLogger({ level: 'silent' }) });
@@ -142,14 +145,14 @@ export async function runBackfillBench(options: BackfillBenchOptions = {}): Prom
         execFileSync('sync', ['-f', root]);
         let seconds: number;
         try {
-          seconds = variant === 'backfill' ? await sweepOnce(redis.url, legacyRoot, out, `{bench-${repeat}}`) : rsyncOnce(legacyRoot, out);
+          seconds = variant === 'backfill' ? await sweepOnce(redis.url, legacyRoot, out, `{bench-${repeat}}`, concurrency) : rsyncOnce(legacyRoot, out);
         } catch (error) {
           // A shared machine may kill a child (e.g. a chaos test): measure this sample again, once.
           log(`repeat ${repeat + 1}/${repeats} ${variant} failed (${(error as Error).message.split('\n')[0]}); measuring it again`);
           retried.push(`${variant} repeat ${repeat + 1}: ${(error as Error).message.split('\n')[0]}`);
           await rm(out, { recursive: true, force: true });
           await mkdir(out, { recursive: true });
-          seconds = variant === 'backfill' ? await sweepOnce(redis.url, legacyRoot, out, `{bench-${repeat}-again}`) : rsyncOnce(legacyRoot, out);
+          seconds = variant === 'backfill' ? await sweepOnce(redis.url, legacyRoot, out, `{bench-${repeat}-again}`, concurrency) : rsyncOnce(legacyRoot, out);
         }
         samples[variant].push(seconds);
         log(`repeat ${repeat + 1}/${repeats} ${variant}: ${seconds.toFixed(2)} s (${Math.round(dataset.files / seconds)} files/s)`);
@@ -172,7 +175,7 @@ export async function runBackfillBench(options: BackfillBenchOptions = {}): Prom
       command: 'npx tsx bench/backfill.ts',
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,
-      params: { workspaces, filesPerWorkspace, files: dataset.files, bytes: dataset.bytes, repeats, batch: 10, ratePerSec: 10_000, workerConcurrency: 4 },
+      params: { workspaces, filesPerWorkspace, files: dataset.files, bytes: dataset.bytes, repeats, batch: 10, ratePerSec: 10_000, workerConcurrency: concurrency, sweepConcurrency: Math.min(4, concurrency) },
       machine: {
         cpus: { model: cpus[0]?.model.trim() ?? 'unknown', count: cpus.length },
         node: process.version,
@@ -199,13 +202,13 @@ export async function runBackfillBench(options: BackfillBenchOptions = {}): Prom
 /** Adapter for the `npm run bench` runner (`(ctx) => Promise<result>`). */
 export default (ctx: { repeats: number | undefined; log(line: string): void }) => runBackfillBench({ ...(ctx.repeats ? { repeats: ctx.repeats } : {}), log: (line) => ctx.log(line) });
 
-// Standalone: `npx tsx bench/backfill.ts [--repeats N] [--workspaces N] [--files N]`.
+// Standalone: `npx tsx bench/backfill.ts [--repeats N] [--workspaces N] [--files N] [--concurrency N]`.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const arg = (name: string) => {
     const i = process.argv.indexOf(`--${name}`);
     return i === -1 ? undefined : Number(process.argv[i + 1]);
   };
-  const report = (await runBackfillBench({ repeats: arg('repeats'), workspaces: arg('workspaces'), filesPerWorkspace: arg('files') })) as { metrics: Record<string, Summary> };
+  const report = (await runBackfillBench({ repeats: arg('repeats'), workspaces: arg('workspaces'), filesPerWorkspace: arg('files'), concurrency: arg('concurrency') })) as { metrics: Record<string, Summary> };
   const rows = Object.entries(report.metrics).map(([name, s]) => `${name.padEnd(22)} ${String(s.median).padStart(10)} ${String(s.min).padStart(10)} ${String(s.max).padStart(10)}  ${s.unit}`);
   process.stderr.write(`${'metric'.padEnd(22)} ${'median'.padStart(10)} ${'min'.padStart(10)} ${'max'.padStart(10)}\n${rows.join('\n')}\n`);
   process.stdout.write(`${JSON.stringify(report)}\n`);
