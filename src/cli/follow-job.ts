@@ -5,7 +5,7 @@
  */
 import type { Queue, QueueEvents } from 'bullmq';
 import { waitForJob } from '../producers/wait-for-job.js';
-import { WaitTimeoutError } from '../errors/wait-timeout-error.js';
+import { RemoteJobError } from '../errors/remote-job-error.js';
 import type { ProgressBar } from './progress-bar.js';
 
 export interface FollowOptions {
@@ -36,7 +36,7 @@ export async function followJob<R>({ queue, events, jobId, bar, timeoutMs, conti
   try {
     for (;;) {
       const job = await queue.getJob(current);
-      if (!job) throw new WaitTimeoutError(queue.name, current, timeoutMs);
+      if (!job) throw new RemoteJobError(queue.name, current, 'JobMissing', 'the job no longer exists (removed, or trimmed by retention)');
       show(bar, job.progress);
       const result = await waitForJob<R>(job, events, Math.max(1, deadline - Date.now()));
       const next = continuationDedupId && (result as { status?: string } | null)?.status === 'continued' ? await queue.getDeduplicationJobId(continuationDedupId) : null;
