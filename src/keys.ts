@@ -47,6 +47,8 @@ export interface FleetKeys {
   migrated(): string;
   /** Cursor and lease of the backfill sweep. */
   backfillSweep(): string;
+  /** Lease of the backfill sweep of one source (a token with a TTL). */
+  backfillSweepLease(source: string): string;
 }
 
 /** Builds the key set for a prefix. */
@@ -75,5 +77,6 @@ export function fleetKeys(prefix: string): FleetKeys {
     activeBases: () => `${p}:bases:active`,
     migrated: () => `${p}:migrated`,
     backfillSweep: () => `${p}:backfill:sweep`,
+    backfillSweepLease: (source: string) => `${p}:backfill:sweep:${source}:lease`,
   });
 }

@@ -26,6 +26,7 @@ import { registerWeb } from './commands/web.js';
 import { registerQueues } from './commands/queues.js';
 import { registerTop } from './commands/top.js';
 import { registerCompletion } from './commands/completion.js';
+import { registerBackfill } from './commands/backfill.js';
 
 export type Register = (program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>) => void;
 
@@ -48,6 +49,7 @@ const COMMANDS: Register[] = [
   registerQueues,
   registerTop,
   registerCompletion,
+  registerBackfill,
 ];
 
 /** Builds the program; `run` records each action's exit code. */

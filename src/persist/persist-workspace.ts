@@ -72,7 +72,7 @@ async function fence(deps: PersistDeps, request: PersistRequest): Promise<Addres
 }
 
 /** The attached head: the checkpoint store decides; the `current` symlink is repaired to match. */
-async function resolveHead(deps: PersistDeps, workspaceId: string, logger: Logger) {
+export async function resolveHead(deps: Pick<PersistDeps, 'checkpoints' | 'archive'>, workspaceId: string, logger: Logger) {
   const head = await deps.checkpoints.current(workspaceId);
   const linked = await deps.archive.current(workspaceId);
   if (head && head.kind === 'portable_workspace' && head.workspaceRevision !== linked) {

@@ -12,19 +12,9 @@ import { createHarness } from '../helpers/workspace-harness.js';
 import { readTree } from '../helpers/tree.js';
 import { killGroup, startFleet } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
+import { rng } from '../helpers/rng.js';
 
 const ITERATIONS = Number(process.env.FLEET_KILL_ITERATIONS ?? 12);
-
-// Deterministic pseudo-random numbers (mulberry32) so a failing run can be replayed.
-function rng(seed: number) {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('kill test', () => {
   it(`survives ${ITERATIONS} SIGKILLs of the persisting worker`, { timeout: 60_000 + ITERATIONS * 15_000 }, async () => {

@@ -10,6 +10,7 @@ import { persistProcessor } from './persist.js';
 import { provisionProcessor } from './provision.js';
 import { gcProcessor } from './gc.js';
 import { bakeProcessor } from './bake.js';
+import { backfillProcessor } from './backfill.js';
 
 export function buildProcessors(services: FleetServices): Partial<Record<QueueName, Processor>> {
   return {
@@ -18,5 +19,6 @@ export function buildProcessors(services: FleetServices): Partial<Record<QueueNa
     checkpoint: checkpointProcessor(services) as Processor,
     gc: gcProcessor(services) as Processor,
     bake: bakeProcessor(services) as Processor,
+    backfill: backfillProcessor(services) as Processor,
   };
 }

@@ -1,0 +1,129 @@
+/**
+ * Builds, verifies and commits one backfill revision with the persist protocol's building
+ * blocks (persist-workspace.ts):
+ *
+ *  1. a temporary revision `revs/.tmp-<id>` starts as the current revision (rsync with
+ *     `--link-dest`: every archived file is a hard link, nothing is rewritten)
+ *  2. the planned legacy files are copied in (exclusive creates: an archived path is never
+ *     overwritten)
+ *  3. fsync, then scan; every copied file must match the legacy store's size and checksum
+ *  4. for a live workspace, the verified copies the live tree lacks are written into it
+ *  5. manifest, rename into place; record, attach fenced on the generation and on the head the
+ *     run started from, flip `current`
+ *
+ * A failure before 5 leaves the previous revision current and only litter (removed here, or by
+ * GC after a crash).
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import type { ArchiveStore } from '../archive/archive-store.js';
+import { syncFilesystem } from '../archive/fsync.js';
+import { makeManifest, scanTree, type RevisionManifest } from '../archive/manifest.js';
+import { newRevisionId } from '../archive/revision-id.js';
+import { BackfillDeferredError } from '../errors/backfill-deferred-error.js';
+import { ChecksumMismatchError } from '../errors/checksum-mismatch-error.js';
+import { StaleGenerationError } from '../errors/stale-generation-error.js';
+import { snapshotArgs } from '../rsync/rsync-args.js';
+import { runRsync } from '../rsync/run-rsync.js';
+import type { Checkpoint, CheckpointStore } from '../state/checkpoint-store.js';
+import type { Progress } from '../workers/processor-context.js';
+import { copyLegacyFiles } from './copy-legacy-files.js';
+import type { LegacyFile, LegacyWorkspace } from './legacy-source.js';
+import { writeLiveFiles, type Target } from './live-target.js';
+
+export interface RevisionDeps {
+  readonly archive: ArchiveStore;
+  readonly checkpoints: CheckpointStore;
+  readonly systemPath: string;
+  /** Deadline of the rsync that links the current revision. */
+  readonly rsyncTimeoutMs: number;
+}
+
+export interface RevisionInput {
+  readonly workspaceId: string;
+  readonly legacy: LegacyWorkspace;
+  readonly target: Target;
+  /** The attached head and its revision when the run started. */
+  readonly head: Checkpoint | null;
+  readonly currentRevision: string | null;
+  readonly current: RevisionManifest | null;
+  /** Files to copy into the revision. */
+  readonly copy: readonly LegacyFile[];
+  /** Of those, the ones to write into the live tree too. */
+  readonly writeLive: readonly LegacyFile[];
+  readonly signal: AbortSignal;
+  readonly progress?: (update: Progress) => Promise<void>;
+}
+
+export interface CommittedRevision {
+  readonly revision: string;
+  readonly files: number;
+  readonly bytes: number;
+}
+
+// Throws unless every copied file was scanned with the legacy size and checksum.
+async function verifyCopies(input: RevisionInput, entries: ReadonlyMap<string, { t: string; s?: number; h?: string }>): Promise<void> {
+  for (const file of input.copy) {
+    const entry = entries.get(file.path);
+    const expected = await input.legacy.checksum(file, input.signal);
+    const actual = entry?.t === 'f' && entry.s === file.size ? entry.h! : `${entry?.t ?? 'missing'}:${entry?.s ?? 0} bytes`;
+    if (actual !== expected) throw new ChecksumMismatchError(input.workspaceId, file.path, expected, actual);
+  }
+}
+
+export async function buildBackfillRevision(deps: RevisionDeps, input: RevisionInput): Promise<CommittedRevision> {
+  const { workspaceId, target, signal, currentRevision } = input;
+  const progress = input.progress ?? (async () => undefined);
+  const paths = await deps.archive.ensure(workspaceId);
+  const revision = newRevisionId(target.generation);
+  const tmp = paths.tmp(revision);
+  try {
+    await mkdir(tmp, { mode: 0o700 });
+    if (currentRevision) {
+      await progress({ step: 'link', percent: 10 });
+      await runRsync({
+        args: snapshotArgs({ source: paths.revision(currentRevision), dest: tmp, ioTimeoutS: 60, linkDest: `../${currentRevision}` }),
+        operation: `backfill ${workspaceId}`,
+        timeoutMs: deps.rsyncTimeoutMs,
+        signal,
+        path: deps.systemPath,
+      });
+    }
+    await copyLegacyFiles(input.legacy, input.copy, tmp, signal, (done) => {
+      if (done % 100 === 0) void progress({ step: 'copy', done, total: input.copy.length, percent: 10 + Math.floor((done / input.copy.length) * 50) });
+    });
+    await progress({ step: 'verify', percent: 60 });
+    await syncFilesystem(tmp, deps.systemPath, signal);
+    const scan = await scanTree(tmp, input.current, signal);
+    await verifyCopies(input, new Map(scan.entries.map((e) => [e.p, e])));
+    if (target.live && input.writeLive.length > 0) {
+      await progress({ step: 'live', percent: 75 });
+      await writeLiveFiles(target.live.provider, target.live.address.handle, tmp, input.writeLive, signal);
+    }
+
+    await progress({ step: 'commit', percent: 85 });
+    const manifest = makeManifest(
+      { workspaceId, revision, generation: target.generation, reason: 'backfill', turnId: null, parent: currentRevision, mode: 'backfill', createdAt: new Date().toISOString() },
+      scan,
+    );
+    await deps.archive.writeManifest(workspaceId, manifest);
+    await deps.archive.commit(workspaceId, revision);
+    const checkpoint = await deps.checkpoints.record({
+      workspaceId,
+      generation: target.generation,
+      kind: 'portable_workspace',
+      workspaceRevision: revision,
+      reason: 'backfill',
+      files: manifest.files,
+      bytes: manifest.bytes,
+    });
+    await deps.checkpoints.attach(workspaceId, checkpoint.id, target.generation, { expectedHead: input.head?.id ?? null }).catch((error: unknown) => {
+      // A new incarnation started meanwhile: a fresh run picks its generation (and live tree).
+      if (error instanceof StaleGenerationError) throw new BackfillDeferredError(`workspace ${workspaceId}: generation moved during the backfill`, { context: { workspaceId }, cause: error });
+      throw error;
+    });
+    await deps.archive.flipCurrent(workspaceId, revision);
+    return { revision, files: manifest.files, bytes: manifest.bytes };
+  } finally {
+    await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * Migration state of the legacy backfill: `keys.migrated()` is a hash workspace → JSON record
+ * written once (HSETNX) when everything the legacy store holds for the workspace is in the
+ * archive. From then on the archive is authoritative for that workspace: the app's dual read
+ * stops consulting the legacy store (so a file deleted in the archive stays deleted).
+ */
+import type { Redis } from 'ioredis';
+import type { FleetKeys } from '../keys.js';
+
+export interface MigrationRecord {
+  /** Epoch ms of the migration. */
+  readonly at: number;
+  /** Legacy files this migration copied into the archive. */
+  readonly files: number;
+  /** Bytes of those files. */
+  readonly bytes: number;
+  readonly source: 'blob' | 'native';
+  /** Revision that holds the copied files (the current one when nothing was copied). */
+  readonly revision: string | null;
+  /** Legacy files the archive already had (the archive won). */
+  readonly archived: number;
+  /** Legacy entries refused (symlinks, special files, hostile names) and paths in conflict. */
+  readonly skipped: number;
+  readonly conflicts: number;
+}
+
+export class MigrationStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: FleetKeys,
+  ) {}
+
+  async isMigrated(workspaceId: string): Promise<boolean> {
+    return (await this.redis.hexists(this.keys.migrated(), workspaceId)) === 1;
+  }
+
+  /** Which of `workspaceIds` are migrated. */
+  async migratedAmong(workspaceIds: readonly string[]): Promise<Set<string>> {
+    if (workspaceIds.length === 0) return new Set();
+    const values = await this.redis.hmget(this.keys.migrated(), ...workspaceIds);
+    return new Set(workspaceIds.filter((_, i) => values[i] !== null));
+  }
+
+  /** Records the migration once; returns false when it was already recorded (nothing changes). */
+  async mark(workspaceId: string, record: MigrationRecord): Promise<boolean> {
+    return (await this.redis.hsetnx(this.keys.migrated(), workspaceId, JSON.stringify(record))) === 1;
+  }
+
+  async get(workspaceId: string): Promise<MigrationRecord | null> {
+    const raw = await this.redis.hget(this.keys.migrated(), workspaceId);
+    return raw ? (JSON.parse(raw) as MigrationRecord) : null;
+  }
+
+  async count(): Promise<number> {
+    return this.redis.hlen(this.keys.migrated());
+  }
+}
