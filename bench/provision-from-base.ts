@@ -4,9 +4,9 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
+import { freePort } from '../src/lib/free-port.js';
 import { pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { bakeBase } from '../src/bake/bake-base.js';
@@ -28,14 +28,6 @@ const stats = (values: number[]) => {
   return { median: sorted[Math.floor(sorted.length / 2)]!, min: sorted[0]!, max: sorted[sorted.length - 1]!, runs: sorted.length };
 };
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export async function runProvisionFromBaseBench(repeats = 5): Promise<Record<string, unknown>> {
   const dir = await mkdtemp(path.join(tmpdir(), 'fleet-bench-base-'));

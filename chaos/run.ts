@@ -7,9 +7,9 @@
  * Prints one JSON summary and exits non-zero on any violation.
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePort } from '../src/lib/free-port.js';
 import { Queue } from 'bullmq';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
@@ -41,14 +41,6 @@ for (const [flag, value] of [['duration', durationS], ['seed', seed], ['workspac
 const log = (line: string) => process.stderr.write(`[chaos ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 // A harness bug must fail the run loudly, not silently pass: count unhandled rejections as violations.
 let unhandled = 0;

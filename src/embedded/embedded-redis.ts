@@ -6,12 +6,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile, rename } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { FleetError } from '../errors/fleet-error.js';
 import type { Logger } from '../logger.js';
 import { delay } from '../runtime/with-timeout.js';
+import { freePort } from '../lib/free-port.js';
+import { processAlive } from '../lib/process-alive.js';
 
 /** Thrown when the embedded server cannot be started or found. */
 export class EmbeddedRedisError extends FleetError {
@@ -61,28 +62,6 @@ export async function pingRedis(url: string, timeoutMs = 1_000): Promise<boolean
   }
 }
 
-// Asks the kernel for a free loopback port.
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-// True when a process with this pid exists.
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Arguments of the private server (pure; exported for tests). */
 export function redisServerArgs(port: number, dataDir: string): string[] {
   return [
@@ -105,7 +84,7 @@ export async function startEmbeddedRedis({ home, logger, startTimeoutMs = 15_000
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const previous = await readEmbeddedState(home);
   if (previous && (await pingRedis(previous.url))) {
-    if (alive(previous.ownerPid) && previous.ownerPid !== process.pid) {
+    if (processAlive(previous.ownerPid) && previous.ownerPid !== process.pid) {
       throw new EmbeddedRedisError(`fleet up is already running here (pid ${previous.ownerPid}, Redis ${previous.url}); stop it first or use REDIS_URL=${previous.url}`);
     }
     logger.warn({ url: previous.url, pid: previous.pid }, 'adopting embedded redis-server left running by a previous fleet up');
@@ -168,7 +147,7 @@ async function writeState(home: string, state: EmbeddedRedisState): Promise<void
 async function stopByPid(home: string, state: EmbeddedRedisState): Promise<void> {
   try {
     process.kill(state.pid, 'SIGTERM');
-    for (let i = 0; i < 200 && alive(state.pid); i++) await delay(50);
+    for (let i = 0; i < 200 && processAlive(state.pid); i++) await delay(50);
   } catch {
     // already gone
   }

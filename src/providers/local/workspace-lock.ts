@@ -8,16 +8,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ProviderBusyError } from '../provider-errors.js';
-
-// True when a process with this pid exists on this host.
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+import { processAlive } from '../../lib/process-alive.js';
 
 export async function withWorkspaceLock<T>(metaDir: string, signal: AbortSignal, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
   const lock = path.join(metaDir, 'lock');
@@ -32,7 +23,7 @@ export async function withWorkspaceLock<T>(metaDir: string, signal: AbortSignal,
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const owner = Number(await readFile(path.join(lock, 'owner'), 'utf8').catch(() => 'NaN'));
       // An owner that died (or never wrote its pid and is gone) leaves a stale lock: reclaim it.
-      if (Number.isFinite(owner) && !alive(owner)) {
+      if (Number.isFinite(owner) && !processAlive(owner)) {
         await rm(lock, { recursive: true, force: true });
         continue;
       }
