@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   }
   try {
     const result = await runProvisionLoad({
-      env: { REDIS_URL: url, FLEET_HOME: path.join(dir, 'home'), FLEET_LOG_LEVEL: 'warn', FLEET_SHUTDOWN_FLUSH_MS: '0', FLEET_HEARTBEAT_INTERVAL_MS: '1000' },
+      env: { REDIS_URL: url, FLEET_HOME: path.join(dir, 'home'), FLEET_LOG_LEVEL: 'warn', FLEET_SHUTDOWN_FLUSH_MS: '0', FLEET_HEARTBEAT_INTERVAL_MS: '1000', ...(process.env.LOADTEST_CONCURRENCY ? { FLEET_CONCURRENCY: process.env.LOADTEST_CONCURRENCY } : {}) },
       requests: flag('requests', 1_000),
       workspaces: flag('workspaces', 100),
       producers: flag('producers', 10),

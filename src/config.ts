@@ -118,7 +118,7 @@ export const EnvSchema = z.object({
   FLEET_HTTP_WAIT_CAP_MS: durationMs(60_000, 100, HOUR),
   FLEET_HTTP_BODY_LIMIT_BYTES: integer(2 * 1024 * 1024, 1_024, 256 * 1024 * 1024, ' of bytes'),
   FLEET_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
-  FLEET_CONCURRENCY: integer(4, 1, 256),
+  FLEET_CONCURRENCY: field<number | null>('a whole number between 1 and 256', (raw) => (/^\d+$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 256 ? Number(raw) : undefined), null),
   FLEET_LOCK_DURATION_MS: durationMs(30_000, 500, HOUR),
   FLEET_STALLED_INTERVAL_MS: durationMs(30_000, 100, HOUR),
   FLEET_MAX_STALLED_COUNT: integer(3, 0, 100),
@@ -188,7 +188,8 @@ export interface Config {
   readonly admin: { readonly password: string | null; readonly readOnly: boolean };
   readonly logLevel: Env['FLEET_LOG_LEVEL'];
   readonly worker: {
-    readonly concurrency: number;
+    /** Jobs at once per queue per process; `null` = each queue's own default (see queues/index.ts). */
+    readonly concurrency: number | null;
     readonly lockDurationMs: number;
     readonly stalledIntervalMs: number;
     readonly maxStalledCount: number;
@@ -349,7 +350,7 @@ export const CONFIG_DOCS: Readonly<Record<(typeof CONFIG_VARIABLES)[number], rea
   FLEET_HTTP_WAIT_CAP_MS: ['60000', 'Longest wait of `?wait=true` on the HTTP API (a request asking longer is cut to it; 504 after)'],
   FLEET_HTTP_BODY_LIMIT_BYTES: ['2097152', 'Largest request body the HTTP API accepts (413 above)'],
   FLEET_LOG_LEVEL: ['info', 'pino log level'],
-  FLEET_CONCURRENCY: ['4', 'Jobs run at once per queue per worker process'],
+  FLEET_CONCURRENCY: ['(per queue: provision 16, persist 4, checkpoint 8, backfill 2, gc 2, bake 1)', 'Jobs run at once per queue per worker process (overrides every queue)'],
   FLEET_LOCK_DURATION_MS: ['30000', 'BullMQ job lock duration'],
   FLEET_STALLED_INTERVAL_MS: ['30000', 'BullMQ stalled-job check interval'],
   FLEET_MAX_STALLED_COUNT: ['3', 'Stalls (crashed workers) a job survives before it fails'],

@@ -67,6 +67,6 @@ export function sweepDeps(services: FleetServices, backfill: BackfillDeps, backf
     },
     // A killed sweep's lease lives as long as its BullMQ job lock would.
     leaseTtlMs: services.config.worker.lockDurationMs,
-    concurrency: Math.min(4, services.config.worker.concurrency),
+    concurrency: Math.min(4, services.config.worker.concurrency ?? 4),
   };
 }

@@ -16,6 +16,8 @@ export interface RevisionCommitted {
 }
 
 export interface MetricsRecorder {
+  /** Writes buffered observations now (shutdown). */
+  flush?(): Promise<void>;
   /** One job attempt finished (`retry`: failed, will run again; `failed`: failed for good). */
   jobFinished(queue: string, outcome: JobOutcome, durationMs: number): Promise<void>;
   /** A persist committed a new revision. */

@@ -90,7 +90,6 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
     const signal = AbortSignal.any([ctx.signal, lock.signal]);
     const address = await services.addresses.get(workspaceId);
     const live = await probeLive(services, address, ctx);
-    await ctx.progress({ step: 'plan', percent: 10 });
 
     if (address && live?.ready) {
       const provider = services.providerFor(address);
@@ -145,7 +144,6 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
         revision: plan.outcome === 'restored' ? plan.source : null,
         signal,
       });
-      await ctx.progress({ step: 'publish', percent: 90 });
       const published = await services.addresses.publish({ workspaceId, handle: created.handle, generation, hostId: created.hostId, provider: providerName });
       if (!published) {
         await provider.destroy(created.handle, ctx.signal).catch(() => undefined);

@@ -31,15 +31,18 @@ export interface QueueDefinition<S extends z.ZodType = z.ZodType> {
   readonly hostBound: boolean;
   /** Deadline of one job of this queue. */
   readonly deadlineMs: (config: Config) => number;
+  /** Jobs at once per worker process unless FLEET_CONCURRENCY overrides it. */
+  readonly concurrency: number;
 }
 
 export const QUEUES: { readonly [K in QueueName]: QueueDefinition } = Object.freeze({
-  provision: { name: PROVISION, schema: ProvisionPayload, hostBound: false, deadlineMs: (c: Config) => c.deadlines.provisionMs },
-  persist: { name: PERSIST, schema: PersistPayload, hostBound: true, deadlineMs: (c: Config) => c.deadlines.persistMs },
-  checkpoint: { name: CHECKPOINT, schema: CheckpointPayload, hostBound: true, deadlineMs: (c: Config) => c.deadlines.persistMs },
-  backfill: { name: BACKFILL, schema: BackfillPayload, hostBound: false, deadlineMs: (c: Config) => c.deadlines.backfillMs },
-  gc: { name: GC, schema: GcPayload, hostBound: false, deadlineMs: (c: Config) => c.deadlines.gcMs },
-  bake: { name: BAKE, schema: BakePayload, hostBound: false, deadlineMs: (c: Config) => c.deadlines.bakeMs },
+  // Provisioning waits on I/O and Redis, not CPU: many at once. Persists run rsync: a few.
+  provision: { name: PROVISION, schema: ProvisionPayload, hostBound: false, deadlineMs: (c: Config) => c.deadlines.provisionMs, concurrency: 16 },
+  persist: { name: PERSIST, schema: PersistPayload, hostBound: true, deadlineMs: (c: Config) => c.deadlines.persistMs, concurrency: 4 },
+  checkpoint: { name: CHECKPOINT, schema: CheckpointPayload, hostBound: true, deadlineMs: (c: Config) => c.deadlines.persistMs, concurrency: 8 },
+  backfill: { name: BACKFILL, schema: BackfillPayload, hostBound: false, deadlineMs: (c: Config) => c.deadlines.backfillMs, concurrency: 2 },
+  gc: { name: GC, schema: GcPayload, hostBound: false, deadlineMs: (c: Config) => c.deadlines.gcMs, concurrency: 2 },
+  bake: { name: BAKE, schema: BakePayload, hostBound: false, deadlineMs: (c: Config) => c.deadlines.bakeMs, concurrency: 1 },
 });
 
 /** True for one of the six base queue names. */

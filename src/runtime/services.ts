@@ -94,6 +94,9 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     metrics,
     client,
     providerFor: (address) => providers.get(address.provider),
-    close: () => client.close(),
+    close: async () => {
+      await metrics.flush?.();
+      await client.close();
+    },
   };
 }

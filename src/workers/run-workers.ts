@@ -55,7 +55,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       {
         connection,
         prefix: config.redis.prefix,
-        concurrency: config.worker.concurrency,
+        concurrency: config.worker.concurrency ?? definition.concurrency,
         lockDuration: config.worker.lockDurationMs,
         stalledInterval: config.worker.stalledIntervalMs,
         maxStalledCount: config.worker.maxStalledCount,
@@ -93,7 +93,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     intervalMs: config.worker.heartbeatIntervalMs,
     logger,
   });
-  logger.info({ queues: workers.map((w) => w.bullName), concurrency: config.worker.concurrency }, 'workers started');
+  logger.info({ queues: workers.map((w) => w.bullName), concurrency: config.worker.concurrency ?? 'per queue' }, 'workers started');
 
   let closing: Promise<void> | null = null;
   return {

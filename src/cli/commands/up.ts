@@ -40,7 +40,7 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
           const components = {
             pid: process.pid,
             redis: { url, mode: redisNote },
-            workers: { queues: fleet.workers.queueNames, concurrency: config.worker.concurrency, hostId: config.hostId },
+            workers: { queues: fleet.workers.queueNames, concurrency: config.worker.concurrency ?? 'per queue', hostId: config.hostId },
             web: web.url,
             board: web.board ? `${web.url}/admin/queues` : null,
             archive: config.paths.archiveRoot,
@@ -52,7 +52,7 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
               [
                 ['process', `pid ${process.pid}, host ${config.hostId}`],
                 ['redis', `${url} (${redisNote})`],
-                ['workers', `${fleet.workers.queueNames.join(', ')} (concurrency ${config.worker.concurrency})`],
+                ['workers', `${fleet.workers.queueNames.join(', ')} (concurrency ${config.worker.concurrency ?? 'per queue'})`],
                 ['web', web.url],
                 ['board', web.board ? `${web.url}/admin/queues` : 'disabled (set FLEET_ADMIN_PASSWORD)'],
                 ['archive', config.paths.archiveRoot],
