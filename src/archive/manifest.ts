@@ -72,6 +72,12 @@ export interface ScanResult {
 }
 
 /**
+ * Files hashed at once by `scanTree`: overlaps the open/read latency of small files (the digest
+ * itself runs on the main thread, so more lanes would not add CPU).
+ */
+const HASH_CONCURRENCY = 4;
+
+/**
  * Scans `root` into manifest entries. `previous` (the parent revision's manifest) lets files
  * hard-linked to it reuse their hash.
  */
@@ -79,7 +85,10 @@ export async function scanTree(root: string, previous: RevisionManifest | null, 
   const prior = new Map<string, ManifestEntry>();
   for (const e of previous?.entries ?? []) if (e.t === 'f') prior.set(e.p, e);
   const entries: ManifestEntry[] = [];
+  const hashing = new Set<Promise<void>>();
+  let failure: { error: unknown } | undefined;
   let files = 0;
+  let accounted = 0;
   let bytes = 0;
   let copiedFiles = 0;
   for await (const entry of walkTree(root)) {
@@ -89,18 +98,38 @@ export async function scanTree(root: string, previous: RevisionManifest | null, 
     if (t === 'f') {
       const before = prior.get(p);
       const linked = before !== undefined && before.i === entry.ino && before.s === entry.size && before.h !== undefined;
-      const h = linked ? before.h! : await hashFile(absoluteBytes(root, entry.rel), signal);
-      if (!linked) copiedFiles += 1;
       files += 1;
       bytes += entry.size;
-      entries.push({ p, t, m: entry.mode, s: entry.size, h, i: entry.ino });
-      onFile?.(files);
+      if (linked) {
+        entries.push({ p, t, m: entry.mode, s: entry.size, h: before.h!, i: entry.ino });
+        onFile?.(++accounted);
+        continue;
+      }
+      copiedFiles += 1;
+      // Hashed in the background (bounded); the entry's slot keeps the walk order.
+      const index = entries.push({ p, t, m: entry.mode, s: entry.size, i: entry.ino }) - 1;
+      const task: Promise<void> = hashFile(absoluteBytes(root, entry.rel), signal)
+        .then(
+          (h) => {
+            entries[index] = { p, t, m: entry.mode, s: entry.size, h, i: entry.ino };
+            onFile?.(++accounted);
+          },
+          (error: unknown) => {
+            failure ??= { error };
+          },
+        )
+        .finally(() => hashing.delete(task));
+      hashing.add(task);
+      if (hashing.size >= HASH_CONCURRENCY) await Promise.race(hashing);
+      if (failure) throw failure.error;
     } else if (t === 'l') {
       entries.push({ p, t, m: 0, l: encodePath(entry.target!) });
     } else {
       entries.push({ p, t, m: entry.mode });
     }
   }
+  await Promise.all(hashing);
+  if (failure) throw failure.error;
   return { entries, files, bytes, copiedFiles };
 }
 
