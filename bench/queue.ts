@@ -37,7 +37,7 @@ async function drained(queue: Queue, jobs: number, processed: () => number, time
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (processed() >= jobs) {
-      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused');
+      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
       if (Object.values(counts).every((c) => c === 0)) return;
     }
     if (Date.now() > deadline) throw new Error(`queue bench: only ${processed()} of ${jobs} jobs done after ${timeoutMs} ms`);

@@ -10,11 +10,13 @@ export async function interleave<K extends string, T>(
   repeats: number,
   variants: Readonly<Record<K, Variant<T>>>,
   onSample?: (variant: K, repeat: number, value: T) => void,
+  /** Rotation offset (when a caller runs one repeat at a time). */
+  offset = 0,
 ): Promise<Record<K, T[]>> {
   const names = Object.keys(variants) as K[];
   const out = Object.fromEntries(names.map((name) => [name, [] as T[]])) as Record<K, T[]>;
   for (let repeat = 0; repeat < repeats; repeat++) {
-    const order = names.map((_, i) => names[(i + repeat) % names.length]!);
+    const order = names.map((_, i) => names[(i + repeat + offset) % names.length]!);
     for (const name of order) {
       const value = await variants[name](repeat);
       out[name][repeat] = value;
