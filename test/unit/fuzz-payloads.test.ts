@@ -84,7 +84,7 @@ describe('fuzz: base manifests', () => {
 
   it('BaseManifest: 10,000 bad manifests', () => {
     expect(BaseManifest.safeParse(MANIFEST).success).toBe(true);
-    const bad = fc.oneof(badInputs(BaseManifest, MANIFEST), nestedBad.filter((m) => !BaseManifest.safeParse(m).success));
+    const bad = fc.oneof(badInputs(BaseManifest, MANIFEST), nestedBad);
     fc.assert(fc.property(bad, (input) => void expectRefused('base manifest', BaseManifest, input)), fuzzParams(1_300));
   });
 });
