@@ -47,8 +47,8 @@ export function absoluteBytes(root: string, rel: Buffer): Buffer {
 const LSTAT_CONCURRENCY = 16;
 
 // lstat through the callback API: about a third cheaper per call than fs/promises (which allocates a stats array per request).
-function lstat(path: Buffer): Promise<Stats> {
-  return new Promise((resolve, reject) => lstatCallback(path, (error, stats) => (error ? reject(error) : resolve(stats))));
+function lstat(file: Buffer): Promise<Stats> {
+  return new Promise((resolve, reject) => lstatCallback(file, (error, stats) => (error ? reject(error) : resolve(stats))));
 }
 
 // Describes one path (lstat, plus readlink for symlinks); `prefix` is the root and a slash, as bytes.
