@@ -7,7 +7,8 @@
  * inode, same size) reuses that file's hash, so a persist hashes only what changed.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { absoluteBytes, encodePath, walkTree, type TreeEntry } from './tree-walk.js';
 
 export type EntryCode = 'f' | 'd' | 'l' | 'p' | 's' | 'o';
@@ -49,10 +50,32 @@ export interface RevisionManifest extends RevisionMeta {
 
 const CODES: Record<TreeEntry['type'], EntryCode> = { file: 'f', dir: 'd', symlink: 'l', fifo: 'p', socket: 's', other: 'o' };
 
-/** sha256 of a file, streamed. */
+/** Read size of `hashFile`. */
+const HASH_CHUNK_BYTES = 256 * 1024;
+/** Idle read buffers kept for reuse (more than the scan's hashing lanes, fewer than a leak). */
+const IDLE_BUFFERS = 8;
+const idleBuffers: Buffer[] = [];
+
+/**
+ * sha256 of a file, read through a reused buffer: hashing a 130 MB revision allocates no
+ * per-chunk Buffers (a stream would, and the worker's RSS would grow with them until a GC).
+ * Never follows a symlink.
+ */
 export async function hashFile(file: string | Buffer, signal?: AbortSignal): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file, { signal })) hash.update(chunk as Buffer);
+  const buffer = idleBuffers.pop() ?? Buffer.allocUnsafeSlow(HASH_CHUNK_BYTES);
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    for (;;) {
+      signal?.throwIfAborted();
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+    }
+  } finally {
+    await handle.close();
+    if (idleBuffers.length < IDLE_BUFFERS) idleBuffers.push(buffer);
+  }
   return hash.digest('hex');
 }
 
