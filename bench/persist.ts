@@ -161,12 +161,12 @@ export default async function persistBench(ctx: BenchContext): Promise<BenchResu
       const restored = await interleave(1, {
         restore_ms: () => fleetRestore(fleet),
         bare_restore_rsync_ms: async () => {
+          // Like the fleet's restore (whose new incarnation replaced a full tree), remove the previous copy first.
+          await rm(path.join(scratch, `restore-${repeat - 1}`), { recursive: true, force: true });
           const dest = path.join(scratch, `restore-${repeat}`);
           await mkdir(dest);
           await syncAll();
-          const ms = await timed(() => run('rsync', ['-a', `${revision}/`, `${dest}/`]));
-          await rm(dest, { recursive: true, force: true });
-          return ms;
+          return timed(() => run('rsync', ['-a', `${revision}/`, `${dest}/`]));
         },
       }, undefined, repeat);
       restores.restore_ms.push(restored.restore_ms[0]!);

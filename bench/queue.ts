@@ -45,8 +45,27 @@ async function drained(queue: Queue, jobs: number, processed: () => number, time
   }
 }
 
-// The fleet path: fleet producer plumbing + startWorkers. Returns jobs/s.
-async function runFleet(env: BenchEnv, config: Config, logLevel: string): Promise<number> {
+/** One run: throughput, and CPU per job of this process (producer + worker) and of Redis. */
+interface RunResult {
+  readonly jobsPerS: number;
+  readonly nodeCpuUsPerJob: number;
+  readonly redisCpuUsPerJob: number;
+}
+
+// Times `work` (adding and draining JOBS jobs) with wall clock and CPU counters.
+async function measure(env: BenchEnv, work: () => Promise<void>): Promise<RunResult> {
+  const redisBefore = await env.redisCpuMs();
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  await work();
+  const wallMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  const redisMs = (await env.redisCpuMs()) - redisBefore;
+  return { jobsPerS: JOBS / (wallMs / 1000), nodeCpuUsPerJob: (cpu.user + cpu.system) / JOBS, redisCpuUsPerJob: (redisMs * 1000) / JOBS };
+}
+
+// The fleet path: fleet producer plumbing + startWorkers.
+async function runFleet(env: BenchEnv, config: Config, logLevel: string): Promise<RunResult> {
   await env.flush();
   const connection = createRedis({ url: config.redis.url!, role: 'worker', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'bench-fleet-worker' });
   await connection.connect();
@@ -63,16 +82,16 @@ async function runFleet(env: BenchEnv, config: Config, logLevel: string): Promis
   try {
     const queue = client.pool.queue(queueNameFor(GC, config.hostId));
     await queue.waitUntilReady();
-    const started = performance.now();
-    for (let i = 0; i < JOBS; i += CHUNK) {
-      const jobs = [];
-      for (let j = i; j < Math.min(JOBS, i + CHUNK); j++) {
-        jobs.push({ name: GC, data: parsePayload('gc payload', GcPayload, { kind: 'litter', dryRun: true }), opts: gcJobOptions });
+    return await measure(env, async () => {
+      for (let i = 0; i < JOBS; i += CHUNK) {
+        const jobs = [];
+        for (let j = i; j < Math.min(JOBS, i + CHUNK); j++) {
+          jobs.push({ name: GC, data: parsePayload('gc payload', GcPayload, { kind: 'litter', dryRun: true }), opts: gcJobOptions });
+        }
+        await queue.addBulk(jobs);
       }
-      await queue.addBulk(jobs);
-    }
-    await drained(queue, JOBS, () => processed);
-    return JOBS / ((performance.now() - started) / 1000);
+      await drained(queue, JOBS, () => processed);
+    });
   } finally {
     await client.close();
     await workers.close(5_000);
@@ -80,8 +99,8 @@ async function runFleet(env: BenchEnv, config: Config, logLevel: string): Promis
   }
 }
 
-// Bare BullMQ with the same concurrency. Returns jobs/s.
-async function runBare(env: BenchEnv, concurrency: number, opts: JobsOptions | undefined): Promise<number> {
+// Bare BullMQ with the same concurrency.
+async function runBare(env: BenchEnv, concurrency: number, opts: JobsOptions | undefined): Promise<RunResult> {
   await env.flush();
   const url = new URL(env.redisUrl);
   const connection = { host: url.hostname, port: Number(url.port) };
@@ -90,14 +109,14 @@ async function runBare(env: BenchEnv, concurrency: number, opts: JobsOptions | u
   const queue = new Queue('bare', { connection, prefix: '{bare}' });
   try {
     await Promise.all([worker.waitUntilReady(), queue.waitUntilReady()]);
-    const started = performance.now();
-    for (let i = 0; i < JOBS; i += CHUNK) {
-      const jobs = [];
-      for (let j = i; j < Math.min(JOBS, i + CHUNK); j++) jobs.push({ name: 'noop', data: { kind: 'litter', dryRun: true, limit: 1000 }, ...(opts ? { opts } : {}) });
-      await queue.addBulk(jobs);
-    }
-    await drained(queue, JOBS, () => processed);
-    return JOBS / ((performance.now() - started) / 1000);
+    return await measure(env, async () => {
+      for (let i = 0; i < JOBS; i += CHUNK) {
+        const jobs = [];
+        for (let j = i; j < Math.min(JOBS, i + CHUNK); j++) jobs.push({ name: 'noop', data: { kind: 'litter', dryRun: true, limit: 1000 }, ...(opts ? { opts } : {}) });
+        await queue.addBulk(jobs);
+      }
+      await drained(queue, JOBS, () => processed);
+    });
   } finally {
     await queue.close();
     await worker.close();
@@ -110,39 +129,47 @@ export default async function queueBench(ctx: BenchContext): Promise<BenchResult
     const config = env.config();
     const concurrency = config.worker.concurrency;
     ctx.log(`${JOBS} no-op jobs per run, concurrency ${concurrency}, ${repeats} repeats, 4 variants interleaved`);
-    const samples = await interleave(
+    const runs = await interleave(
       repeats,
       {
-        fleet: () => runFleet(env, config, config.logLevel === 'warn' ? 'info' : config.logLevel),
+        fleet: () => runFleet(env, config, 'info'),
         bare: () => runBare(env, concurrency, undefined),
         bare_fleet_job_options: () => runBare(env, concurrency, gcJobOptions),
         fleet_logging_off: () => runFleet(env, config, 'silent'),
       },
-      (variant, repeat, value) => ctx.log(`repeat ${repeat + 1}: ${variant} ${value.toFixed(0)} jobs/s`),
+      (variant, repeat, r) => ctx.log(`repeat ${repeat + 1}: ${variant} ${r.jobsPerS.toFixed(0)} jobs/s, ${r.nodeCpuUsPerJob.toFixed(0)} us node CPU + ${r.redisCpuUsPerJob.toFixed(0)} us redis CPU per job`),
     );
-    const ratio = summarize(pairedRatios(samples.fleet, samples.bare), 'fleet/bare');
-    const optionsCost = summarize(pairedRatios(samples.bare_fleet_job_options, samples.bare), 'ratio');
-    const loggingCost = summarize(pairedRatios(samples.fleet, samples.fleet_logging_off), 'ratio');
-    const wrapperCost = summarize(pairedRatios(samples.fleet_logging_off, samples.bare_fleet_job_options), 'ratio');
+    const pick = (key: keyof RunResult) => Object.fromEntries(Object.entries(runs).map(([variant, list]) => [variant, (list as RunResult[]).map((r) => r[key])])) as Record<keyof typeof runs, number[]>;
+    const tput = pick('jobsPerS');
+    const nodeCpu = pick('nodeCpuUsPerJob');
+    const redisCpu = pick('redisCpuUsPerJob');
+    const ratio = summarize(pairedRatios(tput.fleet, tput.bare), 'fleet/bare');
+    const extra = (a: number[], b: number[]) => summarize(a.map((v, i) => v - b[i]!), 'us/job');
     return {
       params: { jobs: JOBS, concurrency, repeats, addBulkChunk: CHUNK, fleetQueue: GC, fleetLogLevel: 'info (to /dev/null)' },
       metrics: {
-        fleet_jobs_per_s: summarize(samples.fleet, 'jobs/s'),
-        bare_jobs_per_s: summarize(samples.bare, 'jobs/s'),
+        fleet_jobs_per_s: summarize(tput.fleet, 'jobs/s'),
+        bare_jobs_per_s: summarize(tput.bare, 'jobs/s'),
         ratio,
+        fleet_node_cpu_per_job: summarize(nodeCpu.fleet, 'us'),
+        bare_node_cpu_per_job: summarize(nodeCpu.bare, 'us'),
+        fleet_redis_cpu_per_job: summarize(redisCpu.fleet, 'us'),
+        bare_redis_cpu_per_job: summarize(redisCpu.bare, 'us'),
       },
       profile: {
-        bare_fleet_job_options_jobs_per_s: summarize(samples.bare_fleet_job_options, 'jobs/s'),
-        fleet_logging_off_jobs_per_s: summarize(samples.fleet_logging_off, 'jobs/s'),
-        'job_options_effect (bare+fleet opts / bare)': optionsCost,
-        'wrapper_effect (fleet no-log / bare+fleet opts)': wrapperCost,
-        'logging_effect (fleet / fleet no-log)': loggingCost,
+        bare_fleet_job_options_jobs_per_s: summarize(tput.bare_fleet_job_options, 'jobs/s'),
+        fleet_logging_off_jobs_per_s: summarize(tput.fleet_logging_off, 'jobs/s'),
+        'job options: extra redis CPU (bare+fleet opts - bare)': extra(redisCpu.bare_fleet_job_options, redisCpu.bare),
+        'job options: extra node CPU (bare+fleet opts - bare)': extra(nodeCpu.bare_fleet_job_options, nodeCpu.bare),
+        'wrapper: extra node CPU (fleet no-log - bare+fleet opts)': extra(nodeCpu.fleet_logging_off, nodeCpu.bare_fleet_job_options),
+        'logging: extra node CPU (fleet - fleet no-log)': extra(nodeCpu.fleet, nodeCpu.fleet_logging_off),
       },
       targets: [target('fleet/bare throughput ratio (median of paired ratios)', ratio.median, '>=', 0.8)],
       notes: [
-        'job_options_effect: the fleet job options bound retention (removeOnComplete count/age), so every completion also trims an old job in Redis',
-        'wrapper_effect: payload validation, deadline timer, AbortController, child logger per job (logging off)',
-        "logging_effect: the one 'job completed' info line per job (pino, synchronous write)",
+        'CPU per job is the steadier figure on a shared machine: node = this process (producer and worker), redis = the private redis-server',
+        'job options: the fleet bounds retention (removeOnComplete count/age, removeOnFail), so completions also trim old jobs in Redis',
+        'wrapper: payload validation, deadline timer, AbortController, child logger per job (logging off)',
+        "logging: the one 'job completed' info line per job (pino, synchronous write to /dev/null here, to stderr in production)",
       ],
     };
   });

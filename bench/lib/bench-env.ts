@@ -24,6 +24,8 @@ export interface BenchEnv {
   config(overrides?: Record<string, string>): Config;
   /** Empties the Redis (between runs, so each starts from the same state). */
   flush(): Promise<void>;
+  /** CPU time the private redis-server has used so far (user + sys), in ms. */
+  redisCpuMs(): Promise<number>;
 }
 
 /** Runs `fn` with a private Redis and temp dir, then releases everything. */
@@ -60,6 +62,11 @@ export async function withBenchEnv<T>(label: string, fn: (env: BenchEnv) => Prom
       config: (overrides) => loadConfig(fleetEnv(overrides)),
       flush: async () => {
         await admin.flushall();
+      },
+      redisCpuMs: async () => {
+        const info = await admin.info('cpu');
+        const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
+        return (field('used_cpu_user') + field('used_cpu_sys')) * 1000;
       },
     };
     return await fn(env);
