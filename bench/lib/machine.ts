@@ -32,6 +32,6 @@ export function describeMachine(): Machine {
     node: process.version,
     redisServer: firstLine('redis-server', ['--version']),
     rsync: firstLine('rsync', ['--version']),
-    tmpFilesystem: firstLine('stat', ['-f', '-c', '%T', os.tmpdir()]),
+    tmpFilesystem: firstLine('findmnt', ['-n', '-o', 'FSTYPE,OPTIONS', '--target', os.tmpdir()]),
   };
 }
