@@ -11,7 +11,7 @@
  * "fixed jobId per workspace" dedup and the same persist protocol. It coalesces too, but drops a
  * request that arrives while its twin is running, so some final states are never archived.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import { treeHashOf, scanTree } from '../src/archive/manifest.js';
