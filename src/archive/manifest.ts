@@ -7,7 +7,8 @@
  * inode, same size) reuses that file's hash, so a persist hashes only what changed.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { absoluteBytes, encodePath, walkTree, type TreeEntry } from './tree-walk.js';
 
 export type EntryCode = 'f' | 'd' | 'l' | 'p' | 's' | 'o';
@@ -49,10 +50,32 @@ export interface RevisionManifest extends RevisionMeta {
 
 const CODES: Record<TreeEntry['type'], EntryCode> = { file: 'f', dir: 'd', symlink: 'l', fifo: 'p', socket: 's', other: 'o' };
 
-/** sha256 of a file, streamed. */
+/** Read size of `hashFile`. */
+const HASH_CHUNK_BYTES = 256 * 1024;
+/** Idle read buffers kept for reuse (more than the scan's hashing lanes, fewer than a leak). */
+const IDLE_BUFFERS = 8;
+const idleBuffers: Buffer[] = [];
+
+/**
+ * sha256 of a file, read through a reused buffer: hashing a 130 MB revision allocates no
+ * per-chunk Buffers (a stream would, and the worker's RSS would grow with them until a GC).
+ * Never follows a symlink.
+ */
 export async function hashFile(file: string | Buffer, signal?: AbortSignal): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file, { signal })) hash.update(chunk as Buffer);
+  const buffer = idleBuffers.pop() ?? Buffer.allocUnsafeSlow(HASH_CHUNK_BYTES);
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    for (;;) {
+      signal?.throwIfAborted();
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+    }
+  } finally {
+    await handle.close();
+    if (idleBuffers.length < IDLE_BUFFERS) idleBuffers.push(buffer);
+  }
   return hash.digest('hex');
 }
 
@@ -72,6 +95,12 @@ export interface ScanResult {
 }
 
 /**
+ * Files hashed at once by `scanTree`: overlaps the open/read latency of small files (the digest
+ * itself runs on the main thread, so more lanes would not add CPU).
+ */
+const HASH_CONCURRENCY = 4;
+
+/**
  * Scans `root` into manifest entries. `previous` (the parent revision's manifest) lets files
  * hard-linked to it reuse their hash.
  */
@@ -79,7 +108,10 @@ export async function scanTree(root: string, previous: RevisionManifest | null, 
   const prior = new Map<string, ManifestEntry>();
   for (const e of previous?.entries ?? []) if (e.t === 'f') prior.set(e.p, e);
   const entries: ManifestEntry[] = [];
+  const hashing = new Set<Promise<void>>();
+  let failure: { error: unknown } | undefined;
   let files = 0;
+  let accounted = 0;
   let bytes = 0;
   let copiedFiles = 0;
   for await (const entry of walkTree(root)) {
@@ -89,18 +121,38 @@ export async function scanTree(root: string, previous: RevisionManifest | null, 
     if (t === 'f') {
       const before = prior.get(p);
       const linked = before !== undefined && before.i === entry.ino && before.s === entry.size && before.h !== undefined;
-      const h = linked ? before.h! : await hashFile(absoluteBytes(root, entry.rel), signal);
-      if (!linked) copiedFiles += 1;
       files += 1;
       bytes += entry.size;
-      entries.push({ p, t, m: entry.mode, s: entry.size, h, i: entry.ino });
-      onFile?.(files);
+      if (linked) {
+        entries.push({ p, t, m: entry.mode, s: entry.size, h: before.h!, i: entry.ino });
+        onFile?.(++accounted);
+        continue;
+      }
+      copiedFiles += 1;
+      // Hashed in the background (bounded); the entry's slot keeps the walk order.
+      const index = entries.push({ p, t, m: entry.mode, s: entry.size, i: entry.ino }) - 1;
+      const task: Promise<void> = hashFile(absoluteBytes(root, entry.rel), signal)
+        .then(
+          (h) => {
+            entries[index] = { p, t, m: entry.mode, s: entry.size, h, i: entry.ino };
+            onFile?.(++accounted);
+          },
+          (error: unknown) => {
+            failure ??= { error };
+          },
+        )
+        .finally(() => hashing.delete(task));
+      hashing.add(task);
+      if (hashing.size >= HASH_CONCURRENCY) await Promise.race(hashing);
+      if (failure) throw failure.error;
     } else if (t === 'l') {
       entries.push({ p, t, m: 0, l: encodePath(entry.target!) });
     } else {
       entries.push({ p, t, m: entry.mode });
     }
   }
+  await Promise.all(hashing);
+  if (failure) throw failure.error;
   return { entries, files, bytes, copiedFiles };
 }
 

@@ -38,7 +38,12 @@ export function renderValue(value: unknown): string {
   try {
     text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
   } catch {
-    text = String(value);
+    // BigInt inside, cycles, or a null-prototype object that String() cannot convert either.
+    try {
+      text = String(value);
+    } catch {
+      text = Object.prototype.toString.call(value);
+    }
   }
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

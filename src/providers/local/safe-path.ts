@@ -7,11 +7,19 @@ import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { PayloadInvalidError } from '../../errors/payload-invalid-error.js';
 
+/** Longest file name (bytes) Linux filesystems accept (NAME_MAX). */
+const NAME_MAX_BYTES = 255;
+/** Longest relative path (bytes) accepted, so that it fits PATH_MAX (4096 with the NUL). */
+const PATH_MAX_BYTES = 4_095;
+
 /** Validates a relative path's shape (pure). */
 export function checkRelativePath(field: string, relative: string): string[] {
   const parts = relative.split('/');
   if (relative === '' || relative.startsWith('/') || relative.includes('\0') || parts.some((p) => p === '' || p === '.' || p === '..')) {
     throw new PayloadInvalidError('path', [{ field, message: 'must be a relative path without "..", ".", empty segments or NUL', value: relative }]);
+  }
+  if (Buffer.byteLength(relative) > PATH_MAX_BYTES || parts.some((p) => Buffer.byteLength(p) > NAME_MAX_BYTES)) {
+    throw new PayloadInvalidError('path', [{ field, message: `must be at most ${PATH_MAX_BYTES} bytes with names of at most ${NAME_MAX_BYTES} bytes`, value: relative }]);
   }
   return parts;
 }
@@ -31,9 +39,19 @@ export async function resolveInside(root: string, relative: string, field = 'pat
         throw new PayloadInvalidError('path', [{ field, message: 'passes through a symlink; refusing to follow it', value: relative }]);
       }
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return path.join(root, ...parts);
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return path.join(root, ...parts);
+      // A component is a file (or the whole path is too long for this root): the path cannot exist in this tree.
+      if ((code === 'ENOTDIR' || code === 'ENAMETOOLONG') && (await isDirectory(root))) {
+        throw new PayloadInvalidError('path', [{ field, message: code === 'ENOTDIR' ? 'passes through a file' : 'is too long for this tree', value: relative }]);
+      }
       throw error;
     }
   }
   return current;
+}
+
+// True when `p` is a real directory (the tree root is intact, so the caller's path is to blame).
+async function isDirectory(p: string): Promise<boolean> {
+  return (await lstat(p).catch(() => null))?.isDirectory() ?? false;
 }

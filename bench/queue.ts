@@ -1,0 +1,176 @@
+/**
+ * `queue`: producer → worker → completed throughput of a no-op job, the fleet against bare
+ * BullMQ on one private Redis.
+ *
+ * - fleet: payloads validated by the gc queue's schema and added with the gc queue's job options
+ *   through the fleet client's queue pool; consumed by `startWorkers` (the fleet's wrapper:
+ *   validation, deadline, job logger, one log line per job) with a no-op gc processor, logging
+ *   at the fleet's default level (`info`) into /dev/null.
+ * - bare: `Queue.addBulk` + `Worker` with the same concurrency and BullMQ's default job options.
+ * - two attribution variants locate a gap: bare BullMQ with the fleet's job options, and the
+ *   fleet with logging off.
+ *
+ * The clock runs from the first add until every job has completed. Variants run interleaved,
+ * each on an empty Redis.
+ */
+import { Queue, Worker } from 'bullmq';
+import { pino } from 'pino';
+import { createFleetClient } from '../src/producers/fleet-client.js';
+import { createLogger } from '../src/logger.js';
+import { closeRedis, createRedis } from '../src/redis.js';
+import { GC, GcPayload, gcJobOptions, parsePayload, queueNameFor } from '../src/queues/index.js';
+import { startWorkers } from '../src/workers/run-workers.js';
+import { withBenchEnv, type BenchEnv } from './lib/bench-env.js';
+import { interleave } from './lib/interleave.js';
+import { target, type BenchContext, type BenchResult } from './lib/report.js';
+import { pairedRatios, summarize } from './lib/stats.js';
+import type { JobsOptions } from 'bullmq';
+import type { Config } from '../src/config.js';
+
+const JOBS = 5_000;
+// addBulk chunk: large enough to amortise round trips, small enough to overlap with the workers.
+const CHUNK = 500;
+const POLL_MS = 5;
+
+// Polls until `processed()` reached `jobs` and nothing is waiting or active.
+async function drained(queue: Queue, jobs: number, processed: () => number, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (processed() >= jobs) {
+      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+      if (Object.values(counts).every((c) => c === 0)) return;
+    }
+    if (Date.now() > deadline) throw new Error(`queue bench: only ${processed()} of ${jobs} jobs done after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/** One run: throughput, and CPU per job of this process (producer + worker) and of Redis. */
+interface RunResult {
+  readonly jobsPerS: number;
+  readonly nodeCpuUsPerJob: number;
+  readonly redisCpuUsPerJob: number;
+}
+
+// Times `work` (adding and draining JOBS jobs) with wall clock and CPU counters.
+async function measure(env: BenchEnv, work: () => Promise<void>): Promise<RunResult> {
+  const redisBefore = await env.redisCpuMs();
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  await work();
+  const wallMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  const redisMs = (await env.redisCpuMs()) - redisBefore;
+  return { jobsPerS: JOBS / (wallMs / 1000), nodeCpuUsPerJob: (cpu.user + cpu.system) / JOBS, redisCpuUsPerJob: (redisMs * 1000) / JOBS };
+}
+
+// The fleet path: fleet producer plumbing + startWorkers.
+async function runFleet(env: BenchEnv, config: Config, logLevel: string): Promise<RunResult> {
+  await env.flush();
+  const connection = createRedis({ url: config.redis.url!, role: 'worker', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'bench-fleet-worker' });
+  await connection.connect();
+  const logger = createLogger({ level: logLevel, destination: pino.destination({ dest: '/dev/null', sync: true }) });
+  let processed = 0;
+  const workers = await startWorkers({
+    config,
+    queues: [GC],
+    processors: { gc: async () => void (processed += 1) },
+    connection,
+    logger,
+  });
+  const client = createFleetClient({ config });
+  try {
+    const queue = client.pool.queue(queueNameFor(GC, config.hostId));
+    await queue.waitUntilReady();
+    return await measure(env, async () => {
+      for (let i = 0; i < JOBS; i += CHUNK) {
+        const jobs = [];
+        for (let j = i; j < Math.min(JOBS, i + CHUNK); j++) {
+          jobs.push({ name: GC, data: parsePayload('gc payload', GcPayload, { kind: 'litter', dryRun: true }), opts: gcJobOptions });
+        }
+        await queue.addBulk(jobs);
+      }
+      await drained(queue, JOBS, () => processed);
+    });
+  } finally {
+    await client.close();
+    await workers.close(5_000);
+    await closeRedis(connection);
+  }
+}
+
+// Bare BullMQ with the same concurrency.
+async function runBare(env: BenchEnv, concurrency: number, opts: JobsOptions | undefined): Promise<RunResult> {
+  await env.flush();
+  const url = new URL(env.redisUrl);
+  const connection = { host: url.hostname, port: Number(url.port) };
+  let processed = 0;
+  const worker = new Worker('bare', async () => void (processed += 1), { connection, concurrency, prefix: '{bare}' });
+  const queue = new Queue('bare', { connection, prefix: '{bare}' });
+  try {
+    await Promise.all([worker.waitUntilReady(), queue.waitUntilReady()]);
+    return await measure(env, async () => {
+      for (let i = 0; i < JOBS; i += CHUNK) {
+        const jobs = [];
+        for (let j = i; j < Math.min(JOBS, i + CHUNK); j++) jobs.push({ name: 'noop', data: { kind: 'litter', dryRun: true, limit: 1000 }, ...(opts ? { opts } : {}) });
+        await queue.addBulk(jobs);
+      }
+      await drained(queue, JOBS, () => processed);
+    });
+  } finally {
+    await queue.close();
+    await worker.close();
+  }
+}
+
+export default async function queueBench(ctx: BenchContext): Promise<BenchResult> {
+  const repeats = ctx.repeats ?? 7;
+  return withBenchEnv('queue', async (env) => {
+    const config = env.config();
+    const concurrency = config.worker.concurrency;
+    ctx.log(`${JOBS} no-op jobs per run, concurrency ${concurrency}, ${repeats} repeats, 4 variants interleaved`);
+    const runs = await interleave(
+      repeats,
+      {
+        fleet: () => runFleet(env, config, 'info'),
+        bare: () => runBare(env, concurrency, undefined),
+        bare_fleet_job_options: () => runBare(env, concurrency, gcJobOptions),
+        fleet_logging_off: () => runFleet(env, config, 'silent'),
+      },
+      (variant, repeat, r) => ctx.log(`repeat ${repeat + 1}: ${variant} ${r.jobsPerS.toFixed(0)} jobs/s, ${r.nodeCpuUsPerJob.toFixed(0)} us node CPU + ${r.redisCpuUsPerJob.toFixed(0)} us redis CPU per job`),
+    );
+    const pick = (key: keyof RunResult) => Object.fromEntries(Object.entries(runs).map(([variant, list]) => [variant, (list as RunResult[]).map((r) => r[key])])) as Record<keyof typeof runs, number[]>;
+    const tput = pick('jobsPerS');
+    const nodeCpu = pick('nodeCpuUsPerJob');
+    const redisCpu = pick('redisCpuUsPerJob');
+    const ratio = summarize(pairedRatios(tput.fleet, tput.bare), 'fleet/bare');
+    const extra = (a: number[], b: number[]) => summarize(a.map((v, i) => v - b[i]!), 'us/job');
+    return {
+      params: { jobs: JOBS, concurrency, repeats, addBulkChunk: CHUNK, fleetQueue: GC, fleetLogLevel: 'info (to /dev/null)' },
+      metrics: {
+        fleet_jobs_per_s: summarize(tput.fleet, 'jobs/s'),
+        bare_jobs_per_s: summarize(tput.bare, 'jobs/s'),
+        ratio,
+        fleet_node_cpu_per_job: summarize(nodeCpu.fleet, 'us'),
+        bare_node_cpu_per_job: summarize(nodeCpu.bare, 'us'),
+        fleet_redis_cpu_per_job: summarize(redisCpu.fleet, 'us'),
+        bare_redis_cpu_per_job: summarize(redisCpu.bare, 'us'),
+      },
+      profile: {
+        bare_fleet_job_options_jobs_per_s: summarize(tput.bare_fleet_job_options, 'jobs/s'),
+        fleet_logging_off_jobs_per_s: summarize(tput.fleet_logging_off, 'jobs/s'),
+        'job options: extra redis CPU (bare+fleet opts - bare)': extra(redisCpu.bare_fleet_job_options, redisCpu.bare),
+        'job options: extra node CPU (bare+fleet opts - bare)': extra(nodeCpu.bare_fleet_job_options, nodeCpu.bare),
+        'wrapper: extra node CPU (fleet no-log - bare+fleet opts)': extra(nodeCpu.fleet_logging_off, nodeCpu.bare_fleet_job_options),
+        'logging: extra node CPU (fleet - fleet no-log)': extra(nodeCpu.fleet, nodeCpu.fleet_logging_off),
+      },
+      targets: [target('fleet/bare throughput ratio (median of paired ratios)', ratio.median, '>=', 0.8)],
+      notes: [
+        'CPU per job is the steadier figure on a shared machine: node = this process (producer and worker), redis = the private redis-server',
+        'job options: the fleet bounds retention (removeOnComplete count/age, removeOnFail), so completions also trim old jobs in Redis',
+        'wrapper: payload validation, deadline timer, AbortController, child logger per job (logging off)',
+        "logging: the one 'job completed' info line per job (pino, synchronous write to /dev/null here, to stderr in production)",
+      ],
+    };
+  });
+}

@@ -1,0 +1,12 @@
+/**
+ * Every benchmark `npm run bench` knows: one line each, loaded only when it runs. To add one,
+ * write `bench/<name>.ts` exporting `default` (a `Benchmark`) and add its line here.
+ */
+import type { Benchmark } from './lib/report.js';
+
+export const BENCHMARKS: Readonly<Record<string, () => Promise<{ default: Benchmark }>>> = {
+  queue: () => import('./queue.js'),
+  persist: () => import('./persist.js'),
+  coalesce: () => import('./coalesce.js'),
+  memory: () => import('./memory.js'),
+};

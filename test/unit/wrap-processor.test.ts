@@ -1,0 +1,143 @@
+// The BullMQ adapter of fleet processors: validation, deadline and cancellation signal, forced
+// failure of a processor that ignores its signal, retry intent, and one log line per outcome.
+import { UnrecoverableError, type Job } from 'bullmq';
+import { describe, expect, it } from 'vitest';
+import { DeadlineExceededError } from '../../src/errors/deadline-exceeded-error.js';
+import { PayloadInvalidError } from '../../src/errors/payload-invalid-error.js';
+import { createLogger } from '../../src/logger.js';
+import { QUEUES } from '../../src/queues/index.js';
+import type { ProcessorContext } from '../../src/workers/processor-context.js';
+import { wrapProcessor, type WrapOptions } from '../../src/workers/wrap-processor.js';
+
+// A pino destination that keeps parsed lines.
+function sink() {
+  const lines: Record<string, unknown>[] = [];
+  const raw: string[] = [];
+  return {
+    lines,
+    raw,
+    stream: {
+      write(line: string) {
+        raw.push(line);
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      },
+    },
+  };
+}
+
+// A job as BullMQ hands it to a processor.
+function job(data: unknown, over: Partial<{ id: string; attemptsMade: number; attempts: number }> = {}): Job {
+  return { id: over.id ?? '42', data, opts: { attempts: over.attempts ?? 3 }, attemptsMade: over.attemptsMade ?? 0, updateProgress: async () => undefined } as unknown as Job;
+}
+
+function wrap(processor: WrapOptions['processor'], over: Partial<WrapOptions> = {}) {
+  const out = sink();
+  const logger = createLogger({ level: 'debug', destination: out.stream as never });
+  const fn = wrapProcessor({ definition: QUEUES.persist, bullQueueName: 'persist@h1', processor, deadlineMs: 60_000, logger, abortGraceMs: 50, ...over });
+  return { fn, out };
+}
+
+const PAYLOAD = { workspaceId: 'ws-1', generation: 2 };
+
+describe('wrapProcessor', () => {
+  it('passes the parsed payload and the job context, returns the result and logs one completion line', async () => {
+    let seen: { payload: unknown; ctx: ProcessorContext } | undefined;
+    const { fn, out } = wrap(async (payload, ctx) => {
+      seen = { payload, ctx };
+      return { ok: true };
+    });
+    const started = Date.now();
+    await expect(fn(job(PAYLOAD, { attemptsMade: 1 }), 'token', new AbortController().signal)).resolves.toEqual({ ok: true });
+    expect(seen!.payload).toEqual({ ...PAYLOAD, delete: false, reason: 'manual', force: false });
+    expect(seen!.ctx).toMatchObject({ queue: 'persist@h1', jobId: '42', attempt: 2, maxAttempts: 3 });
+    expect(seen!.ctx.deadlineAt).toBeGreaterThanOrEqual(started + 60_000);
+    expect(seen!.ctx.signal.aborted).toBe(false);
+    expect(out.lines).toHaveLength(1);
+    expect(Object.keys(out.lines[0]!)).toEqual(['level', 'time', 'pid', 'queue', 'jobId', 'attempt', 'maxAttempts', 'workspaceId', 'durationMs', 'msg']);
+    expect(out.lines[0]).toMatchObject({ level: 30, queue: 'persist@h1', jobId: '42', attempt: 2, maxAttempts: 3, workspaceId: 'ws-1', msg: 'job completed' });
+  });
+
+  it('binds the job scope to lines the processor logs, and the completion line stays the same', async () => {
+    const { fn, out } = wrap(async (_payload, ctx) => {
+      ctx.logger.warn({ step: 'x' }, 'from the processor');
+      return null;
+    });
+    await fn(job(PAYLOAD), 't', new AbortController().signal);
+    expect(out.lines[0]).toMatchObject({ level: 40, queue: 'persist@h1', jobId: '42', workspaceId: 'ws-1', step: 'x', msg: 'from the processor' });
+    expect(Object.keys(out.lines[1]!)).toEqual(['level', 'time', 'pid', 'queue', 'jobId', 'attempt', 'maxAttempts', 'workspaceId', 'durationMs', 'msg']);
+  });
+
+  it('refuses an invalid payload as unrecoverable without running the processor', async () => {
+    let ran = false;
+    const { fn, out } = wrap(async () => {
+      ran = true;
+    });
+    const error = await fn(job({ workspaceId: '../x', generation: 0 }), 't', new AbortController().signal).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnrecoverableError);
+    expect((error as Error).message).toMatch(/^PayloadInvalid: persist payload: /);
+    expect(ran).toBe(false);
+    expect(out.lines[0]).toMatchObject({ level: 50, msg: 'job refused: invalid payload', jobId: '42' });
+  });
+
+  it('aborts the signal at the deadline; the processor failing with the reason is a retryable failure', async () => {
+    let reason: unknown;
+    const { fn, out } = wrap(
+      (_payload, ctx) =>
+        new Promise((_, reject) => {
+          ctx.signal.addEventListener('abort', () => {
+            reason = ctx.signal.reason;
+            reject(ctx.signal.reason);
+          });
+        }),
+      { deadlineMs: 20 },
+    );
+    const error = await fn(job(PAYLOAD), 't', new AbortController().signal).catch((e: unknown) => e);
+    expect(reason).toBeInstanceOf(DeadlineExceededError);
+    expect(error).not.toBeInstanceOf(UnrecoverableError);
+    expect((error as Error).message).toMatch(/^DeadlineExceeded: /);
+    expect(out.lines.at(-1)).toMatchObject({ level: 50, retryable: true, willRetry: true, msg: 'job failed (attempt 1 of 3)' });
+  });
+
+  it('forwards BullMQ cancellation (lock lost, shutdown) to the signal, even before the processor looks', async () => {
+    const bull = new AbortController();
+    bull.abort('lock lost');
+    let reason: unknown;
+    const { fn } = wrap(async (_payload, ctx) => {
+      reason = ctx.signal.reason;
+      return ctx.signal.aborted;
+    });
+    await expect(fn(job(PAYLOAD), 't', bull.signal)).resolves.toBe(true);
+    expect(reason).toBe('lock lost');
+  });
+
+  it('fails the job after the grace period when the processor ignores its aborted signal', async () => {
+    const bull = new AbortController();
+    const { fn } = wrap(() => new Promise(() => undefined), { abortGraceMs: 30 });
+    const pending = fn(job(PAYLOAD), 't', bull.signal).catch((e: unknown) => e);
+    setTimeout(() => bull.abort(new DeadlineExceededError('test', 1)), 10);
+    const error = await pending;
+    expect((error as Error).message).toMatch(/^DeadlineExceeded: /);
+  });
+
+  it('maps a permanent fleet error to UnrecoverableError', async () => {
+    const { fn } = wrap(async () => {
+      throw new PayloadInvalidError('thing', [{ field: 'x', message: 'bad' }]);
+    });
+    const error = await fn(job(PAYLOAD), 't', new AbortController().signal).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnrecoverableError);
+  });
+
+  it('clears its timers: a finished job never fires the deadline', async () => {
+    let signal: AbortSignal | undefined;
+    const { fn } = wrap(
+      async (_payload, ctx) => {
+        signal = ctx.signal;
+        return 1;
+      },
+      { deadlineMs: 20 },
+    );
+    await fn(job(PAYLOAD), 't', new AbortController().signal);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(signal!.aborted).toBe(false);
+  });
+});
