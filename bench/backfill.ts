@@ -11,6 +11,7 @@
  * Prints one JSON object on stdout and a small table on stderr. `runBackfillBench()` is the
  * same thing for the `npm run bench` runner (the default export adapts it to that runner).
  */
+import type { BenchResult } from './lib/report.js';
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -120,7 +121,7 @@ function rsyncOnce(legacyRoot: string, dest: string): number {
 }
 
 /** Runs the benchmark and returns its report (also what the standalone run prints). */
-export async function runBackfillBench(options: BackfillBenchOptions = {}): Promise<object> {
+export async function runBackfillBench(options: BackfillBenchOptions = {}): Promise<BenchResult & Record<string, unknown>> {
   const workspaces = options.workspaces ?? 50;
   const filesPerWorkspace = options.filesPerWorkspace ?? 1_000;
   const repeats = options.repeats ?? 3;

@@ -11,6 +11,7 @@
  * "fixed jobId per workspace" dedup and the same persist protocol. It coalesces too, but drops a
  * request that arrives while its twin is running, so some final states are never archived.
  */
+import { QUEUES } from '../src/queues/index.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Queue, Worker } from 'bullmq';
@@ -158,7 +159,7 @@ export default async function coalesceBench(ctx: BenchContext): Promise<BenchRes
         const address = await fleet.services.addresses.get(workspaceId);
         return persistWorkspace(fleet.persistDeps(), { workspaceId, generation: address!.generation, delete: true, force: false, reason: 'turn-end', turnId: null, coveredSeq: 0 }, fleet.ctx());
       },
-      { connection, prefix: '{bare}', concurrency: config.worker.concurrency },
+      { connection, prefix: '{bare}', concurrency: config.worker.concurrency ?? QUEUES.persist.concurrency },
     );
     env.releasers.add('bare worker', () => bareWorker.close());
 

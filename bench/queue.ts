@@ -126,8 +126,10 @@ async function runBare(env: BenchEnv, concurrency: number, opts: JobsOptions | u
 export default async function queueBench(ctx: BenchContext): Promise<BenchResult> {
   const repeats = ctx.repeats ?? 7;
   return withBenchEnv('queue', async (env) => {
-    const config = env.config();
-    const concurrency = config.worker.concurrency;
+    // Both sides at the same concurrency (the fleet's per-queue default for gc is lower).
+    const concurrency = 4;
+    const base = env.config();
+    const config = { ...base, worker: { ...base.worker, concurrency } };
     ctx.log(`${JOBS} no-op jobs per run, concurrency ${concurrency}, ${repeats} repeats, 4 variants interleaved`);
     const runs = await interleave(
       repeats,

@@ -9,4 +9,7 @@ export const BENCHMARKS: Readonly<Record<string, () => Promise<{ default: Benchm
   persist: () => import('./persist.js'),
   coalesce: () => import('./coalesce.js'),
   memory: () => import('./memory.js'),
+  provision: () => import('./provision.js'),
+  'provision-from-base': () => import('./provision-from-base.js'),
+  backfill: () => import('./backfill.js'),
 };
