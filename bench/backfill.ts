@@ -23,6 +23,7 @@ import { startEmbeddedRedis } from '../src/embedded/embedded-redis.js';
 import { createLogger } from '../src/logger.js';
 import { createFleetClient } from '../src/producers/fleet-client.js';
 import { startFleetProcess } from '../src/runtime/fleet-process.js';
+import { scaled } from './lib/scale.js';
 
 export interface BackfillBenchOptions {
   readonly workspaces?: number;
@@ -122,8 +123,8 @@ function rsyncOnce(legacyRoot: string, dest: string): number {
 
 /** Runs the benchmark and returns its report (also what the standalone run prints). */
 export async function runBackfillBench(options: BackfillBenchOptions = {}): Promise<BenchResult & Record<string, unknown>> {
-  const workspaces = options.workspaces ?? 50;
-  const filesPerWorkspace = options.filesPerWorkspace ?? 1_000;
+  const workspaces = options.workspaces ?? scaled(50, 5);
+  const filesPerWorkspace = options.filesPerWorkspace ?? scaled(1_000, 100);
   const repeats = options.repeats ?? 3;
   const concurrency = options.concurrency ?? 4;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));

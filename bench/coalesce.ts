@@ -27,9 +27,10 @@ import { withBenchEnv } from './lib/bench-env.js';
 import { startFleetHarness, type FleetHarness } from './lib/fleet-harness.js';
 import { target, type BenchContext, type BenchResult } from './lib/report.js';
 import { summarize } from './lib/stats.js';
+import { scaled } from './lib/scale.js';
 
-const WORKSPACES = 100;
-const REQUESTS = 10_000;
+const WORKSPACES = scaled(100, 10);
+const REQUESTS = WORKSPACES * 100;
 const TURNS = REQUESTS / WORKSPACES;
 const FILES_PER_WORKSPACE = 20;
 const DRAIN_TIMEOUT_MS = 10 * 60_000;

@@ -24,8 +24,11 @@ import { spawnWatched, type Watched } from './lib/process-memory.js';
 import { target, type BenchContext, type BenchResult } from './lib/report.js';
 import { summarize } from './lib/stats.js';
 import { changeFiles, planTree, writeTree } from './lib/workspace-tree.js';
+import { scaled } from './lib/scale.js';
 
-const QUEUE_JOBS = 10_000;
+const QUEUE_JOBS = scaled(10_000, 1_000);
+const PERSIST_FILES = scaled(10_000, 500);
+const PERSIST_BYTES = scaled(130 * 1_000_000, 5_000_000);
 const CHUNK = 1_000;
 const PERSIST_TURNS = 5;
 
@@ -34,7 +37,7 @@ const TUNED = '--max-semi-space-size=2';
 
 // Starts `fleet worker --queues <queues>` against the bench Redis (with NODE_OPTIONS when given).
 function fleetWorker(env: BenchEnv, queues: string, nodeOptions = ''): Promise<Watched> {
-  return spawnWatched(process.execPath, [path.join(ROOT, 'bin', 'fleet.js'), 'worker', '--queues', queues], { env: env.fleetEnv({ NODE_OPTIONS: nodeOptions }), cwd: ROOT, ready: 'serving' });
+  return spawnWatched(process.execPath, [path.join(ROOT, 'bin', 'fleet.js'), 'worker', '--queues', queues], { env: env.fleetEnv({ NODE_OPTIONS: nodeOptions, FLEET_CONCURRENCY: '4' }), cwd: ROOT, ready: 'serving' });
 }
 
 // Waits until a queue has nothing waiting or active.
@@ -57,7 +60,7 @@ export default async function memoryBench(ctx: BenchContext): Promise<BenchResul
   const repeats = ctx.repeats ?? 2;
   await ensureBuilt(ctx.log);
   return withBenchEnv('memory', async (env) => {
-    const config = env.config();
+    const config = env.config({ FLEET_CONCURRENCY: '4' });
     const client = createFleetClient({ config });
     env.releasers.add('client', () => client.close());
     const checkpointQueue = client.pool.queue(queueNameFor(CHECKPOINT, config.hostId));
@@ -108,7 +111,7 @@ export default async function memoryBench(ctx: BenchContext): Promise<BenchResul
 
     // Persist workload: each run persists its own freshly provisioned workspace (a full first revision, then turns).
     const fleet = await startFleetHarness(env);
-    const files = planTree({ files: 10_000, totalBytes: 130 * 1_000_000 });
+    const files = planTree({ files: PERSIST_FILES, totalBytes: PERSIST_BYTES });
     const persistIdle: number[] = [];
     const persistPeak: number[] = [];
     const tunedPersistPeak: number[] = [];
@@ -143,7 +146,7 @@ export default async function memoryBench(ctx: BenchContext): Promise<BenchResul
     const queuePeak = summarize(samples.fleet_queue, 'MB');
     const persistPeakSummary = summarize(persistPeak, 'MB');
     return {
-      params: { queueJobs: QUEUE_JOBS, concurrency: config.worker.concurrency, persistFiles: 10_000, persistMB: 130, persistTurns: PERSIST_TURNS, firstRevisionFull: true, tunedNodeOptions: TUNED, repeats },
+      params: { queueJobs: QUEUE_JOBS, concurrency: config.worker.concurrency, persistFiles: PERSIST_FILES, persistMB: PERSIST_BYTES / 1e6, persistTurns: PERSIST_TURNS, firstRevisionFull: true, tunedNodeOptions: TUNED, repeats },
       metrics: {
         fleet_worker_peak_rss_queue_mb: queuePeak,
         bare_worker_peak_rss_queue_mb: summarize(samples.bare_queue, 'MB'),

@@ -34,12 +34,13 @@ import { persistProbe, type PersistPhases } from './lib/persist-probe.js';
 import { target, type BenchContext, type BenchResult } from './lib/report.js';
 import { pairedRatios, summarize, type Summary } from './lib/stats.js';
 import { changeFiles, planTree, writeTree, type TreeFile } from './lib/workspace-tree.js';
+import { scaled } from './lib/scale.js';
 
 const run = promisify(execFile);
-const FILES = 10_000;
-const TOTAL_BYTES = 130 * 1_000_000;
+const FILES = scaled(10_000, 500);
+const TOTAL_BYTES = scaled(130 * 1_000_000, 5_000_000);
 const CHANGED = 0.01;
-const FOREIGN_DIRTY_BYTES = 130 * 1_000_000;
+const FOREIGN_DIRTY_BYTES = scaled(130 * 1_000_000, 5_000_000);
 const WS = 'bench-persist';
 
 // Flushes dirty data of every filesystem, so the next step starts clean.

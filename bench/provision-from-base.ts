@@ -14,8 +14,9 @@ import { withBenchEnv } from './lib/bench-env.js';
 import { interleave } from './lib/interleave.js';
 import { target, type Benchmark } from './lib/report.js';
 import { pairedRatios, summarize } from './lib/stats.js';
+import { scaled } from './lib/scale.js';
 
-const FILES = 5_000;
+const FILES = scaled(5_000, 500);
 // The setup both variants share: 5,000 files of ~4 KiB in 100 directories (an `npm install`-like tree).
 const SETUP = `node -e "const fs=require('fs');for(let d=0;d<100;d++){fs.mkdirSync('node_modules/pkg'+d,{recursive:true});for(let f=0;f<${FILES / 100};f++)fs.writeFileSync('node_modules/pkg'+d+'/f'+f+'.js','module.exports='+JSON.stringify('x'.repeat(4000))+';\\\\n')}"`;
 

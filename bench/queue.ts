@@ -26,8 +26,9 @@ import { target, type BenchContext, type BenchResult } from './lib/report.js';
 import { pairedRatios, summarize } from './lib/stats.js';
 import type { JobsOptions } from 'bullmq';
 import type { Config } from '../src/config.js';
+import { scaled } from './lib/scale.js';
 
-const JOBS = 5_000;
+const JOBS = scaled(5_000, 1_000);
 // addBulk chunk: large enough to amortise round trips, small enough to overlap with the workers.
 const CHUNK = 500;
 const POLL_MS = 5;

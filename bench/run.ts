@@ -5,6 +5,7 @@
 import { BENCHMARKS } from './registry.js';
 import { describeMachine } from './lib/machine.js';
 import { formatTable, type BenchReport } from './lib/report.js';
+import { scale, setScale } from './lib/scale.js';
 
 // `name...` and `--repeats N` from argv.
 function parseArgs(argv: readonly string[]): { names: string[]; repeats: number | undefined } {
@@ -12,11 +13,13 @@ function parseArgs(argv: readonly string[]): { names: string[]; repeats: number 
   let repeats: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === '--repeats') {
+    if (arg === '--scale') {
+      setScale(Number(argv[++i]));
+    } else if (arg === '--repeats') {
       repeats = Number(argv[++i]);
       if (!Number.isInteger(repeats) || repeats < 1) throw new Error(`--repeats: expected a whole number >= 1, got ${argv[i]}`);
     } else if (arg.startsWith('-')) {
-      throw new Error(`unknown option ${arg} (usage: npm run bench -- [${Object.keys(BENCHMARKS).join('|')} ...] [--repeats N])`);
+      throw new Error(`unknown option ${arg} (usage: npm run bench -- [${Object.keys(BENCHMARKS).join('|')} ...] [--repeats N] [--scale F])`);
     } else if (!(arg in BENCHMARKS)) {
       throw new Error(`unknown benchmark ${JSON.stringify(arg)}; known: ${Object.keys(BENCHMARKS).join(', ')}`);
     } else names.push(arg);
@@ -36,7 +39,7 @@ async function main(): Promise<number> {
       const result = await benchmark({ repeats, log });
       const report: BenchReport = {
         benchmark: name,
-        command: `npm run bench -- ${name}${repeats ? ` --repeats ${repeats}` : ''}`,
+        command: `npm run bench -- ${name}${repeats ? ` --repeats ${repeats}` : ''}${scale() < 1 ? ` --scale ${scale()}` : ''}`,
         startedAt: startedAt.toISOString(),
         durationMs: Date.now() - startedAt.getTime(),
         machine,

@@ -1,0 +1,20 @@
+/**
+ * Workload scale of a benchmark run (`npm run bench -- --scale 0.1` in CI): data sizes and job
+ * counts are multiplied by it, never below a floor that keeps the comparison meaningful. Set once
+ * by bench/run.ts before any benchmark module is imported (their size constants read it then).
+ */
+let factor = 1;
+
+export function setScale(value: number): void {
+  if (!(value > 0 && value <= 1)) throw new Error(`--scale: expected a number in (0, 1], got ${value}`);
+  factor = value;
+}
+
+export function scale(): number {
+  return factor;
+}
+
+/** `n` at the current scale, at least `min`. */
+export function scaled(n: number, min: number): number {
+  return Math.max(min, Math.round(n * factor));
+}
