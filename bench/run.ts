@@ -38,12 +38,13 @@ async function main(): Promise<number> {
       const { default: benchmark } = await BENCHMARKS[name]!();
       const result = await benchmark({ repeats, log });
       const report: BenchReport = {
+        ...result,
+        // The runner's own fields win over anything a benchmark also reports.
         benchmark: name,
         command: `npm run bench -- ${name}${repeats ? ` --repeats ${repeats}` : ''}${scale() < 1 ? ` --scale ${scale()}` : ''}`,
         startedAt: startedAt.toISOString(),
         durationMs: Date.now() - startedAt.getTime(),
         machine,
-        ...result,
       };
       process.stdout.write(`${JSON.stringify(report)}\n`);
       process.stderr.write(`${formatTable(report)}\n\n`);
