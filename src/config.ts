@@ -103,6 +103,7 @@ export const EnvSchema = z.object({
   REDIS_URL: matching(/^rediss?:\/\/\S+$/, 'a redis:// or rediss:// URL (unset = embedded redis-server)', null),
   FLEET_PREFIX: matching(/^[^\s:]*\{[^{}\s]+\}[^\s:]*$/, 'a key prefix containing a {hash-tag}, e.g. {fleet}', '{fleet}'),
   FLEET_PROVIDER: oneOf(['local', 'vercel'] as const, 'local'),
+  FLEET_HOST_CAPACITY: integer(100, 1, 100_000),
   FLEET_HOST_ID: matching(/^[A-Za-z0-9_-]{1,64}$/, 'a host id of 1-64 letters, digits, _ or -', 'local'),
   FLEET_HOME: anyText('.fleet'),
   FLEET_LIVE_ROOT: anyText(null),
@@ -166,6 +167,8 @@ export interface Config {
   };
   readonly provider: 'local' | 'vercel';
   readonly hostId: string;
+  /** Local sandboxes this host is sized for (placement balances load / capacity). @default 100 */
+  readonly hostCapacity: number;
   readonly paths: {
     readonly home: string;
     readonly liveRoot: string;
@@ -270,6 +273,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     redis: { url: e.REDIS_URL, prefix: e.FLEET_PREFIX!, commandTimeoutMs: e.FLEET_REDIS_COMMAND_TIMEOUT_MS },
     provider: e.FLEET_PROVIDER,
     hostId: e.FLEET_HOST_ID!,
+    hostCapacity: e.FLEET_HOST_CAPACITY,
     paths: {
       home,
       liveRoot: under(e.FLEET_LIVE_ROOT, 'live'),
@@ -335,6 +339,7 @@ export const CONFIG_DOCS: Readonly<Record<(typeof CONFIG_VARIABLES)[number], rea
   REDIS_URL: ['(unset: embedded)', 'Redis to use; unset makes `fleet up` run a private redis-server under `.fleet/redis`'],
   FLEET_PREFIX: ['{fleet}', 'Hash-tagged prefix of every queue and key (Redis Cluster-safe)'],
   FLEET_PROVIDER: ['local', 'Sandbox provider for new workspaces: `local` or `vercel`'],
+  FLEET_HOST_CAPACITY: ['100', 'Local sandboxes this host is sized for; new ones go to the least-loaded live host'],
   FLEET_HOST_ID: ['local', 'This host id; host-bound queues are `<queue>@<hostId>`'],
   FLEET_HOME: ['.fleet', 'State directory (embedded Redis, default roots)'],
   FLEET_LIVE_ROOT: ['$FLEET_HOME/live', 'Live workspace trees of the local provider'],

@@ -31,6 +31,8 @@ export interface FleetKeys {
   workers(): string;
   /** Sorted set of hosts scored by last heartbeat (ms). */
   hosts(): string;
+  /** Sorted set of hosts serving local sandboxes (their hostops queue), scored by heartbeat (ms). */
+  sandboxHosts(): string;
   /** Hash describing one host (capacity, load, started-at). */
   host(hostId: string): string;
   /** Fleet-wide counters (fence rejections, ...). */
@@ -70,6 +72,7 @@ export function fleetKeys(prefix: string): FleetKeys {
     workers: () => `${p}:workers`,
     hosts: () => `${p}:hosts`,
     host: (hostId: string) => `${p}:host:${hostId}`,
+    sandboxHosts: () => `${p}:sandbox-hosts`,
     counters: () => `${p}:counters`,
     metrics: () => `${p}:metrics`,
     base: (id: string) => `${p}:base:${id}`,

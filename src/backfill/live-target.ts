@@ -46,7 +46,7 @@ const WRITE_CHUNK_BYTES = 16 * 1024 * 1024;
 
 // The published incarnation if it is live and ready; null when there is none to protect.
 async function liveIncarnation(deps: LiveTargetDeps, address: Address, signal: AbortSignal): Promise<LiveIncarnation | null> {
-  if (!(await deps.hosts.isAlive(address.hostId, address.provider))) return null;
+  if (!(await deps.hosts.isAlive(address.hostId, address.provider, deps.hostId))) return null;
   if (address.provider === 'local' && address.hostId !== deps.hostId) {
     throw new BackfillDeferredError(`workspace ${address.workspaceId} is live on host ${address.hostId}; its backfill must run there`, { context: { workspaceId: address.workspaceId, hostId: address.hostId } });
   }

@@ -45,13 +45,8 @@ export function probeDeadlineMs(attempt: number): number {
 // Confirms the published incarnation with its provider. Busy errors propagate (retry, never rebuild).
 async function probeLive(services: FleetServices, address: Address | null, ctx: ProcessorContext): Promise<RestoreFacts['live']> {
   if (!address) return null;
-  if (!(await services.hosts.isAlive(address.hostId, address.provider))) return null;
-  if (address.provider === 'local' && address.hostId !== services.config.hostId) {
-    // Another live host holds it: its heartbeat vouches for the sandbox (this host cannot see
-    // its directory). A stopped one there is rebuilt here from the archive (it was flushed).
-    const runtime = await services.runtime.get(address.workspaceId);
-    return runtime?.state === 'stopped' ? null : { state: 'running', ready: runtime?.state === 'ready' };
-  }
+  if (!(await services.hosts.isAlive(address.hostId, address.provider, services.config.hostId))) return null;
+  // On another host this asks that host (hostops queue); a host that does not answer in time is busy.
   const provider = services.providerFor(address);
   const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(probeDeadlineMs(ctx.attempt))]);
   try {
@@ -116,7 +111,9 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
     // Bump before the replacement starts, above anything the archive has seen (Redis may have lost writes).
     const floor = await services.archive.maxGeneration(workspaceId);
     const generation = await services.addresses.bumpGeneration(workspaceId, floor);
-    const provider = services.providers.get(providerName);
+    // New local sandboxes go to the least-loaded live sandbox host (possibly another one).
+    const targetHost = providerName === 'local' ? await services.hosts.pickHost(services.config.hostId) : services.config.hostId;
+    const provider = providerName === 'local' ? services.localProviderOn(targetHost) : services.providers.get(providerName);
     await services.runtime.set(workspaceId, 'provisioning', {
       provider: providerName,
       generation,
@@ -134,7 +131,7 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
           : plan.outcome === 'restored-native'
             ? { type: 'workspace-snapshot' as const, snapshotId: plan.source }
             : { type: 'empty' as const };
-      created = await provider.create({ workspaceId, generation, hostId: services.config.hostId, source, signal });
+      created = await provider.create({ workspaceId, generation, hostId: targetHost, source, signal });
       await services.runtime.set(workspaceId, 'provisioning', { handle: created.handle, hostId: created.hostId });
       await ctx.progress({ step: 'restore', percent: 50 });
       await restoreWorkspace(services, provider, {
@@ -156,7 +153,10 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
       }
       await services.runtime.set(workspaceId, 'ready', { outcome: plan.outcome, source: plan.source });
       if (plan.outcome === 'created-from-base') await services.bases.addReference(plan.source, workspaceId);
-      if (address && address.handle !== created.handle) await retire(services, address, ctx);
+      // A replaced incarnation on a dead host is left to that host's janitor when it returns.
+      if (address && address.handle !== created.handle && (await services.hosts.isAlive(address.hostId, address.provider, services.config.hostId))) {
+        await retire(services, address, ctx);
+      }
       // The old host's checkpoint scheduler would tick forever for a workspace that moved.
       if (address && address.hostId !== created.hostId) await services.client.stopCheckpoints(workspaceId, { hostId: address.hostId }).catch(() => undefined);
       await services.client.startCheckpoints(workspaceId, { generation });

@@ -25,7 +25,8 @@ export const QUEUE_NAMES = [PROVISION, PERSIST, CHECKPOINT, BACKFILL, GC, BAKE] 
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 export interface QueueDefinition<S extends z.ZodType = z.ZodType> {
-  readonly name: QueueName;
+  /** Base name (one of the six, or an internal queue such as `hostops`). */
+  readonly name: string;
   readonly schema: S;
   /** Runs on the host holding the live tree (`<name>@<hostId>`). */
   readonly hostBound: boolean;

@@ -15,6 +15,9 @@ import { createServices, type FleetServices } from './services.js';
 import { flushHeldWorkspaces } from './shutdown-flush.js';
 import { installGcSchedules } from '../gc/gc-schedules.js';
 import { startHostJanitor } from './host-janitor.js';
+import { startSandboxHostHeartbeat } from './sandbox-host-heartbeat.js';
+import { HOSTOPS_QUEUE } from '../queues/hostops.js';
+import { hostOpsProcessor } from '../workers/processors/hostops.js';
 
 export interface FleetProcessOptions {
   /** Configuration with `redis.url` resolved. */
@@ -57,6 +60,8 @@ export async function startFleetProcess({ config, queues, logger, processors, wo
       logger,
       workerOptions: workerOptions ?? {},
       metrics: services.metrics,
+      // The host's persist workers also run provider operations for callers on other hosts.
+      internal: queues.includes('persist') ? [{ definition: HOSTOPS_QUEUE, processor: hostOpsProcessor(services) as Processor }] : [],
       // A persist that failed for good (including by stalling) is reported to its waiters.
       onFinalFailure: async (queue, data, reason) => {
         const job = data as { workspaceId?: string; requestSeq?: number };
@@ -64,6 +69,7 @@ export async function startFleetProcess({ config, queues, logger, processors, wo
       },
     });
     releasers.add('workers', () => workers.close());
+    if (queues.includes('persist')) releasers.add('sandbox host heartbeat', await startSandboxHostHeartbeat(services, config.worker.heartbeatIntervalMs));
     if (queues.includes('gc') && installSchedules) await installGcSchedules(services.client.pool, config);
     if (queues.includes('persist') && installSchedules && config.retention.gcSchedule.orphans > 0) {
       releasers.add('host janitor', startHostJanitor(services, config.retention.gcSchedule.orphans));

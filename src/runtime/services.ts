@@ -12,6 +12,7 @@ import { LocalProvider } from '../providers/local/local-provider.js';
 import { ProviderRegistry } from '../providers/provider-registry.js';
 import type { SandboxProvider } from '../providers/sandbox-provider.js';
 import { lazyVercelProvider } from '../providers/vercel/lazy-vercel-provider.js';
+import { RemoteLocalProvider } from '../providers/remote-local-provider.js';
 import { vercelConnection } from '../providers/vercel/vercel-connection.js';
 import { AddressStore, type Address } from '../state/address-store.js';
 import { CheckpointStore } from '../state/checkpoint-store.js';
@@ -43,7 +44,10 @@ export interface FleetServices {
   readonly metrics: MetricsRecorder;
   /** Producer sharing the client connection (checkpoint ticks, reaps, flushes). */
   readonly client: FleetClient;
+  /** The provider of an incarnation; a local one on another host is reached through its hostops queue. */
   providerFor(address: Address): SandboxProvider;
+  /** The local provider of a host (this one, or a remote one through its hostops queue). */
+  localProviderOn(hostId: string): SandboxProvider;
   close(): Promise<void>;
 }
 
@@ -77,6 +81,16 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
   // Every provider call is timed and its outcome counted (fleet_provider_calls_total).
   const providers = new ProviderRegistry([local, ...vercel, ...extraProviders].map((provider) => observedProvider(provider, metrics)));
   const client = createFleetClient({ config, connection: redis });
+  const remotes = new Map<string, SandboxProvider>();
+  const localProviderOn = (hostId: string): SandboxProvider => {
+    if (hostId === config.hostId) return providers.get('local');
+    let remote = remotes.get(hostId);
+    if (!remote) {
+      remote = observedProvider(new RemoteLocalProvider(client, hostId, config.deadlines.provisionMs), metrics);
+      remotes.set(hostId, remote);
+    }
+    return remote;
+  };
   return {
     config,
     redis,
@@ -93,7 +107,8 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     singleFlight: new SingleFlight(redis, keys, logger, { ttlMs: config.worker.lockTtlMs, maxHoldMs: config.deadlines.provisionMs }, lockObserver ?? lockMetricsObserver(metrics)),
     metrics,
     client,
-    providerFor: (address) => providers.get(address.provider),
+    providerFor: (address) => (address.provider === 'local' ? localProviderOn(address.hostId) : providers.get(address.provider)),
+    localProviderOn,
     close: async () => {
       await metrics.flush?.();
       await client.close();

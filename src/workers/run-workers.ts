@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { fleetKeys } from '../keys.js';
 import type { Logger } from '../logger.js';
-import { QUEUES, queueNameFor, type QueueName } from '../queues/index.js';
+import { QUEUES, type QueueDefinition, type QueueName } from '../queues/index.js';
 import { registerWorker, type WorkerRegistration } from '../runtime/worker-registry.js';
 import { notImplemented } from './not-implemented.js';
 import type { Processor } from './processor-context.js';
@@ -25,6 +25,8 @@ export interface StartWorkersOptions {
   readonly logger: Logger;
   /** Overrides for tests (short lock and stall intervals). */
   readonly workerOptions?: Partial<WorkerOptions>;
+  /** Internal queues served next to the fleet's six (e.g. `hostops@<host>`). */
+  readonly internal?: readonly { readonly definition: QueueDefinition; readonly processor: Processor }[];
   /** Called once a job has failed for good (no attempts left or unrecoverable). */
   readonly onFinalFailure?: (queue: QueueName, data: unknown, failedReason: string) => Promise<void> | void;
   /** Job outcomes and durations (fleet_jobs_total, fleet_job_duration_seconds). */
@@ -41,14 +43,17 @@ export interface RunningWorkers {
 
 /** Starts one BullMQ Worker per queue. */
 export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorkers> {
-  const { config, queues, processors, connection, logger, workerOptions = {}, onFinalFailure, metrics } = options;
+  const { config, queues, processors, connection, logger, workerOptions = {}, onFinalFailure, metrics, internal = [] } = options;
   const keys = fleetKeys(config.redis.prefix);
-  const workers: { name: QueueName; bullName: string; worker: Worker }[] = [];
+  const workers: { name: string; bullName: string; worker: Worker }[] = [];
+  const specs = [
+    ...queues.map((name) => ({ definition: QUEUES[name] as QueueDefinition, processor: processors[name] ?? notImplemented(name), public: name as QueueName | null })),
+    ...internal.map((q) => ({ definition: q.definition, processor: q.processor, public: null })),
+  ];
 
-  for (const name of queues) {
-    const definition = QUEUES[name];
-    const bullName = queueNameFor(name, config.hostId);
-    const processor = processors[name] ?? notImplemented(name);
+  for (const { definition, processor, public: publicName } of specs) {
+    const name = definition.name;
+    const bullName = definition.hostBound ? `${name}@${config.hostId}` : name;
     const worker = new Worker(
       bullName,
       wrapProcessor({ definition, bullQueueName: bullName, processor, deadlineMs: definition.deadlineMs(config), logger, ...(metrics ? { metrics } : {}) }),
@@ -73,10 +78,10 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       }
     });
     worker.on('failed', (job, error) => {
-      if (!job || !onFinalFailure) return;
+      if (!job || !onFinalFailure || !publicName) return;
       const final = error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
       if (final) {
-        Promise.resolve(onFinalFailure(name, job.data, job.failedReason ?? error.message)).catch((hookError: unknown) =>
+        Promise.resolve(onFinalFailure(publicName, job.data, job.failedReason ?? error.message)).catch((hookError: unknown) =>
           logger.warn({ err: hookError, queue: bullName }, 'final-failure hook failed'),
         );
       }

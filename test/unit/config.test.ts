@@ -8,6 +8,7 @@ const BAD_VALUES: Record<string, string> = {
   FLEET_PREFIX: 'fleet',
   FLEET_PROVIDER: 'docker',
   FLEET_HOST_ID: 'host one',
+  FLEET_HOST_CAPACITY: '0',
   FLEET_CHECKPOINT_INTERVAL_MS: '30s',
   FLEET_IDLE_TTL_MS: '-1',
   FLEET_SHUTDOWN_GRACE_MS: '0',

@@ -1,0 +1,102 @@
+/**
+ * The local provider of another host, reached through that host's `hostops@{host}` queue: each
+ * call is one job whose result the caller waits for within its deadline. A wait that runs out is
+ * `ProviderBusy` (never rebuild on a slow host); failures come back with their classification
+ * (a missing sandbox is still `ProviderGone`). Streaming exec output is not forwarded: the
+ * output arrives with the result.
+ */
+import { isFleetError } from '../errors/fleet-error.js';
+import type { FleetClient } from '../producers/fleet-client.js';
+import { HOSTOPS, hostOpJobOptions, type HostOp } from '../queues/hostops.js';
+import { waitForJob } from '../producers/wait-for-job.js';
+import { ProviderBusyError, ProviderGoneError, ProviderPermanentError } from './provider-errors.js';
+import type { CreateRequest, ExecRequest, ExecResult, FileToWrite, ReadyMarker, SandboxInfo, SandboxProvider, TreeSource } from './sandbox-provider.js';
+
+// The longest a caller waits when its signal carries no deadline of its own.
+const DEFAULT_WAIT_MS = 5 * 60_000;
+
+export class RemoteLocalProvider implements SandboxProvider {
+  readonly name = 'local' as const;
+
+  constructor(
+    private readonly client: FleetClient,
+    readonly hostId: string,
+    private readonly waitMs = DEFAULT_WAIT_MS,
+  ) {}
+
+  // Runs one operation on the remote host and maps its failure to a provider error class.
+  async #call<T>(op: HostOp, handle: string | undefined, args: Record<string, unknown>, signal: AbortSignal): Promise<T> {
+    if (signal.aborted) throw signal.reason;
+    const bullName = `${HOSTOPS}@${this.hostId}`;
+    const queue = this.client.pool.queue(bullName);
+    const events = await this.client.pool.events(bullName);
+    const job = await queue.add(op, { op, ...(handle ? { handle } : {}), args }, hostOpJobOptions);
+    const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    aborted.catch(() => undefined);
+    try {
+      return (await Promise.race([waitForJob<T>(job, events, this.waitMs), aborted])) as T;
+    } catch (error) {
+      if (isFleetError(error) && error.code === 'WaitTimeout') throw new ProviderBusyError('local', op, `host ${this.hostId} did not answer within ${this.waitMs} ms`, { cause: error });
+      if (isFleetError(error)) {
+        // The remote failure's code carries the provider's classification.
+        if (error.code === 'ProviderGone') throw new ProviderGoneError('local', op, error.message, { cause: error });
+        if (error.code === 'ProviderBusy' || error.code === 'DeadlineExceeded' || error.code === 'Stalled') throw new ProviderBusyError('local', op, error.message, { cause: error });
+        if (error.code === 'ProviderPermanent') throw new ProviderPermanentError('local', op, error.message, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  create(request: CreateRequest): Promise<{ handle: string; hostId: string }> {
+    const { signal, hostId: _hostId, ...rest } = request;
+    return this.#call('create', undefined, { ...rest }, signal);
+  }
+  get(handle: string, signal: AbortSignal): Promise<SandboxInfo | null> {
+    return this.#call('get', handle, {}, signal);
+  }
+  resume(handle: string, signal: AbortSignal): Promise<void> {
+    return this.#call('resume', handle, {}, signal);
+  }
+  async list(): Promise<SandboxInfo[]> {
+    // Orphans are swept by each host's janitor; a remote host's list is not needed here.
+    return [];
+  }
+  exec(handle: string, request: ExecRequest): Promise<ExecResult> {
+    const { signal, onStdout: _out, onStderr: _err, ...rest } = request;
+    return this.#call('exec', handle, { ...rest }, signal);
+  }
+  writeFiles(handle: string, files: readonly FileToWrite[], signal: AbortSignal): Promise<void> {
+    return this.#call('writeFiles', handle, { files: files.map((f) => ({ path: f.path, content: f.content.toString('base64'), mode: f.mode })) }, signal);
+  }
+  async readFile(handle: string, path: string, signal: AbortSignal): Promise<Buffer | null> {
+    const content = await this.#call<string | null>('readFile', handle, { path }, signal);
+    return content === null ? null : Buffer.from(content, 'base64');
+  }
+  async openTree(): Promise<TreeSource> {
+    throw new ProviderPermanentError('local', 'openTree', `the tree lives on host ${this.hostId}: persist runs there (persist@${this.hostId})`);
+  }
+  importTree(handle: string, from: string, signal: AbortSignal): Promise<void> {
+    return this.#call('importTree', handle, { from }, signal);
+  }
+  markReady(handle: string, marker: ReadyMarker, signal: AbortSignal): Promise<void> {
+    return this.#call('markReady', handle, { marker }, signal);
+  }
+  readReady(handle: string, signal: AbortSignal): Promise<ReadyMarker | null> {
+    return this.#call('readReady', handle, {}, signal);
+  }
+  clearReady(handle: string, signal: AbortSignal): Promise<void> {
+    return this.#call('clearReady', handle, {}, signal);
+  }
+  snapshot(handle: string, options: { expirationMs: number; signal: AbortSignal }): Promise<{ snapshotId: string }> {
+    return this.#call('snapshot', handle, { expirationMs: options.expirationMs }, options.signal);
+  }
+  deleteSnapshot(snapshotId: string, signal: AbortSignal): Promise<void> {
+    return this.#call('deleteSnapshot', undefined, { snapshotId }, signal);
+  }
+  stop(handle: string, signal: AbortSignal): Promise<void> {
+    return this.#call('stop', handle, {}, signal);
+  }
+  destroy(handle: string, signal: AbortSignal): Promise<void> {
+    return this.#call('destroy', handle, {}, signal);
+  }
+}
