@@ -3,7 +3,7 @@
  * rewrites 1 % of the files (one agent turn) and measures, interleaved in rotating order:
  *
  * - persist_ms: the fleet's turn-end reconcile (`persistWorkspace` on a provisioned local
- *   workspace: rsync --link-dest into a new revision, scan/hash, durability, manifest, attach, flip)
+ *   workspace: hard-link unchanged files + rsync the changed ones into a new revision, scan/hash, durability, manifest, attach, flip)
  * - bare_rsync_ms: `rsync -rlptD --delete` of the same change into a plain in-place mirror
  * - bare_link_dest_rsync_ms: `rsync -rlptD --link-dest` of the live tree into a fresh directory
  *   against the current revision: what building an immutable hard-linked snapshot costs with no

@@ -11,7 +11,9 @@ export interface PersistPhases {
   readonly prepare_ms: number;
   /** Of which: reading and parsing the current revision's manifest. */
   readonly read_current_manifest_ms: number;
-  /** rsync of the live tree into the temporary revision (--link-dest). */
+  /** Walking the live tree and hard-linking its unchanged files from the current revision. */
+  readonly link_ms: number;
+  /** rsync of the new and changed paths (or of the whole tree, for a first revision). */
   readonly rsync_ms: number;
   /** Walking the new revision and hashing what rsync copied; building the manifest. */
   readonly scan_hash_ms: number;
@@ -69,7 +71,8 @@ export function persistProbe(base: PersistDeps): PersistProbe {
     },
     onProgress: (update) => void marks.set(`step:${update.step}`, performance.now()),
     phases: () => ({
-      prepare_ms: at('step:rsync') - started,
+      prepare_ms: (marks.has('step:link') ? at('step:link') : at('step:rsync')) - started,
+      link_ms: marks.has('step:link') ? at('step:rsync') - at('step:link') : 0,
       read_current_manifest_ms: span('archive.readManifest'),
       rsync_ms: at('rsync-exit') - at('step:rsync'),
       scan_hash_ms: at('step:commit') - at('step:scan'),

@@ -27,6 +27,12 @@ export interface ManifestEntry {
   readonly l?: string;
   /** Inode number at commit time (lets the next revision reuse hashes of hard-linked files). */
   readonly i?: number;
+  /**
+   * Modification time in nanoseconds (files; decimal string). With size and mode it is the next
+   * persist's quick check: an unchanged file is hard-linked instead of copied. Not part of
+   * `treeHash`; manifests written before it existed simply copy every file once.
+   */
+  readonly n?: string;
 }
 
 export interface RevisionMeta {
@@ -123,18 +129,19 @@ export async function scanTree(root: string, previous: RevisionManifest | null, 
       const linked = before !== undefined && before.i === entry.ino && before.s === entry.size && before.h !== undefined;
       files += 1;
       bytes += entry.size;
+      const n = entry.mtimeNs.toString();
       if (linked) {
-        entries.push({ p, t, m: entry.mode, s: entry.size, h: before.h!, i: entry.ino });
+        entries.push({ p, t, m: entry.mode, s: entry.size, h: before.h!, i: entry.ino, n });
         onFile?.(++accounted);
         continue;
       }
       copiedFiles += 1;
       // Hashed in the background (bounded); the entry's slot keeps the walk order.
-      const index = entries.push({ p, t, m: entry.mode, s: entry.size, i: entry.ino }) - 1;
+      const index = entries.push({ p, t, m: entry.mode, s: entry.size, i: entry.ino, n }) - 1;
       const task: Promise<void> = hashFile(absoluteBytes(root, entry.rel), signal)
         .then(
           (h) => {
-            entries[index] = { p, t, m: entry.mode, s: entry.size, h, i: entry.ino };
+            entries[index] = { p, t, m: entry.mode, s: entry.size, h, i: entry.ino, n };
             onFile?.(++accounted);
           },
           (error: unknown) => {

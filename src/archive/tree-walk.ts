@@ -4,7 +4,7 @@
  * (parents before children, names sorted bytewise).
  */
 import { readdir, readlink } from 'node:fs/promises';
-import { lstat as lstatCallback, type Stats } from 'node:fs';
+import { lstat as lstatCallback, type BigIntStats } from 'node:fs';
 import path from 'node:path';
 
 export type EntryType = 'file' | 'dir' | 'symlink' | 'fifo' | 'socket' | 'other';
@@ -18,12 +18,14 @@ export interface TreeEntry {
   readonly mode: number;
   readonly ino: number;
   readonly mtimeMs: number;
+  /** Modification time in nanoseconds, exact (what rsync's `--modify-window=-1` compares). */
+  readonly mtimeNs: bigint;
   /** Symlink target as bytes. */
   readonly target?: Buffer;
 }
 
 // Maps lstat results to entry types.
-function typeOf(stats: Stats): EntryType {
+function typeOf(stats: BigIntStats): EntryType {
   if (stats.isFile()) return 'file';
   if (stats.isDirectory()) return 'dir';
   if (stats.isSymbolicLink()) return 'symlink';
@@ -47,8 +49,9 @@ export function absoluteBytes(root: string, rel: Buffer): Buffer {
 const LSTAT_CONCURRENCY = 16;
 
 // lstat through the callback API: about a third cheaper per call than fs/promises (which allocates a stats array per request).
-function lstat(file: Buffer): Promise<Stats> {
-  return new Promise((resolve, reject) => lstatCallback(file, (error, stats) => (error ? reject(error) : resolve(stats))));
+// BigInt stats carry the exact nanosecond mtime (a double in milliseconds rounds it).
+function lstat(file: Buffer): Promise<BigIntStats> {
+  return new Promise((resolve, reject) => lstatCallback(file, { bigint: true }, (error, stats) => (error ? reject(error) : resolve(stats))));
 }
 
 // Describes one path (lstat, plus readlink for symlinks); `prefix` is the root and a slash, as bytes.
@@ -59,10 +62,11 @@ async function describeEntry(prefix: Buffer, rel: Buffer): Promise<TreeEntry> {
   return {
     rel,
     type,
-    size: type === 'file' ? stats.size : 0,
-    mode: stats.mode & 0o7777,
-    ino: stats.ino,
-    mtimeMs: stats.mtimeMs,
+    size: type === 'file' ? Number(stats.size) : 0,
+    mode: Number(stats.mode & 0o7777n),
+    ino: Number(stats.ino),
+    mtimeMs: Number(stats.mtimeMs),
+    mtimeNs: stats.mtimeNs,
     ...(type === 'symlink' ? { target: await readlink(abs, { encoding: 'buffer' }) } : {}),
   };
 }

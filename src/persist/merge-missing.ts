@@ -20,12 +20,22 @@ async function lstatOrNull(p: Buffer) {
   }
 }
 
-/** Adds back paths of `previous` missing from `target`; returns how many were kept. */
-export async function mergeMissing(previousRoot: string, previous: RevisionManifest, target: string, signal?: AbortSignal): Promise<number> {
+/**
+ * Adds back paths of `previous` missing from `target`; returns how many were kept. `present`
+ * names paths known to exist in `target` already (they are not looked up).
+ */
+export async function mergeMissing(
+  previousRoot: string,
+  previous: RevisionManifest,
+  target: string,
+  signal?: AbortSignal,
+  present: ReadonlySet<string> = new Set(),
+): Promise<number> {
   let kept = 0;
   for (const entry of previous.entries) {
     if (signal?.aborted) throw signal.reason;
     if (entry.t !== 'f' && entry.t !== 'd' && entry.t !== 'l') continue;
+    if (present.has(entry.p)) continue;
     const rel = decodePath(entry.p);
     const dest = absoluteBytes(target, rel);
     if (await lstatOrNull(dest)) continue;

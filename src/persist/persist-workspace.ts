@@ -4,8 +4,9 @@
  *  1. fence: the generation equals the address store's (else StaleGeneration, nothing written)
  *  2. gate: the sandbox carries a ready marker of this generation (else NotReady)
  *  3. allocate a never-reused revision id
- *  4. rsync the tree into `revs/.tmp-<id>`, hard-linking unchanged files from the current
- *     revision; upload-only keeps files the tree no longer has
+ *  4. build the tree in `revs/.tmp-<id>`: unchanged files (size, mode, nanosecond mtime) are
+ *     hard-linked from the current revision, rsync copies the rest; upload-only keeps files the
+ *     tree no longer has
  *  5. shrink guard; an unchanged tree records nothing; fsync, manifest, rename into place
  *  6. record the checkpoint, attach it fenced on generation (and on the head it started from),
  *     then flip `current` by rename. Only then is the request acknowledged.
@@ -22,12 +23,13 @@ import { ShrinkGuardError } from '../errors/shrink-guard-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { Logger } from '../logger.js';
 import type { PersistReason, PersistResult } from '../queues/persist.js';
-import { snapshotArgs } from '../rsync/rsync-args.js';
+import { listedArgs, snapshotArgs } from '../rsync/rsync-args.js';
 import { runRsync } from '../rsync/run-rsync.js';
 import type { SandboxProvider } from '../providers/sandbox-provider.js';
 import type { Address, AddressStore } from '../state/address-store.js';
 import type { CheckpointStore } from '../state/checkpoint-store.js';
 import type { Progress } from '../workers/processor-context.js';
+import { linkUnchanged, type LinkFarm } from './link-unchanged.js';
 import { mergeMissing } from './merge-missing.js';
 import { shrinkGuardRefusal } from './shrink-guard.js';
 
@@ -120,9 +122,18 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
     }
 
     await mkdir(tmp, { mode: 0o700 });
-    await ctx.progress({ step: 'rsync', percent: 10 });
+    // With a current revision, unchanged files are hard-linked here and rsync copies only the rest.
+    let farm: LinkFarm | null = null;
+    if (current && currentRevision) {
+      await ctx.progress({ step: 'link', percent: 10 });
+      farm = await linkUnchanged(tree.path, paths.revision(currentRevision), current, tmp, ctx.signal);
+    }
+    await ctx.progress({ step: 'rsync', percent: 30 });
     const rsync = await runRsync({
-      args: snapshotArgs({ source: tree.path, dest: tmp, ioTimeoutS: 60, ...(currentRevision ? { linkDest: `../${currentRevision}` } : {}) }),
+      args: farm
+        ? listedArgs({ source: tree.path, dest: tmp, ioTimeoutS: 60 })
+        : snapshotArgs({ source: tree.path, dest: tmp, ioTimeoutS: 60 }),
+      ...(farm ? { input: farm.list } : {}),
       operation: `persist ${workspaceId}`,
       timeoutMs: deps.rsyncTimeoutMs,
       signal: ctx.signal,
@@ -138,7 +149,7 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
     if (rsync.exitCode === 24) ctx.logger.warn({ workspaceId }, 'files vanished during an upload-only persist (accepted)');
 
     if (!request.delete && current && currentRevision) {
-      const kept = await mergeMissing(paths.revision(currentRevision), current, tmp, ctx.signal);
+      const kept = await mergeMissing(paths.revision(currentRevision), current, tmp, ctx.signal, farm?.linkedPaths);
       if (kept > 0) ctx.logger.debug({ kept }, 'upload-only: kept paths the live tree no longer has');
     }
 

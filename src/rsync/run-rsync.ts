@@ -11,6 +11,8 @@ export interface RunRsyncOptions {
   /** Exit codes that still count as success (e.g. 24 for upload-only). */
   readonly acceptExitCodes?: readonly number[];
   readonly path: string;
+  /** Data for rsync's stdin (a `--files-from=-` list). */
+  readonly input?: Buffer;
 }
 
 export interface RsyncRun {
@@ -19,8 +21,8 @@ export interface RsyncRun {
   readonly result: CommandResult;
 }
 
-export async function runRsync({ args, operation, timeoutMs, signal, acceptExitCodes = [], path }: RunRsyncOptions): Promise<RsyncRun> {
-  const result = await runCommand('rsync', args, { env: { PATH: path, LC_ALL: 'C' }, timeoutMs, signal });
+export async function runRsync({ args, operation, timeoutMs, signal, acceptExitCodes = [], path, input }: RunRsyncOptions): Promise<RsyncRun> {
+  const result = await runCommand('rsync', args, { env: { PATH: path, LC_ALL: 'C' }, timeoutMs, signal, ...(input ? { input } : {}) });
   if (result.timedOut || result.aborted) {
     throw new DeadlineExceededError(`rsync ${operation}`, timeoutMs, { cause: signal.reason });
   }
