@@ -34,3 +34,33 @@ export function snapshotArgs({ source, dest, linkDest, ioTimeoutS }: SnapshotArg
     contents(dest),
   ];
 }
+
+export interface ListedArgs {
+  /** Source tree; the NUL-separated list on stdin names paths relative to it. */
+  readonly source: string;
+  /** Destination directory (already holding the hard-linked unchanged files). */
+  readonly dest: string;
+  readonly ioTimeoutS: number;
+}
+
+/**
+ * Copies exactly the paths listed on stdin (NUL-separated, relative to `source`) into `dest`:
+ * no recursion (a listed directory gets its mode and times, not its contents), and a listed
+ * path that vanished since it was listed is skipped (`--ignore-missing-args`): it is gone from
+ * the live tree, so it is gone from a mirror too, and an upload-only run adds it back from the
+ * current revision afterwards.
+ */
+export function listedArgs({ source, dest, ioTimeoutS }: ListedArgs): string[] {
+  return [
+    '-lpt',
+    '--specials',
+    '--modify-window=-1',
+    `--timeout=${ioTimeoutS}`,
+    '--files-from=-',
+    '--from0',
+    '--ignore-missing-args',
+    '--',
+    contents(source),
+    contents(dest),
+  ];
+}
