@@ -2,8 +2,8 @@
  * Builds, verifies and commits one backfill revision with the persist protocol's building
  * blocks (persist-workspace.ts):
  *
- *  1. a temporary revision `revs/.tmp-<id>` starts as the current revision (rsync with
- *     `--link-dest`: every archived file is a hard link, nothing is rewritten)
+ *  1. a temporary revision `revs/.tmp-<id>` starts as the current revision (`buildRevisionTree`
+ *     with the revision as its own basis: every archived file is a hard link, nothing is rewritten)
  *  2. the planned legacy files are copied in (exclusive creates: an archived path is never
  *     overwritten)
  *  3. fsync, then scan; every copied file must match the legacy store's size and checksum
@@ -22,10 +22,9 @@ import { newRevisionId } from '../archive/revision-id.js';
 import { BackfillDeferredError } from '../errors/backfill-deferred-error.js';
 import { ChecksumMismatchError } from '../errors/checksum-mismatch-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
-import { snapshotArgs } from '../rsync/rsync-args.js';
-import { runRsync } from '../rsync/run-rsync.js';
 import type { Checkpoint, CheckpointStore } from '../state/checkpoint-store.js';
 import type { Progress } from '../workers/processor-context.js';
+import { buildRevisionTree } from '../persist/build-revision-tree.js';
 import { copyLegacyFiles } from './copy-legacy-files.js';
 import type { LegacyFile, LegacyWorkspace } from './legacy-source.js';
 import { writeLiveFiles, type Target } from './live-target.js';
@@ -80,12 +79,14 @@ export async function buildBackfillRevision(deps: RevisionDeps, input: RevisionI
     await mkdir(tmp, { mode: 0o700 });
     if (currentRevision) {
       await progress({ step: 'link', percent: 10 });
-      await runRsync({
-        args: snapshotArgs({ source: paths.revision(currentRevision), dest: tmp, ioTimeoutS: 60, linkDest: `../${currentRevision}` }),
+      await buildRevisionTree({
+        source: paths.revision(currentRevision),
+        dest: tmp,
+        basis: input.current ? { root: paths.revision(currentRevision), manifest: input.current } : null,
         operation: `backfill ${workspaceId}`,
         timeoutMs: deps.rsyncTimeoutMs,
         signal,
-        path: deps.systemPath,
+        systemPath: deps.systemPath,
       });
     }
     await copyLegacyFiles(input.legacy, input.copy, tmp, signal, (done) => {

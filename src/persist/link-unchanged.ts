@@ -13,6 +13,7 @@
  * listed path was not linked; it writes a temporary file and renames it into place), and a file
  * is only linked when its mode matches too (rsync would `chmod` a linked inode in place).
  */
+import { lstat as lstatCallback, type BigIntStats } from 'node:fs';
 import { link, mkdir } from 'node:fs/promises';
 import type { RevisionManifest } from '../archive/manifest.js';
 import { absoluteBytes, encodePath, walkTree } from '../archive/tree-walk.js';
@@ -34,9 +35,14 @@ const LINK_CONCURRENCY = 16;
 const COPY_INSTEAD = new Set(['ENOENT', 'EMLINK']);
 const NUL = Buffer.from([0]);
 
+// lstat with the exact nanosecond mtime.
+function lstatBigint(file: Buffer): Promise<BigIntStats> {
+  return new Promise((resolve, reject) => lstatCallback(file, { bigint: true }, (error, stats) => (error ? reject(error) : resolve(stats))));
+}
+
 /** Links the unchanged files of `source` from `previousRoot` into `dest` and lists the rest. */
 export async function linkUnchanged(source: string, previousRoot: string, previous: RevisionManifest, dest: string, signal?: AbortSignal): Promise<LinkFarm> {
-  const prior = new Map(previous.entries.filter((e) => e.t === 'f' && e.n !== undefined).map((e) => [e.p, e]));
+  const prior = new Map(previous.entries.filter((e) => e.t === 'f').map((e) => [e.p, e]));
   const parts: Buffer[] = [Buffer.from('.'), NUL];
   const linkedPaths = new Set<string>();
   const pending = new Set<Promise<void>>();
@@ -57,19 +63,26 @@ export async function linkUnchanged(source: string, previousRoot: string, previo
     }
     const p = encodePath(entry.rel);
     const before = entry.type === 'file' ? prior.get(p) : undefined;
-    if (!before || before.s !== entry.size || before.m !== entry.mode || before.n !== entry.mtimeNs.toString()) {
+    if (!before || before.s !== entry.size || before.m !== entry.mode) {
       list(entry.rel, true);
       continue;
     }
     const rel = entry.rel;
-    const task: Promise<void> = link(absoluteBytes(previousRoot, rel), absoluteBytes(dest, rel))
-      .then(
-        () => void linkedPaths.add(p),
-        (error: NodeJS.ErrnoException) => {
-          if (COPY_INSTEAD.has(error.code ?? '')) list(rel, true);
-          else failure ??= { error };
-        },
-      )
+    const mtimeNs = entry.mtimeNs;
+    const basis = absoluteBytes(previousRoot, rel);
+    // A manifest written before mtimes were recorded: the basis file on disk has the mtime.
+    const unchanged =
+      before.n !== undefined ? Promise.resolve(before.n === mtimeNs.toString()) : lstatBigint(basis).then((s) => s.isFile() && s.mtimeNs === mtimeNs, () => false);
+    const task: Promise<void> = unchanged
+      .then(async (same) => {
+        if (!same) return list(rel, true);
+        await link(basis, absoluteBytes(dest, rel));
+        linkedPaths.add(p);
+      })
+      .catch((error: NodeJS.ErrnoException) => {
+        if (COPY_INSTEAD.has(error.code ?? '')) list(rel, true);
+        else failure ??= { error };
+      })
       .finally(() => pending.delete(task));
     pending.add(task);
     if (pending.size >= LINK_CONCURRENCY) await Promise.race(pending);

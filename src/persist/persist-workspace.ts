@@ -23,13 +23,12 @@ import { ShrinkGuardError } from '../errors/shrink-guard-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { Logger } from '../logger.js';
 import type { PersistReason, PersistResult } from '../queues/persist.js';
-import { listedArgs, snapshotArgs } from '../rsync/rsync-args.js';
-import { runRsync } from '../rsync/run-rsync.js';
+import { RsyncError } from '../rsync/rsync-error.js';
 import type { SandboxProvider } from '../providers/sandbox-provider.js';
 import type { Address, AddressStore } from '../state/address-store.js';
 import type { CheckpointStore } from '../state/checkpoint-store.js';
 import type { Progress } from '../workers/processor-context.js';
-import { linkUnchanged, type LinkFarm } from './link-unchanged.js';
+import { buildRevisionTree } from './build-revision-tree.js';
 import { mergeMissing } from './merge-missing.js';
 import { shrinkGuardRefusal } from './shrink-guard.js';
 
@@ -122,34 +121,27 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
     }
 
     await mkdir(tmp, { mode: 0o700 });
-    // With a current revision, unchanged files are hard-linked here and rsync copies only the rest.
-    let farm: LinkFarm | null = null;
-    if (current && currentRevision) {
-      await ctx.progress({ step: 'link', percent: 10 });
-      farm = await linkUnchanged(tree.path, paths.revision(currentRevision), current, tmp, ctx.signal);
-    }
-    await ctx.progress({ step: 'rsync', percent: 30 });
-    const rsync = await runRsync({
-      args: farm
-        ? listedArgs({ source: tree.path, dest: tmp, ioTimeoutS: 60 })
-        : snapshotArgs({ source: tree.path, dest: tmp, ioTimeoutS: 60 }),
-      ...(farm ? { input: farm.list } : {}),
+    const built = await buildRevisionTree({
+      source: tree.path,
+      dest: tmp,
+      basis: current && currentRevision ? { root: paths.revision(currentRevision), manifest: current } : null,
       operation: `persist ${workspaceId}`,
       timeoutMs: deps.rsyncTimeoutMs,
       signal: ctx.signal,
-      path: deps.systemPath,
+      systemPath: deps.systemPath,
       // Files vanishing mid-run are normal for a live upload-only checkpoint; a reconcile retries.
       acceptExitCodes: request.delete ? [] : [24],
+      onCopy: () => ctx.progress({ step: 'rsync', percent: 30 }),
     }).catch((error: unknown) => {
-      const exitCode = (error as { exitCode?: number }).exitCode;
-      if (typeof exitCode === 'number') deps.onRsyncExit?.(exitCode);
+      if (error instanceof RsyncError) deps.onRsyncExit?.(error.exitCode);
       throw error;
     });
+    const { rsync } = built;
     deps.onRsyncExit?.(rsync.exitCode);
     if (rsync.exitCode === 24) ctx.logger.warn({ workspaceId }, 'files vanished during an upload-only persist (accepted)');
 
     if (!request.delete && current && currentRevision) {
-      const kept = await mergeMissing(paths.revision(currentRevision), current, tmp, ctx.signal, farm?.linkedPaths);
+      const kept = await mergeMissing(paths.revision(currentRevision), current, tmp, ctx.signal, built.linkedPaths);
       if (kept > 0) ctx.logger.debug({ kept }, 'upload-only: kept paths the live tree no longer has');
     }
 

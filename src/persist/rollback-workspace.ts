@@ -11,9 +11,8 @@ import { newRevisionId } from '../archive/revision-id.js';
 import { FleetError } from '../errors/fleet-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { RollbackResult } from '../queues/persist.js';
-import { snapshotArgs } from '../rsync/rsync-args.js';
-import { runRsync } from '../rsync/run-rsync.js';
 import type { FleetServices } from '../runtime/services.js';
+import { buildRevisionTree } from './build-revision-tree.js';
 import type { PersistContext } from './persist-workspace.js';
 
 /** Thrown when the requested revision is not a committed revision of the workspace. Never retried. */
@@ -47,12 +46,15 @@ export async function rollbackWorkspace(services: FleetServices, request: Rollba
   try {
     await ctx.progress({ step: 'copy', percent: 10 });
     await mkdir(tmp, { mode: 0o700 });
-    await runRsync({
-      args: snapshotArgs({ source: paths.revision(source), dest: tmp, linkDest: `../${source}`, ioTimeoutS: 60 }),
+    // Every file of the source revision is hard-linked (its manifest is its own quick check).
+    await buildRevisionTree({
+      source: paths.revision(source),
+      dest: tmp,
+      basis: { root: paths.revision(source), manifest: sourceManifest },
       operation: `rollback ${workspaceId}`,
       timeoutMs: Math.max(1_000, services.config.deadlines.persistMs),
       signal: ctx.signal,
-      path: services.config.systemPath,
+      systemPath: services.config.systemPath,
     });
     const scan = await scanTree(tmp, sourceManifest, ctx.signal);
     const manifest = makeManifest(

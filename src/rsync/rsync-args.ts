@@ -4,8 +4,8 @@
  *   --copy-unsafe-links), permissions and times, FIFOs/sockets kept; no devices, no owners.
  * - `--modify-window=-1`: compare mtimes at full (nanosecond) precision, so a same-second,
  *   same-size rewrite is never skipped by the quick check.
- * - `--link-dest` relative to the destination: unchanged files become hard links to the
- *   current revision; rsync's default temp-file-and-rename never writes into a linked inode.
+ * - rsync's default temp-file-and-rename never writes into an existing inode, so a destination
+ *   pre-filled with hard links to an older revision (`linkUnchanged`) is never modified through them.
  * - `--timeout`: an I/O stall fails (exit 30) instead of hanging.
  */
 export const RSYNC_BASE_FLAGS = ['-rlpt', '--specials', '--modify-window=-1'] as const;
@@ -15,20 +15,17 @@ export interface SnapshotArgs {
   readonly source: string;
   /** Fresh destination directory. */
   readonly dest: string;
-  /** Path of an existing revision relative to `dest`, for hard links. */
-  readonly linkDest?: string;
   readonly ioTimeoutS: number;
 }
 
 // A directory argument with exactly one trailing slash ("copy the contents").
 const contents = (dir: string) => `${dir.replace(/\/+$/, '')}/`;
 
-/** Copies `source` into the fresh `dest`, hard-linking unchanged files from `linkDest`. */
-export function snapshotArgs({ source, dest, linkDest, ioTimeoutS }: SnapshotArgs): string[] {
+/** Copies `source` into the fresh `dest`. */
+export function snapshotArgs({ source, dest, ioTimeoutS }: SnapshotArgs): string[] {
   return [
     ...RSYNC_BASE_FLAGS,
     `--timeout=${ioTimeoutS}`,
-    ...(linkDest ? [`--link-dest=${linkDest}`] : []),
     '--',
     contents(source),
     contents(dest),

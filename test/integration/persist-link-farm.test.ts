@@ -102,7 +102,7 @@ describe('persist: hard-link farm', () => {
     expect(await readFile(path.join(h.services.archive.paths('ws').current, 'f.txt'), 'utf8')).toBe('bbbb');
   });
 
-  it('a revision recorded without mtimes is still a correct basis (every file is copied once)', async () => {
+  it('a revision recorded without mtimes is still a basis: unchanged files are compared with it on disk', async () => {
     const h = await createHarness();
     await h.provision('ws');
     await h.write('ws', { 'a.txt': 'a', 'b/c.txt': 'c', 'b/d.txt': 'd' });
@@ -113,7 +113,9 @@ describe('persist: hard-link farm', () => {
 
     await h.write('ws', { 'a.txt': 'A!' });
     const second = await h.persist('ws');
-    expect(second).toMatchObject({ files: 3, changedFiles: 3 });
+    expect(second).toMatchObject({ files: 3, changedFiles: 1 });
+    expect(await inode(h, second.revision!, 'b/c.txt')).toBe(await inode(h, first.revision!, 'b/c.txt'));
+    expect(await inode(h, second.revision!, 'a.txt')).not.toBe(await inode(h, first.revision!, 'a.txt'));
     expect(await currentEntries(h)).toEqual(await liveEntries(h));
     const manifest = (await h.services.archive.readManifest('ws', second.revision!))!;
     expect(manifest.entries.filter((e) => e.t === 'f').every((e) => /^\d+$/.test(e.n ?? ''))).toBe(true);
