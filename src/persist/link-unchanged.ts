@@ -63,22 +63,18 @@ export async function linkUnchanged(source: string, previousRoot: string, previo
     }
     const p = encodePath(entry.rel);
     const before = entry.type === 'file' ? prior.get(p) : undefined;
-    if (!before || before.s !== entry.size || before.m !== entry.mode) {
+    if (!before || before.s !== entry.size || before.m !== entry.mode || (before.n !== undefined && before.n !== entry.mtimeNs.toString())) {
       list(entry.rel, true);
       continue;
     }
     const rel = entry.rel;
-    const mtimeNs = entry.mtimeNs;
     const basis = absoluteBytes(previousRoot, rel);
+    const linkIt = () => link(basis, absoluteBytes(dest, rel)).then(() => void linkedPaths.add(p));
     // A manifest written before mtimes were recorded: the basis file on disk has the mtime.
-    const unchanged =
-      before.n !== undefined ? Promise.resolve(before.n === mtimeNs.toString()) : lstatBigint(basis).then((s) => s.isFile() && s.mtimeNs === mtimeNs, () => false);
-    const task: Promise<void> = unchanged
-      .then(async (same) => {
-        if (!same) return list(rel, true);
-        await link(basis, absoluteBytes(dest, rel));
-        linkedPaths.add(p);
-      })
+    const mtimeNs = entry.mtimeNs;
+    const work =
+      before.n !== undefined ? linkIt() : lstatBigint(basis).then((stats) => (stats.isFile() && stats.mtimeNs === mtimeNs ? linkIt() : list(rel, true)));
+    const task: Promise<void> = work
       .catch((error: NodeJS.ErrnoException) => {
         if (COPY_INSTEAD.has(error.code ?? '')) list(rel, true);
         else failure ??= { error };

@@ -121,6 +121,7 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
     }
 
     await mkdir(tmp, { mode: 0o700 });
+    await ctx.progress({ step: 'link', percent: 10 });
     const built = await buildRevisionTree({
       source: tree.path,
       dest: tmp,
