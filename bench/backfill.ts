@@ -24,6 +24,7 @@ import { createLogger } from '../src/logger.js';
 import { createFleetClient } from '../src/producers/fleet-client.js';
 import { startFleetProcess } from '../src/runtime/fleet-process.js';
 import { scaled } from './lib/scale.js';
+import { summarize, type Summary } from './lib/stats.js';
 
 export interface BackfillBenchOptions {
   readonly workspaces?: number;
@@ -33,29 +34,6 @@ export interface BackfillBenchOptions {
   readonly concurrency?: number;
   /** Progress lines (stderr by default). */
   readonly log?: (line: string) => void;
-}
-
-interface Summary {
-  readonly unit: string;
-  readonly n: number;
-  readonly median: number;
-  readonly p10: number;
-  readonly p90: number;
-  readonly min: number;
-  readonly max: number;
-  readonly samples: readonly number[];
-}
-
-// Median, p10/p90 and range of samples (linear-interpolated quantiles).
-function summarize(samples: readonly number[], unit: string): Summary {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const q = (p: number) => {
-    const pos = (sorted.length - 1) * p;
-    const lo = Math.floor(pos);
-    return sorted[lo]! + (sorted[Math.ceil(pos)]! - sorted[lo]!) * (pos - lo);
-  };
-  const r = (v: number) => Number(v.toFixed(Math.abs(v) >= 100 ? 1 : 3));
-  return { unit, n: samples.length, median: r(q(0.5)), p10: r(q(0.1)), p90: r(q(0.9)), min: r(sorted[0]!), max: r(sorted.at(-1)!), samples: samples.map(r) };
 }
 
 // Deterministic pseudo-random numbers (mulberry32): the same data set every run.
