@@ -47,10 +47,12 @@ describe('backfill sweep kill test', () => {
       await worker.waitForOutput('serving');
     }
 
-    const sweep = await waitFor('the sweep to complete', async () => {
-      const job = await queue.getJob(jobId);
-      return job && (await job.getState()) === 'completed' ? job : undefined;
-    }, 90_000);
+    // State first, then the job: a job read before it completes carries no return value.
+    const sweep = await waitFor(
+      'the sweep to complete',
+      async () => ((await queue.getJobState(jobId)) === 'completed' ? queue.getJob(jobId) : undefined),
+      90_000,
+    );
     // Workspaces the sweep handed to their own jobs (their lock was still held by the killed worker) finish too.
     await waitFor('every workspace migrated', async () => ((await redis.hlen(keys.migrated())) === WORKSPACES ? true : undefined), 90_000);
     killGroup(worker.child, 'SIGTERM');

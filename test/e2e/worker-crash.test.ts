@@ -35,10 +35,8 @@ describe('worker processes', () => {
     await first.exited;
     await redis.set(`${p}:test:release`, '1');
     const queue = client.pool.queue('gc');
-    const job = await waitFor('the job to complete', async () => {
-      const j = await queue.getJob(jobId);
-      return j && (await j.getState()) === 'completed' ? j : undefined;
-    });
+    // State first, then the job: a job read before it completes carries no return value.
+    const job = await waitFor('the job to complete', async () => ((await queue.getJobState(jobId)) === 'completed' ? queue.getJob(jobId) : undefined));
     expect(job.returnvalue).toEqual({ pid: second.child.pid, kind: 'litter' });
     expect(await redis.lrange(`${p}:test:done`, 0, -1)).toEqual([`${jobId}:${second.child.pid}`]);
     expect(job.attemptsStarted).toBeGreaterThanOrEqual(2);
