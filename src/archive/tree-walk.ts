@@ -71,30 +71,49 @@ async function describeEntry(prefix: Buffer, rel: Buffer): Promise<TreeEntry> {
   };
 }
 
+// Errors of a path that was removed (or replaced by a non-directory) while the walk ran.
+const VANISHED = new Set(['ENOENT', 'ENOTDIR']);
+const vanished = (error: unknown) => VANISHED.has((error as NodeJS.ErrnoException).code ?? '');
+
 // Describes the sorted names of one directory, `LSTAT_CONCURRENCY` at a time, in name order.
-async function describeDirectory(prefix: Buffer, relDir: Buffer, names: readonly Buffer[]): Promise<TreeEntry[]> {
-  const entries = new Array<TreeEntry>(names.length);
+async function describeDirectory(prefix: Buffer, relDir: Buffer, names: readonly Buffer[], skipVanished: boolean): Promise<TreeEntry[]> {
+  const entries = new Array<TreeEntry | null>(names.length);
   let next = 0;
   const lane = async () => {
     while (next < names.length) {
       const i = next++;
       const name = names[i]!;
-      entries[i] = await describeEntry(prefix, relDir.length === 0 ? name : Buffer.concat([relDir, SLASH, name]));
+      const describing = describeEntry(prefix, relDir.length === 0 ? name : Buffer.concat([relDir, SLASH, name]));
+      entries[i] = skipVanished ? await describing.catch((error: unknown) => (vanished(error) ? null : Promise.reject(error))) : await describing;
     }
   };
   await Promise.all(Array.from({ length: Math.min(LSTAT_CONCURRENCY, names.length) }, lane));
-  return entries;
+  return entries.filter((e): e is TreeEntry => e !== null);
+}
+
+export interface WalkOptions {
+  /**
+   * Skip entries and directories that disappear while the walk runs (a live tree being changed)
+   * instead of failing. The root itself must still be readable.
+   */
+  readonly skipVanished?: boolean;
 }
 
 /** Yields every entry below `root` (not `root` itself). */
-export async function* walkTree(root: string): AsyncGenerator<TreeEntry> {
+export async function* walkTree(root: string, { skipVanished = false }: WalkOptions = {}): AsyncGenerator<TreeEntry> {
   const prefix = Buffer.concat([Buffer.from(root.replace(/\/+$/, '')), SLASH]);
   const stack: Buffer[] = [Buffer.alloc(0)];
   while (stack.length > 0) {
     const relDir = stack.pop()!;
-    const names = (await readdir(absoluteBytes(root, relDir), { encoding: 'buffer' })).sort(Buffer.compare);
+    let names: Buffer[];
+    try {
+      names = (await readdir(absoluteBytes(root, relDir), { encoding: 'buffer' })).sort(Buffer.compare);
+    } catch (error) {
+      if (skipVanished && relDir.length > 0 && vanished(error)) continue;
+      throw error;
+    }
     const dirs: Buffer[] = [];
-    for (const entry of await describeDirectory(prefix, relDir, names)) {
+    for (const entry of await describeDirectory(prefix, relDir, names, skipVanished)) {
       yield entry;
       if (entry.type === 'dir') dirs.push(entry.rel);
     }

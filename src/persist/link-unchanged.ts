@@ -9,6 +9,9 @@
  * (about 18 opens per file), which made a 10,000-file persist cost 6x an in-place mirror; a
  * `link(2)` per unchanged file is the same snapshot for a fraction of the system calls.
  *
+ * The live tree may change during the walk: a path that disappears is skipped (it is gone, and
+ * an upload-only run adds it back from the current revision).
+ *
  * Safety is unchanged: a linked inode is never written (rsync only touches listed paths, and a
  * listed path was not linked; it writes a temporary file and renames it into place), and a file
  * is only linked when its mode matches too (rsync would `chmod` a linked inode in place).
@@ -53,7 +56,7 @@ export async function linkUnchanged(source: string, previousRoot: string, previo
     if (file) listedFiles += 1;
   };
 
-  for await (const entry of walkTree(source)) {
+  for await (const entry of walkTree(source, { skipVanished: true })) {
     signal?.throwIfAborted();
     if (failure) throw failure.error;
     if (entry.type === 'dir') {

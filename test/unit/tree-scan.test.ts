@@ -57,6 +57,30 @@ describe('walkTree', () => {
     expect(walked).toEqual(await referenceWalk(root));
     expect(walked.length).toBeGreaterThan(130);
   });
+
+  it('a directory removed mid-walk fails the walk, or is skipped with skipVanished', async () => {
+    for (const skipVanished of [false, true]) {
+      await rm(root, { recursive: true, force: true });
+      await mkdir(path.join(root, 'a'), { recursive: true });
+      await mkdir(path.join(root, 'b', 'inner'), { recursive: true });
+      await writeFile(path.join(root, 'a', 'x'), 'x');
+      await writeFile(path.join(root, 'b', 'inner', 'y'), 'y');
+      const seen: string[] = [];
+      const walk = async () => {
+        for await (const e of walkTree(root, { skipVanished })) {
+          seen.push(e.rel.toString());
+          // The root's entries are described before any subdirectory is read: remove b now.
+          if (seen.length === 1) await rm(path.join(root, 'b'), { recursive: true });
+        }
+      };
+      if (skipVanished) {
+        await walk();
+        expect(seen).toEqual(['a', 'b', 'a/x']);
+      } else {
+        await expect(walk()).rejects.toMatchObject({ code: 'ENOENT' });
+      }
+    }
+  });
 });
 
 describe('scanTree', () => {
