@@ -22,6 +22,8 @@ export interface BuildRevisionTreeOptions {
   readonly systemPath: string;
   /** rsync exit codes that still count as success (24 for an upload-only persist). */
   readonly acceptExitCodes?: readonly number[];
+  /** Entries walked so far while linking (every few thousand). */
+  readonly onLinkProgress?: (entries: number) => void;
   /** Called when the copy step starts (after linking). */
   readonly onCopy?: () => Promise<void>;
 }
@@ -37,7 +39,7 @@ const IO_TIMEOUT_S = 60;
 
 export async function buildRevisionTree(options: BuildRevisionTreeOptions): Promise<RevisionTree> {
   const { source, dest, basis, signal } = options;
-  const farm = basis ? await linkUnchanged(source, basis.root, basis.manifest, dest, signal) : null;
+  const farm = basis ? await linkUnchanged(source, basis.root, basis.manifest, dest, signal, options.onLinkProgress) : null;
   await options.onCopy?.();
   const rsync = await runRsync({
     args: farm ? listedArgs({ source, dest, ioTimeoutS: IO_TIMEOUT_S }) : snapshotArgs({ source, dest, ioTimeoutS: IO_TIMEOUT_S }),

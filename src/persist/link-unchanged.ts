@@ -43,8 +43,21 @@ function lstatBigint(file: Buffer): Promise<BigIntStats> {
   return new Promise((resolve, reject) => lstatCallback(file, { bigint: true }, (error, stats) => (error ? reject(error) : resolve(stats))));
 }
 
-/** Links the unchanged files of `source` from `previousRoot` into `dest` and lists the rest. */
-export async function linkUnchanged(source: string, previousRoot: string, previous: RevisionManifest, dest: string, signal?: AbortSignal): Promise<LinkFarm> {
+/** Entries walked between two `onProgress` calls. */
+const PROGRESS_EVERY = 2_000;
+
+/**
+ * Links the unchanged files of `source` from `previousRoot` into `dest` and lists the rest.
+ * `onProgress` gets the number of entries walked so far, every `PROGRESS_EVERY` entries.
+ */
+export async function linkUnchanged(
+  source: string,
+  previousRoot: string,
+  previous: RevisionManifest,
+  dest: string,
+  signal?: AbortSignal,
+  onProgress?: (entries: number) => void,
+): Promise<LinkFarm> {
   const prior = new Map(previous.entries.filter((e) => e.t === 'f').map((e) => [e.p, e]));
   const parts: Buffer[] = [Buffer.from('.'), NUL];
   const linkedPaths = new Set<string>();
@@ -56,9 +69,11 @@ export async function linkUnchanged(source: string, previousRoot: string, previo
     if (file) listedFiles += 1;
   };
 
+  let walked = 0;
   for await (const entry of walkTree(source, { skipVanished: true })) {
     signal?.throwIfAborted();
     if (failure) throw failure.error;
+    if (++walked % PROGRESS_EVERY === 0) onProgress?.(walked);
     if (entry.type === 'dir') {
       await mkdir(absoluteBytes(dest, entry.rel), { mode: 0o700 });
       list(entry.rel, false);

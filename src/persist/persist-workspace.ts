@@ -132,6 +132,10 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
       systemPath: deps.systemPath,
       // Files vanishing mid-run are normal for a live upload-only checkpoint; a reconcile retries.
       acceptExitCodes: request.delete ? [] : [24],
+      onLinkProgress: (done) => {
+        const total = current?.entries.length ?? done;
+        void ctx.progress({ step: 'link', done, total, percent: 10 + Math.floor(20 * Math.min(1, done / Math.max(1, total))) });
+      },
       onCopy: () => ctx.progress({ step: 'rsync', percent: 30 }),
     }).catch((error: unknown) => {
       if (error instanceof RsyncError) deps.onRsyncExit?.(error.exitCode);

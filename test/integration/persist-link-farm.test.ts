@@ -163,4 +163,18 @@ describe('persist: hard-link farm', () => {
     expect((await scanTree(dest, null)).entries.map((e) => e.p)).toEqual(['stay.txt']);
     expect(farm.linkedPaths.has(encodePath(Buffer.from('stay.txt')))).toBe(false);
   });
+
+  it('reports progress while it walks a large tree', async () => {
+    const h = await createHarness();
+    await h.provision('ws');
+    await h.write('ws', Object.fromEntries(Array.from({ length: 4_500 }, (_, i) => [`d${i % 9}/f${i}`, `${i}`])));
+    const first = await h.persist('ws');
+    const previous = (await h.services.archive.readManifest('ws', first.revision!))!;
+    const dest = path.join(await tempDir('farm'), 'rev');
+    await mkdir(dest);
+    const reports: number[] = [];
+    const farm = await linkUnchanged(h.live('ws'), h.services.archive.paths('ws').revision(first.revision!), previous, dest, undefined, (n) => reports.push(n));
+    expect(reports).toEqual([2_000, 4_000]);
+    expect(farm).toMatchObject({ linked: 4_500, listedFiles: 0 });
+  });
 });
