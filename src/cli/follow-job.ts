@@ -38,7 +38,7 @@ export async function followJob<R>({ queue, events, jobId, bar, timeoutMs, conti
       const job = await queue.getJob(current);
       if (!job) throw new RemoteJobError(queue.name, current, 'JobMissing', 'the job no longer exists (removed, or trimmed by retention)');
       show(bar, job.progress);
-      const result = await waitForJob<R>(job, events, Math.max(1, deadline - Date.now()));
+      const result = await waitForJob<R>(queue, current, events, Math.max(1, deadline - Date.now()));
       const next = continuationDedupId && (result as { status?: string } | null)?.status === 'continued' ? await queue.getDeduplicationJobId(continuationDedupId) : null;
       if (!next || next === current) return result;
       current = next;

@@ -125,7 +125,7 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
     const job = await queue.add(name, data, { ...opts, ...(options.priority ? { priority: options.priority } : {}) });
     const jobId = String(job.id);
     if (!events) return { queue: bullName, jobId };
-    const result = await waitForJob<R>(job, events, options.timeoutMs ?? DEFAULT_WAIT_MS);
+    const result = await waitForJob<R>(queue, jobId, events, options.timeoutMs ?? DEFAULT_WAIT_MS);
     return { queue: bullName, jobId, result };
   }
 

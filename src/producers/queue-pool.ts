@@ -34,7 +34,7 @@ export class QueuePool {
   /**
    * A running QueueEvents for `name` (created once). It starts reading the event stream at its
    * current last entry rather than at "$": BullMQ's default only sees events published after its
-   * first blocking read, so a job finishing in the gap between `waitUntilFinished`'s state check
+   * first blocking read, so a job finishing in the gap between `waitForJob`'s state check
    * and that first read would be missed and its waiter would hang.
    */
   events(name: string): Promise<QueueEvents> {

@@ -1,18 +1,64 @@
 /**
  * Waiting for a job's outcome with a cap: resolves with the return value or rejects with the
  * typed failure decoded from BullMQ's `failedReason`.
+ *
+ * Not `Job.waitUntilFinished`: BullMQ 6.7 checks the job's state inside an async Promise
+ * executor, so a Redis error at that moment (a restart, a command timeout) becomes an unhandled
+ * rejection that crashes the process, and that wait never settles. Here the job's events are
+ * listened to first, then the state is read, and read again every `pollMs` (a missed event, a
+ * reconnect); a failed read is retried on the next poll until the deadline.
  */
-import type { Job, QueueEvents } from 'bullmq';
+import type { EventEmitter } from 'node:events';
+import type { Queue, QueueEvents } from 'bullmq';
 import { decodeFailure } from '../errors/failure-codec.js';
 import { WaitTimeoutError } from '../errors/wait-timeout-error.js';
-import { withTimeout } from '../runtime/with-timeout.js';
 
-export async function waitForJob<R>(job: Job, events: QueueEvents, timeoutMs: number): Promise<R> {
-  const jobId = String(job.id);
+type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string };
+
+// The outcome of a finished job, or undefined while it is not finished (or unknown).
+async function finished(queue: Queue, jobId: string): Promise<Outcome | undefined> {
+  const state = await queue.getJobState(jobId);
+  if (state !== 'completed' && state !== 'failed') return undefined;
+  const job = await queue.getJob(jobId);
+  if (!job) return undefined;
+  return state === 'completed' ? { ok: true, value: job.returnvalue ?? null } : { ok: false, reason: job.failedReason ?? 'failed' };
+}
+
+export async function waitForJob<R>(queue: Queue, jobId: string, events: QueueEvents, timeoutMs: number, pollMs = 1_000): Promise<R> {
+  const deadline = Date.now() + timeoutMs;
+  let outcome: Outcome | undefined;
+  let wake = () => undefined as void;
+  const onCompleted = ({ returnvalue }: { returnvalue: unknown }) => {
+    outcome ??= { ok: true, value: returnvalue };
+    wake();
+  };
+  const onFailed = ({ failedReason }: { failedReason: string }) => {
+    outcome ??= { ok: false, reason: failedReason };
+    wake();
+  };
+  // Per-job events (`completed:<id>`), which BullMQ emits but does not type: one listener per
+  // waiter instead of every waiter seeing every job's events.
+  const emitter = events as unknown as EventEmitter;
+  emitter.on(`completed:${jobId}`, onCompleted);
+  emitter.on(`failed:${jobId}`, onFailed);
   try {
-    return (await withTimeout(job.waitUntilFinished(events), timeoutMs, () => new WaitTimeoutError(job.queueName, jobId, timeoutMs))) as R;
-  } catch (error) {
-    if (error instanceof WaitTimeoutError) throw error;
-    throw decodeFailure(job.queueName, jobId, error instanceof Error ? error.message : String(error));
+    for (;;) {
+      outcome ??= await finished(queue, jobId).catch(() => undefined);
+      if (outcome?.ok) return outcome.value as R;
+      if (outcome) throw decodeFailure(queue.name, jobId, outcome.reason);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new WaitTimeoutError(queue.name, jobId, timeoutMs);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(pollMs, left));
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = () => undefined;
+    }
+  } finally {
+    emitter.off(`completed:${jobId}`, onCompleted);
+    emitter.off(`failed:${jobId}`, onFailed);
   }
 }

@@ -34,7 +34,7 @@ export class RemoteLocalProvider implements SandboxProvider {
     const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
     aborted.catch(() => undefined);
     try {
-      return (await Promise.race([waitForJob<T>(job, events, this.waitMs), aborted])) as T;
+      return (await Promise.race([waitForJob<T>(queue, String(job.id), events, this.waitMs), aborted])) as T;
     } catch (error) {
       if (isFleetError(error) && error.code === 'WaitTimeout') throw new ProviderBusyError('local', op, `host ${this.hostId} did not answer within ${this.waitMs} ms`, { cause: error });
       if (isFleetError(error)) {
