@@ -62,10 +62,12 @@ export async function injectFault(name: FaultName, ctx: FaultContext): Promise<v
       return;
     }
     case 'killRsync': {
-      // Wait (briefly) for an rsync to be running, so the kill lands mid-transfer.
+      // Wait (briefly) for an rsync to be running, so the kill lands mid-transfer. Only rsyncs
+      // started by this run's workers: the machine is shared, other tenants' rsyncs are not ours.
       let pids: string[] = [];
       for (let i = 0; i < 100 && pids.length === 0; i++) {
-        pids = spawnSync('pgrep', ['-x', 'rsync']).stdout.toString().split('\n').filter(Boolean);
+        const parents = processes.filter((p) => p.alive && p.child?.pid).map((p) => String(p.child!.pid));
+        if (parents.length > 0) pids = spawnSync('pgrep', ['-x', 'rsync', '-P', parents.join(',')]).stdout.toString().split('\n').filter(Boolean);
         if (pids.length === 0) await pause(20);
       }
       if (pids.length === 0) {
