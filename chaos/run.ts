@@ -44,6 +44,8 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // A harness bug must fail the run loudly, not silently pass: count unhandled rejections as violations.
 let unhandled = 0;
+/** How long cleanup may take after the summary before the process exits with its verdict. */
+const CLEANUP_DEADLINE_MS = 60_000;
 process.on('unhandledRejection', (error) => {
   unhandled += 1;
   log(`unhandled rejection in the chaos driver: ${(error as Error)?.stack ?? String(error)}`);
@@ -171,6 +173,16 @@ async function main(): Promise<number> {
     details: report.details,
   };
   process.stdout.write(`${JSON.stringify(summary)}\n`);
+  const violations = report.lost + report.torn + report.fenceViolations + report.duplicateSandboxes + report.orphans + report.stuckJobs + report.untypedFailures + unhandled;
+  if (counters.acked === 0) log('no turn was acknowledged: the workload did not run');
+  const verdict = counters.acked === 0 || violations > 0 ? 1 : 0;
+  // The verdict is final once the summary is out: a cleanup step that hangs (a connection that
+  // keeps reconnecting, a slow delete) must not turn it into a timeout or a silent exit 0.
+  process.exitCode = verdict;
+  setTimeout(() => {
+    log(`cleanup still running after ${CLEANUP_DEADLINE_MS / 1000} s: exiting with the verdict`);
+    process.exit(verdict);
+  }, CLEANUP_DEADLINE_MS).unref();
 
   for (const q of queues) await q.close();
   for (const s of [...servicesByHost, checker]) await s.close();
@@ -179,12 +191,7 @@ async function main(): Promise<number> {
   await Promise.all(processes.map((p) => p.kill('SIGKILL')));
   await redis.stop('SIGKILL');
   await rm(dir, { recursive: true, force: true }).catch(() => undefined);
-  const violations = report.lost + report.torn + report.fenceViolations + report.duplicateSandboxes + report.orphans + report.stuckJobs + report.untypedFailures + unhandled;
-  if (counters.acked === 0) {
-    log('no turn was acknowledged: the workload did not run');
-    return 1;
-  }
-  return violations === 0 ? 0 : 1;
+  return verdict;
 }
 
 process.exitCode = await main();
