@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './errors/config-error.js';
+import { DEFAULT_TREE_LIMITS, type TreeLimits } from './tree/tree-limits.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -134,6 +135,9 @@ export const EnvSchema = z.object({
   FLEET_EXEC_DEADLINE_MS: durationMs(60_000, 100),
   FLEET_EXEC_ENV_ALLOWLIST: list(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names', ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TERM', 'TZ']),
   FLEET_SHRINK_GUARD_PCT: integer(50, 0, 100),
+  FLEET_TREE_MAX_DEPTH: integer(DEFAULT_TREE_LIMITS.maxDepth, 8, 4_096),
+  FLEET_TREE_MAX_ENTRIES: integer(DEFAULT_TREE_LIMITS.maxEntries, 1_000, 100_000_000),
+  FLEET_TREE_MAX_FILE_BYTES: integer(DEFAULT_TREE_LIMITS.maxFileBytes, 1_024, Number.MAX_SAFE_INTEGER, ' of bytes'),
   FLEET_KEEP_REVISIONS: integer(20, 1, 100_000),
   FLEET_KEEP_REVISIONS_MIN_AGE_MS: durationMs(DAY, 0),
   FLEET_UNATTACHED_GRACE_MS: durationMs(HOUR, 0),
@@ -220,6 +224,8 @@ export interface Config {
    * environment minus the fleet's own settings and anything that looks like a secret.
    */
   readonly bakeEnvSource: Readonly<Record<string, string>>;
+  /** What one persist takes from a live tree (entries over a limit are refused; the rest is archived). */
+  readonly treeLimits: TreeLimits;
   readonly retention: {
     readonly shrinkGuardPct: number;
     readonly keepRevisions: number;
@@ -314,6 +320,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
           entry[1] !== undefined && !/^(FLEET_|REDIS_|VERCEL_)/.test(entry[0]) && !/(TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|PRIVATE|AUTH)/i.test(entry[0]),
       ),
     ),
+    treeLimits: {
+      ...DEFAULT_TREE_LIMITS,
+      maxDepth: e.FLEET_TREE_MAX_DEPTH,
+      maxEntries: e.FLEET_TREE_MAX_ENTRIES,
+      maxFileBytes: e.FLEET_TREE_MAX_FILE_BYTES,
+    },
     retention: {
       shrinkGuardPct: e.FLEET_SHRINK_GUARD_PCT,
       keepRevisions: e.FLEET_KEEP_REVISIONS,
@@ -370,6 +382,9 @@ export const CONFIG_DOCS: Readonly<Record<(typeof CONFIG_VARIABLES)[number], rea
   FLEET_EXEC_DEADLINE_MS: ['60000', 'Default deadline of `fleet exec`'],
   FLEET_EXEC_ENV_ALLOWLIST: ['PATH,HOME,LANG,LC_ALL,TERM,TZ', 'Environment passed to commands run in a workspace'],
   FLEET_SHRINK_GUARD_PCT: ['50', 'A reconcile removing more than this % of files is refused without force'],
+  FLEET_TREE_MAX_DEPTH: ['1024', 'Deepest directory level a persist walks; deeper entries are refused (the rest is archived)'],
+  FLEET_TREE_MAX_ENTRIES: ['1000000', 'Most entries a persist takes from one live tree; the rest are refused'],
+  FLEET_TREE_MAX_FILE_BYTES: ['17179869184', 'Largest file a persist copies (16 GiB); larger files are refused and keep their archived version'],
   FLEET_KEEP_REVISIONS: ['20', 'Attached revisions kept per workspace (plus younger ones)'],
   FLEET_KEEP_REVISIONS_MIN_AGE_MS: ['86400000', 'Revisions younger than this are always kept'],
   FLEET_UNATTACHED_GRACE_MS: ['3600000', 'Age after which unattached revisions are collectable'],

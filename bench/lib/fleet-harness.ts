@@ -57,7 +57,7 @@ export async function startFleetHarness(env: BenchEnv, overrides: Record<string,
     providerFor: services.providerFor,
     shrinkGuardPct: config.retention.shrinkGuardPct,
     systemPath: config.systemPath,
-    rsyncTimeoutMs: DEADLINE_MS,
+    treeLimits: config.treeLimits,
     ...overrides,
   });
   return {

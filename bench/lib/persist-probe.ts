@@ -1,6 +1,6 @@
 /**
- * Where one persist spends its time, observed from outside the protocol: progress steps and the
- * rsync exit hook give the phase boundaries, and timing proxies around the archive and
+ * Where one persist spends its time, observed from outside the protocol: progress steps give
+ * the phase boundaries, and timing proxies around the archive and
  * checkpoint stores split the commit phase. Nothing in `src/persist` is instrumented.
  */
 import type { PersistDeps } from '../../src/persist/persist-workspace.js';
@@ -11,12 +11,13 @@ export interface PersistPhases {
   readonly prepare_ms: number;
   /** Of which: reading and parsing the current revision's manifest. */
   readonly read_current_manifest_ms: number;
-  /** Walking the live tree and hard-linking its unchanged files from the current revision. */
-  readonly link_ms: number;
-  /** rsync of the new and changed paths (or of the whole tree, for a first revision). */
-  readonly rsync_ms: number;
-  /** Walking the new revision and hashing what rsync copied; building the manifest. */
-  readonly scan_hash_ms: number;
+  /**
+   * The one walk of the live tree: hard-linking unchanged files from the current revision,
+   * copying and hashing new and changed ones (everything, for a first revision).
+   */
+  readonly build_ms: number;
+  /** Checks of the built tree (torn source, shrink guard) and the manifest. */
+  readonly check_ms: number;
   /** Making the revision's data durable before its manifest (syncfs or per-file fsync). */
   readonly durability_ms: number;
   /** Manifest: JSON, write, fsync, rename. */
@@ -67,15 +68,13 @@ export function persistProbe(base: PersistDeps): PersistProbe {
     deps: {
       archive: timedMethods(base.archive, ['readManifest', 'writeManifest', 'commit', 'flipCurrent'], 'archive', spans, marks),
       checkpoints: timedMethods(base.checkpoints, ['record', 'attach'], 'checkpoints', spans, marks),
-      onRsyncExit: () => void marks.set('rsync-exit', performance.now()),
     },
     onProgress: (update) => void marks.set(`step:${update.step}`, performance.now()),
     phases: () => ({
-      prepare_ms: (marks.has('step:link') ? at('step:link') : at('step:rsync')) - started,
-      link_ms: marks.has('step:link') ? at('step:rsync') - at('step:link') : 0,
+      prepare_ms: at('step:link') - started,
+      build_ms: at('step:scan') - at('step:link'),
       read_current_manifest_ms: span('archive.readManifest'),
-      rsync_ms: at('rsync-exit') - at('step:rsync'),
-      scan_hash_ms: at('step:commit') - at('step:scan'),
+      check_ms: at('step:commit') - at('step:scan'),
       durability_ms: at('archive.writeManifest') - at('step:commit'),
       manifest_write_ms: span('archive.writeManifest'),
       commit_rename_ms: span('archive.commit'),

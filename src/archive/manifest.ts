@@ -7,9 +7,10 @@
  * inode, same size) reuses that file's hash, so a persist hashes only what changed.
  */
 import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { absoluteBytes, encodePath, walkTree, type TreeEntry } from './tree-walk.js';
+import type { FileHandle } from 'node:fs/promises';
+import type { DirHandle } from '../tree/dir-handle.js';
+import { borrowBuffer, releaseBuffer } from '../tree/read-buffers.js';
+import { encodePath, walkTree, type TreeEntry } from './tree-walk.js';
 
 export type EntryCode = 'f' | 'd' | 'l' | 'p' | 's' | 'o';
 
@@ -56,21 +57,14 @@ export interface RevisionManifest extends RevisionMeta {
 
 const CODES: Record<TreeEntry['type'], EntryCode> = { file: 'f', dir: 'd', symlink: 'l', fifo: 'p', socket: 's', other: 'o' };
 
-/** Read size of `hashFile`. */
-const HASH_CHUNK_BYTES = 256 * 1024;
-/** Idle read buffers kept for reuse (more than the scan's hashing lanes, fewer than a leak). */
-const IDLE_BUFFERS = 8;
-const idleBuffers: Buffer[] = [];
-
 /**
- * sha256 of a file, read through a reused buffer: hashing a 130 MB revision allocates no
+ * sha256 of an open file, read through a reused buffer: hashing a 130 MB revision allocates no
  * per-chunk Buffers (a stream would, and the worker's RSS would grow with them until a GC).
- * Never follows a symlink.
+ * The handle is closed.
  */
-export async function hashFile(file: string | Buffer, signal?: AbortSignal): Promise<string> {
+export async function hashHandle(handle: FileHandle, signal?: AbortSignal): Promise<string> {
   const hash = createHash('sha256');
-  const buffer = idleBuffers.pop() ?? Buffer.allocUnsafeSlow(HASH_CHUNK_BYTES);
-  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  const buffer = borrowBuffer();
   try {
     for (;;) {
       signal?.throwIfAborted();
@@ -80,7 +74,7 @@ export async function hashFile(file: string | Buffer, signal?: AbortSignal): Pro
     }
   } finally {
     await handle.close();
-    if (idleBuffers.length < IDLE_BUFFERS) idleBuffers.push(buffer);
+    releaseBuffer(buffer);
   }
   return hash.digest('hex');
 }
@@ -110,7 +104,7 @@ const HASH_CONCURRENCY = 4;
  * Scans `root` into manifest entries. `previous` (the parent revision's manifest) lets files
  * hard-linked to it reuse their hash.
  */
-export async function scanTree(root: string, previous: RevisionManifest | null, signal?: AbortSignal, onFile?: (files: number) => void): Promise<ScanResult> {
+export async function scanTree(root: string | DirHandle, previous: RevisionManifest | null, signal?: AbortSignal, onFile?: (files: number) => void): Promise<ScanResult> {
   const prior = new Map<string, ManifestEntry>();
   for (const e of previous?.entries ?? []) if (e.t === 'f') prior.set(e.p, e);
   const entries: ManifestEntry[] = [];
@@ -138,7 +132,9 @@ export async function scanTree(root: string, previous: RevisionManifest | null, 
       copiedFiles += 1;
       // Hashed in the background (bounded); the entry's slot keeps the walk order.
       const index = entries.push({ p, t, m: entry.mode, s: entry.size, i: entry.ino, n }) - 1;
-      const task: Promise<void> = hashFile(absoluteBytes(root, entry.rel), signal)
+      // Opened now, while the walk holds its directory; hashed in the background.
+      const opened = await entry.open();
+      const task: Promise<void> = hashHandle(opened, signal)
         .then(
           (h) => {
             entries[index] = { p, t, m: entry.mode, s: entry.size, h, i: entry.ino, n };
@@ -182,7 +178,7 @@ export interface Mismatch {
 }
 
 /** Recomputes every entry of a committed revision and compares it with its manifest. */
-export async function verifyTree(root: string, manifest: RevisionManifest, signal?: AbortSignal): Promise<{ mismatches: Mismatch[]; treeHash: string }> {
+export async function verifyTree(root: string | DirHandle, manifest: RevisionManifest, signal?: AbortSignal): Promise<{ mismatches: Mismatch[]; treeHash: string }> {
   const scan = await scanTree(root, null, signal);
   const expected = new Map(manifest.entries.map((e) => [e.p, e]));
   const mismatches: Mismatch[] = [];

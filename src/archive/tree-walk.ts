@@ -1,31 +1,44 @@
 /**
- * Walks a tree without ever following a symlink (lstat only), with names as raw bytes so that
- * invalid UTF-8, newlines and leading dashes survive exactly. Yields entries in a stable order
- * (parents before children, names sorted bytewise).
+ * Walks a tree by directory handles (`DirHandle`): every directory is opened beneath its parent
+ * with `O_NOFOLLOW`, every entry is described with `lstat` beneath its directory, so no symlink
+ * is followed on any component and no path string grows with depth (trees deeper than PATH_MAX
+ * walk fine). Names are raw bytes, so invalid UTF-8, newlines and leading dashes survive exactly.
+ * Yields entries in a stable order: a directory's entries (names sorted bytewise), then each
+ * subdirectory's, in name order.
  */
-import { readdir, readlink } from 'node:fs/promises';
-import { lstat as lstatCallback, type BigIntStats } from 'node:fs';
+import type { BigIntStats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { mapBounded } from '../lib/map-bounded.js';
+import { DirHandle, READ_FILE_FLAGS } from '../tree/dir-handle.js';
 
 export type EntryType = 'file' | 'dir' | 'symlink' | 'fifo' | 'socket' | 'other';
 
 export interface TreeEntry {
   /** Path relative to the root, as bytes ('/'-separated). */
   readonly rel: Buffer;
+  /** Last path component. */
+  readonly name: Buffer;
   readonly type: EntryType;
   readonly size: number;
   /** Permission bits (0o7777). */
   readonly mode: number;
   readonly ino: number;
+  readonly nlink: number;
   readonly mtimeMs: number;
-  /** Modification time in nanoseconds, exact (what rsync's `--modify-window=-1` compares). */
+  /** Modification time in nanoseconds, exact. */
   readonly mtimeNs: bigint;
   /** Symlink target as bytes. */
   readonly target?: Buffer;
+  /**
+   * Opens this entry (a file) for reading beneath its directory, without following anything.
+   * Valid only until the walk resumes (the directory handle is closed later).
+   */
+  open(): Promise<FileHandle>;
 }
 
-// Maps lstat results to entry types.
-function typeOf(stats: BigIntStats): EntryType {
+/** Maps lstat results to entry types. */
+export function typeOf(stats: BigIntStats): EntryType {
   if (stats.isFile()) return 'file';
   if (stats.isDirectory()) return 'dir';
   if (stats.isSymbolicLink()) return 'symlink';
@@ -41,84 +54,103 @@ export function absoluteBytes(root: string, rel: Buffer): Buffer {
   return rel.length === 0 ? Buffer.from(root) : Buffer.concat([Buffer.from(root.replace(/\/+$/, '')), SLASH, rel]);
 }
 
+/** `parent/name` as bytes (`name` alone at the root). */
+export function childRel(parent: Buffer, name: Buffer): Buffer {
+  return parent.length === 0 ? name : Buffer.concat([parent, SLASH, name]);
+}
+
 /**
  * How many lstat calls of one directory are in flight at once. Serial lstat leaves libuv's
  * thread pool (4 threads) idle between calls; 16 keeps it busy without flooding it (a directory
  * of 100k names must not queue 100k requests at once).
  */
-const LSTAT_CONCURRENCY = 16;
+export const LSTAT_CONCURRENCY = 16;
 
-// lstat through the callback API: about a third cheaper per call than fs/promises (which allocates a stats array per request).
-// BigInt stats carry the exact nanosecond mtime (a double in milliseconds rounds it).
-function lstat(file: Buffer): Promise<BigIntStats> {
-  return new Promise((resolve, reject) => lstatCallback(file, { bigint: true }, (error, stats) => (error ? reject(error) : resolve(stats))));
-}
+// Errors of a path that was removed, or replaced by a non-directory, while the walk ran.
+const VANISHED = new Set(['ENOENT', 'ENOTDIR', 'ELOOP']);
+/** True for an error that means the entry is gone or is no longer what it was. */
+export const vanished = (error: unknown) => VANISHED.has((error as NodeJS.ErrnoException).code ?? '');
 
-// Describes one path (lstat, plus readlink for symlinks); `prefix` is the root and a slash, as bytes.
-async function describeEntry(prefix: Buffer, rel: Buffer): Promise<TreeEntry> {
-  const abs = Buffer.concat([prefix, rel]);
-  const stats = await lstat(abs);
+// Describes one entry of an open directory (lstat, plus readlink for symlinks).
+async function describeEntry(dir: DirHandle, relDir: Buffer, name: Buffer): Promise<TreeEntry> {
+  const stats = await dir.lstat(name);
   const type = typeOf(stats);
   return {
-    rel,
+    rel: childRel(relDir, name),
+    name,
     type,
     size: type === 'file' ? Number(stats.size) : 0,
     mode: Number(stats.mode & 0o7777n),
     ino: Number(stats.ino),
+    nlink: Number(stats.nlink),
     mtimeMs: Number(stats.mtimeMs),
     mtimeNs: stats.mtimeNs,
-    ...(type === 'symlink' ? { target: await readlink(abs, { encoding: 'buffer' }) } : {}),
+    ...(type === 'symlink' ? { target: await dir.readlink(name) } : {}),
+    open: () => dir.openFile(name, READ_FILE_FLAGS),
   };
 }
 
-// Errors of a path that was removed (or replaced by a non-directory) while the walk ran.
-const VANISHED = new Set(['ENOENT', 'ENOTDIR']);
-const vanished = (error: unknown) => VANISHED.has((error as NodeJS.ErrnoException).code ?? '');
-
 // Describes the sorted names of one directory, `LSTAT_CONCURRENCY` at a time, in name order.
-async function describeDirectory(prefix: Buffer, relDir: Buffer, names: readonly Buffer[], skipVanished: boolean): Promise<TreeEntry[]> {
-  const entries = new Array<TreeEntry | null>(names.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < names.length) {
-      const i = next++;
-      const name = names[i]!;
-      const describing = describeEntry(prefix, relDir.length === 0 ? name : Buffer.concat([relDir, SLASH, name]));
-      entries[i] = skipVanished ? await describing.catch((error: unknown) => (vanished(error) ? null : Promise.reject(error))) : await describing;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(LSTAT_CONCURRENCY, names.length) }, lane));
+async function describeDirectory(dir: DirHandle, relDir: Buffer, skipVanished: boolean): Promise<TreeEntry[]> {
+  const names = await dir.names();
+  const entries = await mapBounded(names, LSTAT_CONCURRENCY, (name) => {
+    const describing = describeEntry(dir, relDir, name);
+    return skipVanished ? describing.catch((error: unknown) => (vanished(error) ? null : Promise.reject(error))) : describing;
+  });
   return entries.filter((e): e is TreeEntry => e !== null);
 }
 
 export interface WalkOptions {
   /**
-   * Skip entries and directories that disappear while the walk runs (a live tree being changed)
-   * instead of failing. The root itself must still be readable.
+   * Skip entries and directories that disappear (or turn into something else) while the walk
+   * runs instead of failing. The root itself must still be readable.
    */
   readonly skipVanished?: boolean;
 }
 
-/** Yields every entry below `root` (not `root` itself). */
-export async function* walkTree(root: string, { skipVanished = false }: WalkOptions = {}): AsyncGenerator<TreeEntry> {
-  const prefix = Buffer.concat([Buffer.from(root.replace(/\/+$/, '')), SLASH]);
-  const stack: Buffer[] = [Buffer.alloc(0)];
-  while (stack.length > 0) {
-    const relDir = stack.pop()!;
-    let names: Buffer[];
-    try {
-      names = (await readdir(absoluteBytes(root, relDir), { encoding: 'buffer' })).sort(Buffer.compare);
-    } catch (error) {
-      if (skipVanished && relDir.length > 0 && vanished(error)) continue;
-      throw error;
+interface Frame {
+  readonly dir: DirHandle;
+  readonly rel: Buffer;
+  readonly subdirs: Buffer[];
+  next: number;
+}
+
+/** Yields every entry below `root` (not `root` itself, which must be a real directory). */
+export async function* walkTree(root: string | DirHandle, { skipVanished = false }: WalkOptions = {}): AsyncGenerator<TreeEntry> {
+  const owned = typeof root === 'string';
+  const top = owned ? await DirHandle.open(root) : root;
+  const frames: Frame[] = [];
+  try {
+    const enter = async function* (dir: DirHandle, rel: Buffer): AsyncGenerator<TreeEntry> {
+      const frame: Frame = { dir, rel, subdirs: [], next: 0 };
+      frames.push(frame);
+      for (const entry of await describeDirectory(dir, rel, skipVanished)) {
+        yield entry;
+        if (entry.type === 'dir') frame.subdirs.push(entry.name);
+      }
+    };
+    yield* enter(top, Buffer.alloc(0));
+    while (frames.length > 0) {
+      const frame = frames.at(-1)!;
+      if (frame.next >= frame.subdirs.length) {
+        frames.pop();
+        if (frame.dir !== top) await frame.dir.close();
+        continue;
+      }
+      const name = frame.subdirs[frame.next++]!;
+      let child: DirHandle;
+      try {
+        child = await frame.dir.openDir(name);
+      } catch (error) {
+        if (skipVanished && vanished(error)) continue;
+        throw error;
+      }
+      // `enter` puts the child on the frame stack first: from here on it is closed with its frame.
+      yield* enter(child, childRel(frame.rel, name));
     }
-    const dirs: Buffer[] = [];
-    for (const entry of await describeDirectory(prefix, relDir, names, skipVanished)) {
-      yield entry;
-      if (entry.type === 'dir') dirs.push(entry.rel);
-    }
-    // Reverse so that popping visits directories in sorted order.
-    for (let i = dirs.length - 1; i >= 0; i--) stack.push(dirs[i]!);
+  } finally {
+    for (const frame of frames) if (frame.dir !== top) await frame.dir.close();
+    if (owned) await top.close();
   }
 }
 

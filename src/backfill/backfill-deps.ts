@@ -45,7 +45,6 @@ export function backfillDeps(services: FleetServices): BackfillDeps {
     migrations: new MigrationStore(services.redis, services.keys),
     singleFlight: services.singleFlight,
     systemPath: services.config.systemPath,
-    rsyncTimeoutMs: services.config.deadlines.persistMs,
     providerFor: services.providerFor,
     legacySource: legacySources(services),
   };

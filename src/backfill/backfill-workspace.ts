@@ -28,7 +28,6 @@ export interface BackfillDeps extends LiveTargetDeps {
   readonly migrations: MigrationStore;
   readonly singleFlight: SingleFlight;
   readonly systemPath: string;
-  readonly rsyncTimeoutMs: number;
   legacySource(source: BackfillSource): LegacySource;
 }
 

@@ -14,7 +14,7 @@
  * A failure before 5 leaves the previous revision current and only litter (removed here, or by
  * GC after a crash).
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import type { ArchiveStore } from '../archive/archive-store.js';
 import { syncFilesystem } from '../archive/fsync.js';
 import { makeManifest, scanTree, type RevisionManifest } from '../archive/manifest.js';
@@ -25,6 +25,8 @@ import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { Checkpoint, CheckpointStore } from '../state/checkpoint-store.js';
 import type { Progress } from '../workers/processor-context.js';
 import { buildRevisionTree } from '../persist/build-revision-tree.js';
+import { removeTree } from '../tree/remove-tree.js';
+import { UNLIMITED_TREE } from '../tree/tree-limits.js';
 import { copyLegacyFiles } from './copy-legacy-files.js';
 import type { LegacyFile, LegacyWorkspace } from './legacy-source.js';
 import { writeLiveFiles, type Target } from './live-target.js';
@@ -33,8 +35,6 @@ export interface RevisionDeps {
   readonly archive: ArchiveStore;
   readonly checkpoints: CheckpointStore;
   readonly systemPath: string;
-  /** Deadline of the rsync that links the current revision. */
-  readonly rsyncTimeoutMs: number;
 }
 
 export interface RevisionInput {
@@ -76,18 +76,19 @@ export async function buildBackfillRevision(deps: RevisionDeps, input: RevisionI
   const revision = newRevisionId(target.generation);
   const tmp = paths.tmp(revision);
   try {
-    await mkdir(tmp, { mode: 0o700 });
     if (currentRevision) {
       await progress({ step: 'link', percent: 10 });
       await buildRevisionTree({
         source: paths.revision(currentRevision),
         dest: tmp,
         basis: input.current ? { root: paths.revision(currentRevision), manifest: input.current } : null,
-        operation: `backfill ${workspaceId}`,
-        timeoutMs: deps.rsyncTimeoutMs,
+        keepMissing: false,
+        limits: UNLIMITED_TREE,
         signal,
         systemPath: deps.systemPath,
       });
+    } else {
+      await mkdir(tmp, { mode: 0o700 });
     }
     await copyLegacyFiles(input.legacy, input.copy, tmp, signal, (done) => {
       if (done % 100 === 0) void progress({ step: 'copy', done, total: input.copy.length, percent: 10 + Math.floor((done / input.copy.length) * 50) });
@@ -125,6 +126,6 @@ export async function buildBackfillRevision(deps: RevisionDeps, input: RevisionI
     await deps.archive.flipCurrent(workspaceId, revision);
     return { revision, files: manifest.files, bytes: manifest.bytes };
   } finally {
-    await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    await removeTree(tmp).catch(() => undefined);
   }
 }

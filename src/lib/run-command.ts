@@ -17,6 +17,8 @@ export interface RunCommandOptions {
   readonly onStderr?: (chunk: Buffer) => void;
   /** Data written to stdin. */
   readonly input?: string | Buffer;
+  /** Open descriptors of this process the child gets as its fds 3, 4, ... */
+  readonly fds?: readonly number[];
 }
 
 export interface CommandResult {
@@ -58,7 +60,8 @@ export async function runCommand(file: string, args: readonly string[], options:
     extendEnv: false,
     detached: true,
     reject: false,
-    stdin: options.input === undefined ? 'ignore' : 'pipe',
+    // execa passes numbers on to Node's spawn (a parent fd shared as the child's fd 3+); its types only admit them for fds 0-2.
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(options.fds ?? [])] as unknown as ['ignore' | 'pipe', 'pipe', 'pipe'],
     buffer: false,
     cleanup: true,
     ...(options.input === undefined ? {} : { input: options.input }),

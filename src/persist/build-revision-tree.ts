@@ -1,54 +1,133 @@
 /**
- * Fills a fresh temporary revision directory with a copy of a tree (a live tree for persist, a
- * committed revision for rollback and backfill). With a basis revision, unchanged files are
- * hard-linked from it in the worker (`linkUnchanged`) and rsync copies only the listed rest;
- * without one (a first revision), rsync copies everything. rsync runs detached with a deadline
- * (`runRsync`); its exit code decides, nothing here is committed.
+ * Fills a new temporary revision directory from a source tree (a live tree for persist, a
+ * committed revision for rollback and backfill) and returns its manifest entries, in one walk by
+ * directory handles (`RevisionBuilder`):
+ *
+ * - an unchanged file (size, stored mode and nanosecond mtime equal to the basis revision's
+ *   entry: rsync's quick check) is hard-linked from the basis; anything else is copied and hashed
+ *   in the same read (sparse files keep their holes); setuid/setgid bits are dropped;
+ * - symlinks are copied verbatim and never followed; FIFOs are recreated (or linked when
+ *   unchanged); sockets and device nodes are skipped and counted;
+ * - names of one inode within the tree stay hard links of one inode;
+ * - with `keepMissing` (upload-only), entries of the basis the source lacks are kept; an entry
+ *   refused by a limit (too deep, path too long, too many entries, too large, unreadable) keeps
+ *   its basis state in every mode, and the rest of the tree is archived;
+ * - the source's root must be a real directory; `rootChanged` says it was removed or replaced
+ *   while it was read (the caller refuses to commit such a tree).
+ *
+ * Why no rsync here: rsync resolves source paths by string, so a directory an agent swaps for a
+ * symlink mid-run can make it read outside the tree, and it cannot address paths past PATH_MAX;
+ * a `link(2)` per unchanged file also costs a fraction of rsync's per-file basis lookups.
  */
-import type { RevisionManifest } from '../archive/manifest.js';
-import { listedArgs, snapshotArgs } from '../rsync/rsync-args.js';
-import { runRsync, type RsyncRun } from '../rsync/run-rsync.js';
-import { linkUnchanged } from './link-unchanged.js';
+import { mkdir } from 'node:fs/promises';
+import type { RevisionManifest, ScanResult } from '../archive/manifest.js';
+import { classifyStorageError } from '../errors/classify-storage-error.js';
+import type { TreeLimitError } from '../errors/tree-limit-error.js';
+import { DirHandle, lstatBigint, sameInode } from '../tree/dir-handle.js';
+import type { TreeLimits } from '../tree/tree-limits.js';
+import { indexManifest } from './prior-index.js';
+import { RevisionBuilder } from './revision-builder.js';
+
+export interface RevisionBasis {
+  /** A committed revision directory. */
+  readonly root: string;
+  readonly manifest: RevisionManifest;
+}
 
 export interface BuildRevisionTreeOptions {
+  /** Root of the source tree (its parents are the fleet's; it must be a real directory). */
   readonly source: string;
-  /** An empty directory (the temporary revision). */
+  /** The temporary revision directory to create (must not exist). */
   readonly dest: string;
-  /** A committed revision whose unchanged files are hard-linked instead of copied. */
-  readonly basis: { readonly root: string; readonly manifest: RevisionManifest } | null;
-  readonly operation: string;
-  readonly timeoutMs: number;
-  readonly signal: AbortSignal;
+  readonly basis: RevisionBasis | null;
+  /** Keep basis entries the source lacks (upload-only persist). */
+  readonly keepMissing: boolean;
+  readonly limits: TreeLimits;
+  /** PATH for `mkfifo`. */
   readonly systemPath: string;
-  /** rsync exit codes that still count as success (24 for an upload-only persist). */
-  readonly acceptExitCodes?: readonly number[];
-  /** Entries walked so far while linking (every few thousand). */
-  readonly onLinkProgress?: (entries: number) => void;
-  /** Called when the copy step starts (after linking). */
-  readonly onCopy?: () => Promise<void>;
+  readonly signal: AbortSignal;
+  /** Source entries walked so far (every few thousand). */
+  readonly onProgress?: (walked: number) => void;
 }
 
-export interface RevisionTree {
-  readonly rsync: RsyncRun;
-  /** Encoded paths hard-linked from the basis (present in `dest` for certain). */
-  readonly linkedPaths: ReadonlySet<string>;
+export interface BuiltTree extends ScanResult {
+  /** Source files hard-linked from the basis. */
+  readonly linkedFiles: number;
+  /** Basis entries kept for paths the source lacks or that were refused. */
+  readonly keptEntries: number;
+  /** Source entries listed but gone (or no longer what they were) when read. */
+  readonly vanished: number;
+  /** Source entries walked. */
+  readonly walked: number;
+  /** Entries refused by a limit (the first 100 in full). */
+  readonly refused: readonly TreeLimitError[];
+  readonly refusedCount: number;
+  readonly skipped: { readonly devices: number; readonly sockets: number };
+  /** Names linked to an earlier name of the same inode in the new tree. */
+  readonly hardLinks: number;
+  /** Entries whose setuid/setgid bits were dropped. */
+  readonly strippedModes: number;
+  /** The source root was removed or replaced while it was read. */
+  readonly rootChanged: boolean;
 }
 
-/** rsync's I/O stall timeout (an idle transfer fails with exit 30 instead of hanging). */
-const IO_TIMEOUT_S = 60;
+// Opens a directory the fleet named, with a typed error.
+async function openRoot(dir: string, role: string): Promise<DirHandle> {
+  try {
+    return await DirHandle.open(dir);
+  } catch (error) {
+    throw classifyStorageError(error, `open ${role}`, dir);
+  }
+}
 
-export async function buildRevisionTree(options: BuildRevisionTreeOptions): Promise<RevisionTree> {
+export async function buildRevisionTree(options: BuildRevisionTreeOptions): Promise<BuiltTree> {
   const { source, dest, basis, signal } = options;
-  const farm = basis ? await linkUnchanged(source, basis.root, basis.manifest, dest, signal, options.onLinkProgress) : null;
-  await options.onCopy?.();
-  const rsync = await runRsync({
-    args: farm ? listedArgs({ source, dest, ioTimeoutS: IO_TIMEOUT_S }) : snapshotArgs({ source, dest, ioTimeoutS: IO_TIMEOUT_S }),
-    ...(farm ? { input: farm.list } : {}),
-    operation: options.operation,
-    timeoutMs: options.timeoutMs,
-    signal,
-    path: options.systemPath,
-    ...(options.acceptExitCodes ? { acceptExitCodes: options.acceptExitCodes } : {}),
-  });
-  return { rsync, linkedPaths: farm?.linkedPaths ?? new Set() };
+  const src = await openRoot(source, 'source tree');
+  let dst: DirHandle | null = null;
+  let basisRoot: DirHandle | null = null;
+  try {
+    await mkdir(dest, { mode: 0o700 }).catch((error: unknown) => Promise.reject(classifyStorageError(error, 'create revision', dest)));
+    dst = await openRoot(dest, 'revision');
+    basisRoot = basis ? await openRoot(basis.root, 'basis revision') : null;
+    const builder = new RevisionBuilder({
+      index: indexManifest(basis?.manifest ?? null),
+      keepMissing: options.keepMissing,
+      limits: options.limits,
+      systemPath: options.systemPath,
+      signal,
+      destRoot: dst,
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    });
+    await builder.build(src, dst, basisRoot);
+    const after = await lstatBigint(source).catch(() => null);
+    const rootChanged = after === null || !sameInode(after, src.stats) || (await src.stat()).nlink === 0n;
+    const entries = builder.entries();
+    let files = 0;
+    let bytes = 0;
+    for (const e of entries) {
+      if (e.t !== 'f') continue;
+      files += 1;
+      bytes += e.s ?? 0;
+    }
+    return {
+      entries,
+      files,
+      bytes,
+      copiedFiles: builder.copiedFiles,
+      linkedFiles: builder.linkedFiles,
+      keptEntries: builder.keptEntries,
+      vanished: builder.vanished,
+      walked: builder.walked,
+      refused: builder.refused,
+      refusedCount: builder.refusedCount,
+      skipped: { ...builder.skipped },
+      hardLinks: builder.hardLinks,
+      strippedModes: builder.strippedModes,
+      rootChanged,
+    };
+  } finally {
+    await basisRoot?.close();
+    await dst?.close();
+    await src.close();
+  }
 }

@@ -4,18 +4,19 @@
  *  1. fence: the generation equals the address store's (else StaleGeneration, nothing written)
  *  2. gate: the sandbox carries a ready marker of this generation (else NotReady)
  *  3. allocate a never-reused revision id
- *  4. build the tree in `revs/.tmp-<id>`: unchanged files (size, mode, nanosecond mtime) are
- *     hard-linked from the current revision, rsync copies the rest; upload-only keeps files the
- *     tree no longer has
- *  5. shrink guard; an unchanged tree records nothing; fsync, manifest, rename into place
+ *  4. build the tree in `revs/.tmp-<id>` in one walk by directory handles (build-revision-tree.ts):
+ *     unchanged files (size, mode, nanosecond mtime) are hard-linked from the current revision,
+ *     the rest copied and hashed; upload-only keeps what the tree no longer has; entries over a
+ *     tree limit are refused and keep their archived state
+ *  5. refuse a torn source (root replaced, too many entries vanished during a reconcile); shrink
+ *     guard; an unchanged tree records nothing; fsync, manifest, rename into place
  *  6. record the checkpoint, attach it fenced on generation (and on the head it started from),
  *     then flip `current` by rename. Only then is the request acknowledged.
  *  7. any failure before 6 leaves the previous revision current and only collectable litter.
  */
-import { mkdir, readdir, rm } from 'node:fs/promises';
 import type { ArchiveStore } from '../archive/archive-store.js';
 import { syncFilesystem } from '../archive/fsync.js';
-import { makeManifest, removedPaths, scanTree, type RevisionManifest } from '../archive/manifest.js';
+import { makeManifest, removedPaths, type RevisionManifest } from '../archive/manifest.js';
 import { newRevisionId } from '../archive/revision-id.js';
 import { EmptySourceError } from '../errors/empty-source-error.js';
 import { NotReadyError } from '../errors/not-ready-error.js';
@@ -23,13 +24,16 @@ import { ShrinkGuardError } from '../errors/shrink-guard-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { Logger } from '../logger.js';
 import type { PersistReason, PersistResult } from '../queues/persist.js';
-import { RsyncError } from '../rsync/rsync-error.js';
 import type { SandboxProvider } from '../providers/sandbox-provider.js';
 import type { Address, AddressStore } from '../state/address-store.js';
 import type { CheckpointStore } from '../state/checkpoint-store.js';
 import type { Progress } from '../workers/processor-context.js';
-import { buildRevisionTree } from './build-revision-tree.js';
-import { mergeMissing } from './merge-missing.js';
+import { errnoOf } from '../errors/classify-storage-error.js';
+import { TreeChangedError } from '../errors/tree-changed-error.js';
+import { DirHandle } from '../tree/dir-handle.js';
+import { removeTree } from '../tree/remove-tree.js';
+import { vanishedTolerance, type TreeLimits } from '../tree/tree-limits.js';
+import { buildRevisionTree, type BuiltTree } from './build-revision-tree.js';
 import { shrinkGuardRefusal } from './shrink-guard.js';
 
 export interface PersistRequest {
@@ -50,10 +54,8 @@ export interface PersistDeps {
   readonly providerFor: (address: Address) => SandboxProvider;
   readonly shrinkGuardPct: number;
   readonly systemPath: string;
-  /** Deadline of the rsync step. */
-  readonly rsyncTimeoutMs: number;
-  /** Counts rsync exit codes and bytes (metrics). */
-  readonly onRsyncExit?: (exitCode: number) => void;
+  /** What a persist takes from a live tree. */
+  readonly treeLimits: TreeLimits;
 }
 
 export interface PersistContext {
@@ -108,10 +110,7 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
   const revision = newRevisionId(generation);
   const tmp = paths.tmp(revision);
   try {
-    const names = await readdir(tree.path).catch((error: NodeJS.ErrnoException) => {
-      throw new EmptySourceError(`workspace ${workspaceId}: live tree ${tree.path} is unreadable (${error.code ?? error.message})`, { context: { workspaceId } });
-    });
-    if (names.length === 0) {
+    if (await isEmptyTree(tree.path, workspaceId)) {
       if (current && current.entries.length > 0) {
         throw new EmptySourceError(`workspace ${workspaceId}: live tree is empty but revision ${currentRevision} has ${current.files} files; refusing to persist (unmounted or wiped?)`, {
           context: { workspaceId, revision: currentRevision },
@@ -120,38 +119,24 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
       return unchangedResult(request, currentRevision, current, started);
     }
 
-    await mkdir(tmp, { mode: 0o700 });
     await ctx.progress({ step: 'link', percent: 10 });
-    const built = await buildRevisionTree({
+    const scan = await buildRevisionTree({
       source: tree.path,
       dest: tmp,
       basis: current && currentRevision ? { root: paths.revision(currentRevision), manifest: current } : null,
-      operation: `persist ${workspaceId}`,
-      timeoutMs: deps.rsyncTimeoutMs,
-      signal: ctx.signal,
+      keepMissing: !request.delete,
+      limits: deps.treeLimits,
       systemPath: deps.systemPath,
-      // Files vanishing mid-run are normal for a live upload-only checkpoint; a reconcile retries.
-      acceptExitCodes: request.delete ? [] : [24],
-      onLinkProgress: (done) => {
+      signal: ctx.signal,
+      onProgress: (done) => {
         const total = current?.entries.length ?? done;
-        void ctx.progress({ step: 'link', done, total, percent: 10 + Math.floor(20 * Math.min(1, done / Math.max(1, total))) });
+        void ctx.progress({ step: 'link', done, total, percent: 10 + Math.floor(40 * Math.min(1, done / Math.max(1, total))) });
       },
-      onCopy: () => ctx.progress({ step: 'rsync', percent: 30 }),
-    }).catch((error: unknown) => {
-      if (error instanceof RsyncError) deps.onRsyncExit?.(error.exitCode);
-      throw error;
     });
-    const { rsync } = built;
-    deps.onRsyncExit?.(rsync.exitCode);
-    if (rsync.exitCode === 24) ctx.logger.warn({ workspaceId }, 'files vanished during an upload-only persist (accepted)');
-
-    if (!request.delete && current && currentRevision) {
-      const kept = await mergeMissing(paths.revision(currentRevision), current, tmp, ctx.signal, built.linkedPaths);
-      if (kept > 0) ctx.logger.debug({ kept }, 'upload-only: kept paths the live tree no longer has');
-    }
+    checkSourceIntact(request, scan);
+    reportTree(ctx.logger, workspaceId, scan);
 
     await ctx.progress({ step: 'scan', percent: 50 });
-    const scan = await scanTree(tmp, current, ctx.signal);
     const removed = removedPaths(current, scan.entries);
     const refusal = request.delete
       ? shrinkGuardRefusal({ previousFiles: current?.files ?? 0, removedFiles: countRemovedFiles(current, scan.entries), pct: deps.shrinkGuardPct, force: request.force })
@@ -172,7 +157,7 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
       scan,
     );
     if (current && manifest.treeHash === current.treeHash && scan.copiedFiles === 0) {
-      return unchangedResult(request, currentRevision, current, started);
+      return { ...unchangedResult(request, currentRevision, current, started), ...treeReport(scan) };
     }
 
     await ctx.progress({ step: 'commit', percent: 70 });
@@ -205,12 +190,60 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
       unchanged: false,
       durationMs: Date.now() - started,
       coveredSeq: request.coveredSeq,
+      ...treeReport(scan),
     };
   } finally {
     await tree.release();
     // A temporary revision that was not committed is litter: remove it now (GC covers crashes).
-    await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    await removeTree(tmp).catch(() => undefined);
   }
+}
+
+// True when the live tree has no entries; a tree that cannot be opened as a real directory is an empty source.
+async function isEmptyTree(root: string, workspaceId: string): Promise<boolean> {
+  let dir: DirHandle;
+  try {
+    dir = await DirHandle.open(root);
+  } catch (error) {
+    throw new EmptySourceError(`workspace ${workspaceId}: live tree ${root} is not a readable directory (${errnoOf(error) ?? String(error)})`, { context: { workspaceId }, cause: error });
+  }
+  try {
+    return (await dir.names(1)).length === 0;
+  } finally {
+    await dir.close();
+  }
+}
+
+/**
+ * Refuses to commit a torn tree: its root was removed or replaced while it was read, or (for a
+ * reconcile, which would delete whatever it missed) more entries vanished than normal work explains.
+ */
+function checkSourceIntact(request: PersistRequest, scan: BuiltTree): void {
+  const context = { workspaceId: request.workspaceId, vanished: scan.vanished, walked: scan.walked };
+  if (scan.rootChanged) {
+    throw new TreeChangedError(`workspace ${request.workspaceId}: the live tree was removed or replaced while it was read; nothing committed`, { context });
+  }
+  if (request.delete && scan.vanished > vanishedTolerance(scan.walked)) {
+    throw new TreeChangedError(`workspace ${request.workspaceId}: ${scan.vanished} of ${scan.walked} entries vanished while the live tree was read (tolerance ${vanishedTolerance(scan.walked)}); not committing a torn reconcile`, { context });
+  }
+}
+
+// Logs what the tree held that the archive does not take (refused entries, skipped devices and sockets).
+function reportTree(logger: Logger, workspaceId: string, scan: BuiltTree): void {
+  for (const refusal of scan.refused) logger.warn({ err: refusal, workspaceId }, `persist refused ${refusal.path} (${refusal.limit})`);
+  if (scan.refusedCount > scan.refused.length) logger.warn({ workspaceId, refused: scan.refusedCount }, `persist refused ${scan.refusedCount - scan.refused.length} more entries`);
+  const { devices, sockets } = scan.skipped;
+  if (devices + sockets > 0) logger.info({ workspaceId, devices, sockets }, 'persist skipped device nodes and sockets (never archived)');
+  if (scan.strippedModes > 0) logger.info({ workspaceId, strippedModes: scan.strippedModes }, 'persist dropped setuid/setgid bits');
+}
+
+/** The result fields describing what a persist did not take. */
+function treeReport(scan: BuiltTree): Pick<PersistResult, 'refusedEntries' | 'refusedPaths' | 'skippedEntries'> {
+  return {
+    refusedEntries: scan.refusedCount,
+    refusedPaths: scan.refused.slice(0, 20).map((r) => `${r.path} (${r.limit})`),
+    skippedEntries: scan.skipped.devices + scan.skipped.sockets,
+  };
 }
 
 // Files of `before` that are not files in `after`.

@@ -4,14 +4,15 @@
  * The new revision is built from the old one by hard links only (cheap), then goes through the
  * same commit protocol as a persist: fsync, manifest, rename, record, fenced attach, flip.
  */
-import { mkdir, rm } from 'node:fs/promises';
 import { syncFilesystem } from '../archive/fsync.js';
-import { makeManifest, scanTree } from '../archive/manifest.js';
+import { makeManifest } from '../archive/manifest.js';
 import { newRevisionId } from '../archive/revision-id.js';
 import { FleetError } from '../errors/fleet-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { RollbackResult } from '../queues/persist.js';
 import type { FleetServices } from '../runtime/services.js';
+import { removeTree } from '../tree/remove-tree.js';
+import { UNLIMITED_TREE } from '../tree/tree-limits.js';
 import { buildRevisionTree } from './build-revision-tree.js';
 import type { PersistContext } from './persist-workspace.js';
 
@@ -45,18 +46,16 @@ export async function rollbackWorkspace(services: FleetServices, request: Rollba
   const tmp = paths.tmp(revision);
   try {
     await ctx.progress({ step: 'copy', percent: 10 });
-    await mkdir(tmp, { mode: 0o700 });
     // Every file of the source revision is hard-linked (its manifest is its own quick check).
-    await buildRevisionTree({
+    const scan = await buildRevisionTree({
       source: paths.revision(source),
       dest: tmp,
       basis: { root: paths.revision(source), manifest: sourceManifest },
-      operation: `rollback ${workspaceId}`,
-      timeoutMs: Math.max(1_000, services.config.deadlines.persistMs),
+      keepMissing: false,
+      limits: UNLIMITED_TREE,
       signal: ctx.signal,
       systemPath: services.config.systemPath,
     });
-    const scan = await scanTree(tmp, sourceManifest, ctx.signal);
     const manifest = makeManifest(
       { workspaceId, revision, generation, reason: 'rollback', turnId: null, parent, mode: 'rollback', createdAt: new Date().toISOString() },
       scan,
@@ -84,6 +83,6 @@ export async function rollbackWorkspace(services: FleetServices, request: Rollba
     await ctx.progress({ step: 'done', percent: 100 });
     return { workspaceId, revision, restoredFrom: source, generation, files: manifest.files, durationMs: Date.now() - started };
   } finally {
-    await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    await removeTree(tmp).catch(() => undefined);
   }
 }

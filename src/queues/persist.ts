@@ -45,6 +45,12 @@ export interface PersistResult {
   readonly durationMs: number;
   /** Highest request sequence number this run covered. */
   readonly coveredSeq: number;
+  /** Live entries refused by a tree limit (too deep, path too long, too many, too large, unreadable); they keep their archived state. */
+  readonly refusedEntries?: number;
+  /** The first refused paths with the limit each crossed, e.g. `a/b/c (depth)`. */
+  readonly refusedPaths?: readonly string[];
+  /** Device nodes and sockets in the live tree (never archived). */
+  readonly skippedEntries?: number;
 }
 
 export const persistJobOptions = retryingJob(5, 2_000);

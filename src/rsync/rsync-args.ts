@@ -1,14 +1,16 @@
 /**
- * rsync argument builders (pure). Flags are chosen for sandbox-controlled trees:
+ * rsync argument builders (pure). rsync copies committed revisions (written by the fleet alone,
+ * never changed) into fresh directories: restores into a staging tree. It never reads a live
+ * tree: rsync resolves source paths by string, so persist copies with directory handles instead
+ * (persist/build-revision-tree.ts). Flags:
  * - `-rlpt --specials`: recurse, symlinks copied verbatim (never followed: no -L/-k/-K/
- *   --copy-unsafe-links), permissions and times, FIFOs/sockets kept; no devices, no owners.
- * - `--modify-window=-1`: compare mtimes at full (nanosecond) precision, so a same-second,
- *   same-size rewrite is never skipped by the quick check.
- * - rsync's default temp-file-and-rename never writes into an existing inode, so a destination
- *   pre-filled with hard links to an older revision (`linkUnchanged`) is never modified through them.
+ *   --copy-unsafe-links), permissions and times, FIFOs kept; no devices, no owners.
+ * - `-H`: names of one inode within the revision stay one inode (hard links are preserved).
+ * - `--sparse`: runs of zeros become holes, so a sparse file stays sparse.
+ * - `--modify-window=-1`: compare mtimes at full (nanosecond) precision.
  * - `--timeout`: an I/O stall fails (exit 30) instead of hanging.
  */
-export const RSYNC_BASE_FLAGS = ['-rlpt', '--specials', '--modify-window=-1'] as const;
+export const RSYNC_BASE_FLAGS = ['-rlptH', '--specials', '--sparse', '--modify-window=-1'] as const;
 
 export interface SnapshotArgs {
   /** Source tree (a directory; the trailing slash is added here). */
@@ -26,36 +28,6 @@ export function snapshotArgs({ source, dest, ioTimeoutS }: SnapshotArgs): string
   return [
     ...RSYNC_BASE_FLAGS,
     `--timeout=${ioTimeoutS}`,
-    '--',
-    contents(source),
-    contents(dest),
-  ];
-}
-
-export interface ListedArgs {
-  /** Source tree; the NUL-separated list on stdin names paths relative to it. */
-  readonly source: string;
-  /** Destination directory (already holding the hard-linked unchanged files). */
-  readonly dest: string;
-  readonly ioTimeoutS: number;
-}
-
-/**
- * Copies exactly the paths listed on stdin (NUL-separated, relative to `source`) into `dest`:
- * no recursion (a listed directory gets its mode and times, not its contents), and a listed
- * path that vanished since it was listed is skipped (`--ignore-missing-args`): it is gone from
- * the live tree, so it is gone from a mirror too, and an upload-only run adds it back from the
- * current revision afterwards.
- */
-export function listedArgs({ source, dest, ioTimeoutS }: ListedArgs): string[] {
-  return [
-    '-lpt',
-    '--specials',
-    '--modify-window=-1',
-    `--timeout=${ioTimeoutS}`,
-    '--files-from=-',
-    '--from0',
-    '--ignore-missing-args',
     '--',
     contents(source),
     contents(dest),

@@ -60,7 +60,7 @@ export async function createHarness(overrides: Record<string, string> = {}): Pro
           providerFor: services.providerFor,
           shrinkGuardPct: config.retention.shrinkGuardPct,
           systemPath: config.systemPath,
-          rsyncTimeoutMs: 60_000,
+          treeLimits: config.treeLimits,
         },
         { workspaceId, generation: address?.generation ?? 1, delete: true, force: false, reason: 'turn-end', turnId: null, coveredSeq: 0, ...options },
         ctx(),

@@ -1,12 +1,9 @@
-// Building a revision by hard-linking unchanged files and rsyncing only the rest (real rsync, real trees).
+// Building a revision by hard-linking unchanged files and copying only the rest (real trees).
 import { chmod, lstat, mkdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scanTree, verifyTree, type RevisionManifest } from '../../src/archive/manifest.js';
-import { encodePath } from '../../src/archive/tree-walk.js';
-import { linkUnchanged } from '../../src/persist/link-unchanged.js';
-import { listedArgs } from '../../src/rsync/rsync-args.js';
-import { runRsync } from '../../src/rsync/run-rsync.js';
+import { buildRevisionTree } from '../../src/persist/build-revision-tree.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
 import { tempDir } from '../helpers/fleet-env.js';
 
@@ -139,31 +136,6 @@ describe('persist: hard-link farm', () => {
     await expectAllRevisionsIntact(h);
   });
 
-  it('a listed path that vanishes before rsync runs is skipped without an error', async () => {
-    const h = await createHarness();
-    await h.provision('ws');
-    await h.write('ws', { 'stay.txt': 'stay', 'brief.txt': 'brief' });
-    const first = await h.persist('ws');
-    await h.write('ws', { 'stay.txt': 'STAY', 'brief.txt': 'BRIEF' });
-    const previous = (await h.services.archive.readManifest('ws', first.revision!))!;
-    const dest = path.join(await tempDir('farm'), 'rev');
-    await mkdir(dest);
-    const farm = await linkUnchanged(h.live('ws'), h.services.archive.paths('ws').revision(first.revision!), previous, dest);
-    expect(farm).toMatchObject({ linked: 0, listedFiles: 2 });
-    await rm(path.join(h.live('ws'), 'brief.txt'));
-    const run = await runRsync({
-      args: listedArgs({ source: h.live('ws'), dest, ioTimeoutS: 30 }),
-      input: farm.list,
-      operation: 'test',
-      timeoutMs: 60_000,
-      signal: AbortSignal.timeout(60_000),
-      path: h.config.systemPath,
-    });
-    expect(run.exitCode).toBe(0);
-    expect((await scanTree(dest, null)).entries.map((e) => e.p)).toEqual(['stay.txt']);
-    expect(farm.linkedPaths.has(encodePath(Buffer.from('stay.txt')))).toBe(false);
-  });
-
   it('reports progress while it walks a large tree', async () => {
     const h = await createHarness();
     await h.provision('ws');
@@ -171,10 +143,19 @@ describe('persist: hard-link farm', () => {
     const first = await h.persist('ws');
     const previous = (await h.services.archive.readManifest('ws', first.revision!))!;
     const dest = path.join(await tempDir('farm'), 'rev');
-    await mkdir(dest);
     const reports: number[] = [];
-    const farm = await linkUnchanged(h.live('ws'), h.services.archive.paths('ws').revision(first.revision!), previous, dest, undefined, (n) => reports.push(n));
+    const built = await buildRevisionTree({
+      source: h.live('ws'),
+      dest,
+      basis: { root: h.services.archive.paths('ws').revision(first.revision!), manifest: previous },
+      keepMissing: false,
+      limits: h.config.treeLimits,
+      systemPath: h.config.systemPath,
+      signal: AbortSignal.timeout(60_000),
+      onProgress: (n) => reports.push(n),
+    });
     expect(reports).toEqual([2_000, 4_000]);
-    expect(farm).toMatchObject({ linked: 4_500, listedFiles: 0 });
+    expect(built).toMatchObject({ linkedFiles: 4_500, copiedFiles: 0, walked: 4_509, vanished: 0, rootChanged: false });
+    expect(built.entries).toEqual(previous.entries);
   });
 });

@@ -1,0 +1,72 @@
+/**
+ * Copies an open file into a new one while hashing it, in one read of the source. Sparse
+ * sources stay sparse: each all-zero block is skipped (left as a hole) instead of written, and
+ * the size is set at the end, like `rsync --sparse` and `cp --sparse=auto`. Reads stop at the
+ * size seen before the copy: a file still growing is copied as the prefix it had (its newer
+ * mtime makes the next persist copy it again).
+ */
+import { createHash } from 'node:crypto';
+import type { FileHandle } from 'node:fs/promises';
+import { borrowBuffer, releaseBuffer } from './read-buffers.js';
+
+/** Hole granularity: the usual filesystem block size. */
+const BLOCK_BYTES = 4096;
+const ZERO_BLOCK = Buffer.alloc(BLOCK_BYTES);
+
+export interface CopiedData {
+  /** sha256 hex of the bytes copied. */
+  readonly hash: string;
+  readonly bytes: number;
+}
+
+/** True when a file's allocated blocks cover less than its size (it has holes). */
+export function isSparse(stats: { size: bigint; blocks: bigint }): boolean {
+  return stats.blocks * 512n < stats.size;
+}
+
+// Writes all of `chunk[start, end)` at `position` (a regular file may take a write in parts).
+async function writeAll(out: FileHandle, chunk: Buffer, start: number, end: number, position: number): Promise<void> {
+  while (start < end) {
+    const { bytesWritten } = await out.write(chunk, start, end - start, position);
+    start += bytesWritten;
+    position += bytesWritten;
+  }
+}
+
+// Writes `chunk` at `position`, skipping all-zero blocks (holes).
+async function writeSparse(out: FileHandle, chunk: Buffer, position: number): Promise<void> {
+  let start = -1;
+  for (let offset = 0; offset < chunk.length; offset += BLOCK_BYTES) {
+    const block = chunk.subarray(offset, Math.min(offset + BLOCK_BYTES, chunk.length));
+    const zero = block.length === BLOCK_BYTES ? block.equals(ZERO_BLOCK) : block.every((b) => b === 0);
+    if (!zero && start < 0) start = offset;
+    if (zero && start >= 0) {
+      await writeAll(out, chunk, start, offset, position + start);
+      start = -1;
+    }
+  }
+  if (start >= 0) await writeAll(out, chunk, start, chunk.length, position + start);
+}
+
+/** Copies up to `size` bytes of `source` into the empty `out`; both handles stay open. */
+export async function copyFileData(source: FileHandle, out: FileHandle, size: number, sparse: boolean, signal?: AbortSignal): Promise<CopiedData> {
+  const hash = createHash('sha256');
+  const buffer = borrowBuffer();
+  let copied = 0;
+  try {
+    while (copied < size) {
+      signal?.throwIfAborted();
+      const { bytesRead } = await source.read(buffer, 0, Math.min(buffer.length, size - copied), copied);
+      if (bytesRead === 0) break;
+      const chunk = buffer.subarray(0, bytesRead);
+      hash.update(chunk);
+      if (sparse) await writeSparse(out, chunk, copied);
+      else await writeAll(out, chunk, 0, bytesRead, copied);
+      copied += bytesRead;
+    }
+    if (sparse) await out.truncate(copied);
+  } finally {
+    releaseBuffer(buffer);
+  }
+  return { hash: hash.digest('hex'), bytes: copied };
+}
