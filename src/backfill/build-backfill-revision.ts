@@ -24,7 +24,7 @@ import { ChecksumMismatchError } from '../errors/checksum-mismatch-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { Checkpoint, CheckpointStore } from '../state/checkpoint-store.js';
 import type { Progress } from '../workers/processor-context.js';
-import { buildRevisionTree } from '../persist/build-revision-tree.js';
+import { buildRevisionTree } from '../archive/build-revision-tree.js';
 import { removeTree } from '../tree/remove-tree.js';
 import { UNLIMITED_TREE } from '../tree/tree-limits.js';
 import { copyLegacyFiles } from './copy-legacy-files.js';

@@ -33,7 +33,7 @@ import { TreeChangedError } from '../errors/tree-changed-error.js';
 import { DirHandle } from '../tree/dir-handle.js';
 import { removeTree } from '../tree/remove-tree.js';
 import { vanishedTolerance, type TreeLimits } from '../tree/tree-limits.js';
-import { buildRevisionTree, type BuiltTree } from './build-revision-tree.js';
+import { buildRevisionTree, type BuiltTree } from '../archive/build-revision-tree.js';
 import { shrinkGuardRefusal } from './shrink-guard.js';
 
 export interface PersistRequest {

@@ -13,7 +13,7 @@ import type { RollbackResult } from '../queues/persist.js';
 import type { FleetServices } from '../runtime/services.js';
 import { removeTree } from '../tree/remove-tree.js';
 import { UNLIMITED_TREE } from '../tree/tree-limits.js';
-import { buildRevisionTree } from './build-revision-tree.js';
+import { buildRevisionTree } from '../archive/build-revision-tree.js';
 import type { PersistContext } from './persist-workspace.js';
 
 /** Thrown when the requested revision is not a committed revision of the workspace. Never retried. */

@@ -71,6 +71,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     snapshotRoot: config.paths.snapshotRoot,
     systemPath: config.systemPath,
     copyTimeoutMs: config.deadlines.persistMs,
+    treeLimits: config.treeLimits,
   });
   // The Vercel provider exists when it is the default or credentials are configured.
   const vercelConfigured = config.provider === 'vercel' || config.vercel.token !== null || config.vercel.oidcToken !== null;

@@ -3,7 +3,7 @@ import { chmod, lstat, mkdir, readFile, rm, stat, utimes, writeFile } from 'node
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scanTree, verifyTree, type RevisionManifest } from '../../src/archive/manifest.js';
-import { buildRevisionTree } from '../../src/persist/build-revision-tree.js';
+import { buildRevisionTree } from '../../src/archive/build-revision-tree.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
 import { tempDir } from '../helpers/fleet-env.js';
 

@@ -4,9 +4,14 @@
  * Base snapshots are directories under FLEET_SNAPSHOT_ROOT; first provisioning copies them
  * (`cp --reflink=auto`, never hard links: an in-place write in the sandbox must never reach the
  * base). Restores rsync an archive revision into a fresh staging tree, then swap it in.
+ *
+ * The live tree is the sandbox's: every host-side operation inside it (a file read or write, a
+ * command's cwd, a snapshot, removing an old tree) goes through directory handles beneath its
+ * root and never follows a symlink (safe-path.ts, tree/). Trees the fleet built itself (staging
+ * trees, snapshots) are copied by path.
  */
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, open, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, open, readFile, readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { fsyncDir } from '../../archive/fsync.js';
 import { runCommand } from '../../lib/run-command.js';
@@ -25,7 +30,13 @@ import type {
 } from '../sandbox-provider.js';
 import { classifyFsError } from './classify-fs-error.js';
 import { livePaths, localHandle, parseLocalHandle, type LivePaths } from './live-paths.js';
-import { resolveInside } from './safe-path.js';
+import { openDirBeneath, openParentBeneath } from './safe-path.js';
+import { buildRevisionTree } from '../../archive/build-revision-tree.js';
+import { errnoOf } from '../../errors/classify-storage-error.js';
+import { PayloadInvalidError } from '../../errors/payload-invalid-error.js';
+import { CREATE_FILE_FLAGS, DirHandle, READ_FILE_FLAGS } from '../../tree/dir-handle.js';
+import { removeTree } from '../../tree/remove-tree.js';
+import { DEFAULT_TREE_LIMITS, type TreeLimits } from '../../tree/tree-limits.js';
 import { withWorkspaceLock } from './workspace-lock.js';
 
 export interface LocalProviderOptions {
@@ -35,7 +46,12 @@ export interface LocalProviderOptions {
   readonly systemPath: string;
   /** Deadline of one tree copy (restore, snapshot). */
   readonly copyTimeoutMs: number;
+  /** What a snapshot takes from a live tree. @default DEFAULT_TREE_LIMITS */
+  readonly treeLimits?: TreeLimits;
 }
+
+/** Setuid and setgid are never set on a file written for a caller. */
+const WRITABLE_MODE_BITS = 0o1777;
 
 interface SandboxMeta {
   readonly handle: string;
@@ -104,9 +120,8 @@ export class LocalProvider implements SandboxProvider {
       if (existing && existing.generation > generation) {
         throw new ProviderGoneError('local', 'create', `generation ${generation} is superseded by ${existing.handle} on this host`);
       }
-      await rm(paths.ready, { force: true });
+      await rmFile(paths.ready);
       const staging = paths.staging(`g${generation}-${randomBytes(3).toString('hex')}`);
-      await rm(staging, { recursive: true, force: true });
       if (source.type === 'empty') {
         await mkdir(staging, { mode: 0o700 });
       } else {
@@ -145,7 +160,17 @@ export class LocalProvider implements SandboxProvider {
     }
     await rename(staging, paths.root);
     await fsyncDir(paths.dir);
-    if (moved) await rm(old, { recursive: true, force: true });
+    // The old tree is the sandbox's (a process may still be changing it): removed by handles.
+    if (moved) await removeTree(old);
+  }
+
+  // Opens the live tree's root (a real directory, never a symlink).
+  async #openRoot(paths: LivePaths, operation: string): Promise<DirHandle> {
+    try {
+      return await DirHandle.open(paths.root);
+    } catch (error) {
+      throw classifyFsError(error, operation);
+    }
   }
 
   async get(handle: string): Promise<SandboxInfo | null> {
@@ -185,9 +210,24 @@ export class LocalProvider implements SandboxProvider {
 
   async exec(handle: string, request: ExecRequest): Promise<ExecResult> {
     const { paths } = await this.#own(handle, 'exec');
-    const cwd = request.cwd ? await resolveInside(paths.root, request.cwd, 'cwd') : paths.root;
     const [file, ...args] = request.cmd;
     if (!file) throw new ProviderPermanentError('local', 'exec', 'empty command');
+    const root = await this.#openRoot(paths, 'exec');
+    let cwdDir: DirHandle | null = null;
+    try {
+      if (request.cwd) {
+        cwdDir = await openDirBeneath(root, request.cwd, { field: 'cwd' });
+        if (!cwdDir) throw new PayloadInvalidError('path', [{ field: 'cwd', message: 'is not a directory of the workspace tree', value: request.cwd }]);
+      }
+      return await this.#run(file, args, (cwdDir ?? root).entry().toString(), request);
+    } finally {
+      await cwdDir?.close();
+      await root.close();
+    }
+  }
+
+  // Runs a command with `cwd` (a handle's kernel path: the child changes into that very directory).
+  async #run(file: string, args: readonly string[], cwd: string, request: ExecRequest): Promise<ExecResult> {
     const result = await runCommand(file, args, {
       cwd,
       env: { ...(request.env ?? {}) },
@@ -213,30 +253,38 @@ export class LocalProvider implements SandboxProvider {
 
   async writeFiles(handle: string, files: readonly FileToWrite[]): Promise<void> {
     const { paths } = await this.#own(handle, 'writeFiles');
+    const root = await this.#openRoot(paths, 'writeFiles');
     try {
       for (const file of files) {
-        const target = await resolveInside(paths.root, file.path);
-        await mkdir(path.dirname(target), { recursive: true, mode: 0o755 });
-        // Re-check after mkdir: a parent must not have become a symlink.
-        await resolveInside(paths.root, file.path);
-        const tmp = `${target}.fleet-tmp-${randomBytes(3).toString('hex')}`;
-        await writeFile(tmp, file.content, { mode: file.mode ?? 0o644, flag: 'wx' });
-        await rename(tmp, target);
+        const parent = (await openParentBeneath(root, file.path, { create: true }))!;
+        try {
+          await writeBeneath(parent.dir, parent.name, file);
+        } finally {
+          if (parent.owned) await parent.dir.close();
+        }
       }
     } catch (error) {
       throw classifyFsError(error, 'writeFiles');
+    } finally {
+      await root.close();
     }
   }
 
   async readFile(handle: string, relative: string): Promise<Buffer | null> {
     const { paths } = await this.#own(handle, 'readFile');
+    const root = await this.#openRoot(paths, 'readFile');
     try {
-      const target = await resolveInside(paths.root, relative);
-      const stats = await lstat(target).catch(() => null);
-      if (!stats?.isFile()) return null;
-      return await readFile(target);
+      const parent = await openParentBeneath(root, relative);
+      if (!parent) return null;
+      try {
+        return await readBeneath(parent.dir, parent.name);
+      } finally {
+        if (parent.owned) await parent.dir.close();
+      }
     } catch (error) {
       throw classifyFsError(error, 'readFile');
+    } finally {
+      await root.close();
     }
   }
 
@@ -254,7 +302,7 @@ export class LocalProvider implements SandboxProvider {
     const { paths } = this.#paths(handle, 'importTree');
     await this.#locked(paths, signal, async () => {
       await this.#own(handle, 'importTree');
-      await rm(paths.ready, { force: true });
+      await rmFile(paths.ready);
       await fsyncDir(paths.meta);
       const staging = paths.staging(`restore-${randomBytes(3).toString('hex')}`);
       try {
@@ -269,7 +317,7 @@ export class LocalProvider implements SandboxProvider {
         });
         await this.#swapIn(paths, staging);
       } catch (error) {
-        await rm(staging, { recursive: true, force: true }).catch(() => undefined);
+        await removeTree(staging).catch(() => undefined);
         throw classifyFsError(error, 'importTree');
       }
     });
@@ -301,7 +349,7 @@ export class LocalProvider implements SandboxProvider {
     const { paths } = this.#paths(handle, 'clearReady');
     await this.#locked(paths, signal, async () => {
       await this.#own(handle, 'clearReady');
-      await rm(paths.ready, { force: true });
+      await rmFile(paths.ready);
       await fsyncDir(paths.meta);
     });
   }
@@ -310,26 +358,31 @@ export class LocalProvider implements SandboxProvider {
     const { paths, meta } = await this.#own(handle, 'snapshot');
     const snapshotId = `snap-${meta.workspaceId}-g${meta.generation}-${randomBytes(4).toString('hex')}`;
     const dir = path.join(this.options.snapshotRoot, snapshotId);
+    const deadline = AbortSignal.timeout(this.options.copyTimeoutMs);
     try {
       await mkdir(dir, { recursive: true, mode: 0o700 });
-      const copy = await runCommand('cp', ['-a', '--reflink=auto', '--', paths.root, path.join(dir, 'tree')], {
-        env: { PATH: this.options.systemPath },
-        timeoutMs: this.options.copyTimeoutMs,
-        signal,
-      });
-      if (copy.timedOut || copy.aborted) throw new ProviderBusyError('local', 'snapshot', 'copy exceeded its deadline');
-      if (copy.exitCode !== 0) throw new ProviderPermanentError('local', 'snapshot', `cp failed: ${copy.stderr.trim()}`);
+      // The live tree is copied by handles like a persist (never `cp -a`, which re-resolves paths a sandbox can swap).
+      const copy = await buildRevisionTree({
+        source: paths.root,
+        dest: path.join(dir, 'tree'),
+        basis: null,
+        keepMissing: false,
+        limits: this.options.treeLimits ?? DEFAULT_TREE_LIMITS,
+        systemPath: this.options.systemPath,
+        signal: AbortSignal.any([signal, deadline]),
+      }).catch((error: unknown) => Promise.reject(deadline.aborted ? new ProviderBusyError('local', 'snapshot', 'copy exceeded its deadline', { cause: error }) : error));
+      if (copy.rootChanged) throw new ProviderBusyError('local', 'snapshot', 'the live tree was replaced while it was copied');
       await writeDurable(path.join(dir, 'snapshot.json'), JSON.stringify({ snapshotId, sourceHandle: handle, createdAt: Date.now() }));
       return { snapshotId };
     } catch (error) {
-      await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+      await removeTree(dir).catch(() => undefined);
       throw classifyFsError(error, 'snapshot');
     }
   }
 
   async deleteSnapshot(snapshotId: string): Promise<void> {
     if (!/^[A-Za-z0-9_.-]{1,200}$/.test(snapshotId)) throw new ProviderPermanentError('local', 'deleteSnapshot', `bad snapshot id ${JSON.stringify(snapshotId)}`);
-    await rm(path.join(this.options.snapshotRoot, snapshotId), { recursive: true, force: true });
+    await removeTree(path.join(this.options.snapshotRoot, snapshotId));
   }
 
   async stop(handle: string, signal: AbortSignal): Promise<void> {
@@ -342,11 +395,11 @@ export class LocalProvider implements SandboxProvider {
       const meta = await this.#readMeta(paths).catch(() => null);
       // Only the incarnation named by the handle is destroyed, never a newer one living here.
       if (!meta || meta.handle !== handle) return;
-      await rm(paths.sandbox, { force: true });
-      await rm(paths.ready, { force: true });
+      await rmFile(paths.sandbox);
+      await rmFile(paths.ready);
       const doomed = paths.staging(`destroy-${randomBytes(3).toString('hex')}`);
       await rename(paths.root, doomed).catch(() => undefined);
-      await rm(doomed, { recursive: true, force: true });
+      await removeTree(doomed);
     }).catch((error: unknown) => {
       throw classifyFsError(error, 'destroy');
     });
@@ -361,5 +414,50 @@ export class LocalProvider implements SandboxProvider {
     }).catch((e: unknown) => {
       throw classifyFsError(e, operation);
     });
+  }
+}
+
+// Removes a file the fleet owns (meta files); a missing one is not an error.
+async function rmFile(file: string): Promise<void> {
+  await unlink(file).catch((error: unknown) => (errnoOf(error) === 'ENOENT' ? undefined : Promise.reject(error)));
+}
+
+// Writes `file` as `name` beneath `dir`: a private temporary file, then a rename over the name
+// (which replaces a symlink there instead of following it).
+async function writeBeneath(dir: DirHandle, name: Buffer, file: FileToWrite): Promise<void> {
+  const temp = Buffer.from(`.fleet-tmp-${randomBytes(6).toString('hex')}`);
+  const out = await dir.openFile(temp, CREATE_FILE_FLAGS, 0o600);
+  try {
+    await out.writeFile(file.content);
+    await out.chmod((file.mode ?? 0o644) & WRITABLE_MODE_BITS);
+  } finally {
+    await out.close();
+  }
+  try {
+    await dir.rename(temp, dir, name);
+  } catch (error) {
+    await dir.unlink(temp).catch(() => undefined);
+    if (errnoOf(error) === 'EISDIR' || errnoOf(error) === 'ENOTEMPTY') {
+      throw new PayloadInvalidError('path', [{ field: 'path', message: 'names a directory of the workspace tree', value: name.toString() }]);
+    }
+    throw error;
+  }
+}
+
+// Reads the regular file `name` beneath `dir`; null when it is missing or anything but a regular file.
+async function readBeneath(dir: DirHandle, name: Buffer): Promise<Buffer | null> {
+  let input;
+  try {
+    input = await dir.openFile(name, READ_FILE_FLAGS);
+  } catch (error) {
+    // Missing, a symlink (never followed) or under a non-directory.
+    if (['ENOENT', 'ELOOP', 'ENOTDIR'].includes(errnoOf(error) ?? '')) return null;
+    throw error;
+  }
+  try {
+    if (!(await input.stat()).isFile()) return null;
+    return await input.readFile();
+  } finally {
+    await input.close();
   }
 }

@@ -1,18 +1,21 @@
 /**
- * Resolves a path inside a tree without following symlinks: the path must be relative, without
- * `..` or empty segments, and no existing component may be a symlink. Used for every file the
- * fleet reads or writes inside a sandbox tree on the host.
+ * Paths inside a sandbox tree, for the few operations the host runs on a caller's behalf (read
+ * or write one file, the cwd of a command). A path must be relative, without `..`, `.` or empty
+ * segments, and is then walked one component at a time beneath directory handles with
+ * `O_NOFOLLOW`: a symlink or a file on the way is refused, and a component swapped for a symlink
+ * while the walk runs makes the open fail instead of leading outside the tree. No joined path
+ * string is ever resolved again.
  */
-import { lstat } from 'node:fs/promises';
-import path from 'node:path';
 import { PayloadInvalidError } from '../../errors/payload-invalid-error.js';
+import { errnoOf } from '../../errors/classify-storage-error.js';
+import { DirHandle } from '../../tree/dir-handle.js';
 
 /** Longest file name (bytes) Linux filesystems accept (NAME_MAX). */
 const NAME_MAX_BYTES = 255;
 /** Longest relative path (bytes) accepted, so that it fits PATH_MAX (4096 with the NUL). */
 const PATH_MAX_BYTES = 4_095;
 
-/** Validates a relative path's shape (pure). */
+/** Validates a relative path's shape (pure); returns its segments. */
 export function checkRelativePath(field: string, relative: string): string[] {
   const parts = relative.split('/');
   if (relative === '' || relative.startsWith('/') || relative.includes('\0') || parts.some((p) => p === '' || p === '.' || p === '..')) {
@@ -24,34 +27,77 @@ export function checkRelativePath(field: string, relative: string): string[] {
   return parts;
 }
 
-/**
- * Returns the absolute path of `relative` under `root` after checking that no existing
- * component (including the last) is a symlink. `allowMissing` lets the tail not exist yet.
- */
-export async function resolveInside(root: string, relative: string, field = 'path'): Promise<string> {
-  const parts = checkRelativePath(field, relative);
-  let current = root;
-  for (const part of parts) {
-    current = path.join(current, part);
-    try {
-      const stats = await lstat(current);
-      if (stats.isSymbolicLink()) {
-        throw new PayloadInvalidError('path', [{ field, message: 'passes through a symlink; refusing to follow it', value: relative }]);
-      }
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return path.join(root, ...parts);
-      // A component is a file (or the whole path is too long for this root): the path cannot exist in this tree.
-      if ((code === 'ENOTDIR' || code === 'ENAMETOOLONG') && (await isDirectory(root))) {
-        throw new PayloadInvalidError('path', [{ field, message: code === 'ENOTDIR' ? 'passes through a file' : 'is too long for this tree', value: relative }]);
-      }
-      throw error;
-    }
-  }
-  return current;
+export interface BeneathOptions {
+  /** Field name for errors. @default "path" */
+  readonly field?: string;
+  /** Create missing directories (mode 0755) instead of answering null. */
+  readonly create?: boolean;
 }
 
-// True when `p` is a real directory (the tree root is intact, so the caller's path is to blame).
-async function isDirectory(p: string): Promise<boolean> {
-  return (await lstat(p).catch(() => null))?.isDirectory() ?? false;
+// The refusal for a component that is a symlink or not a directory.
+async function refusal(dir: DirHandle, name: Buffer, field: string, relative: string): Promise<PayloadInvalidError> {
+  const stats = await dir.lstat(name).catch(() => null);
+  const message = stats?.isSymbolicLink() ? 'passes through a symlink; refusing to follow it' : 'passes through a file';
+  return new PayloadInvalidError('path', [{ field, message, value: relative }]);
+}
+
+/**
+ * Opens the directory named by `parts` beneath `root` (the caller closes it). Null when a
+ * component is missing (and `create` is off).
+ */
+async function openParts(root: DirHandle, parts: readonly string[], relative: string, options: BeneathOptions): Promise<DirHandle | null> {
+  const field = options.field ?? 'path';
+  let current = root;
+  try {
+    for (const part of parts) {
+      const name = Buffer.from(part);
+      let next: DirHandle;
+      try {
+        next = await current.openDir(name);
+      } catch (error) {
+        const code = errnoOf(error);
+        if (code === 'ENOENT' && options.create) {
+          await current.mkdir(name, 0o755).catch((e: unknown) => (errnoOf(e) === 'EEXIST' ? undefined : Promise.reject(e)));
+          next = await current.openDir(name).catch(async (e: unknown) => Promise.reject(errnoOf(e) === 'ENOTDIR' || errnoOf(e) === 'ELOOP' ? await refusal(current, name, field, relative) : e));
+        } else if (code === 'ENOENT') {
+          return null;
+        } else if (code === 'ENOTDIR' || code === 'ELOOP') {
+          throw await refusal(current, name, field, relative);
+        } else {
+          throw error;
+        }
+      }
+      if (current !== root) await current.close();
+      current = next;
+    }
+    return current;
+  } catch (error) {
+    if (current !== root) await current.close();
+    throw error;
+  }
+}
+
+/** Opens the directory `relative` beneath `root`; null when it does not exist. */
+export async function openDirBeneath(root: DirHandle, relative: string, options: BeneathOptions = {}): Promise<DirHandle | null> {
+  const parts = checkRelativePath(options.field ?? 'path', relative);
+  return openParts(root, parts, relative, options);
+}
+
+/**
+ * Opens the parent directory of `relative` beneath `root` and returns it with the last name
+ * (the caller closes `dir`, which may be `root` itself for a top-level name: check `owned`).
+ * Null when a parent is missing (and `create` is off); a symlink as the last name is refused.
+ */
+export async function openParentBeneath(root: DirHandle, relative: string, options: BeneathOptions = {}): Promise<{ dir: DirHandle; name: Buffer; owned: boolean } | null> {
+  const parts = checkRelativePath(options.field ?? 'path', relative);
+  const dir = await openParts(root, parts.slice(0, -1), relative, options);
+  if (!dir) return null;
+  const name = Buffer.from(parts.at(-1)!);
+  // A symlink as the last component is refused too (what follows never follows it anyway:
+  // reads open with O_NOFOLLOW, writes rename over the name).
+  if ((await dir.lstat(name).catch(() => null))?.isSymbolicLink()) {
+    if (dir !== root) await dir.close();
+    throw new PayloadInvalidError('path', [{ field: options.field ?? 'path', message: 'is a symlink; refusing to follow it', value: relative }]);
+  }
+  return { dir, name, owned: dir !== root };
 }

@@ -20,7 +20,7 @@
  * a `link(2)` per unchanged file also costs a fraction of rsync's per-file basis lookups.
  */
 import { mkdir } from 'node:fs/promises';
-import type { RevisionManifest, ScanResult } from '../archive/manifest.js';
+import type { RevisionManifest, ScanResult } from './manifest.js';
 import { classifyStorageError } from '../errors/classify-storage-error.js';
 import type { TreeLimitError } from '../errors/tree-limit-error.js';
 import { DirHandle, lstatBigint, sameInode } from '../tree/dir-handle.js';

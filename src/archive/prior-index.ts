@@ -4,8 +4,8 @@
  * upload-only persist keeps it). Keys are the raw path bytes as latin1 strings: one character per
  * byte, so JavaScript's string order is the bytewise order of the walk.
  */
-import type { ManifestEntry, RevisionManifest } from '../archive/manifest.js';
-import { decodePath } from '../archive/tree-walk.js';
+import type { ManifestEntry, RevisionManifest } from './manifest.js';
+import { decodePath } from './tree-walk.js';
 
 /** Directory key → (name key → entry). The root's key is `''`. */
 export type PriorIndex = ReadonlyMap<string, ReadonlyMap<string, ManifestEntry>>;

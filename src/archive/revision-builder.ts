@@ -13,8 +13,8 @@
  */
 import type { BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import type { ManifestEntry } from '../archive/manifest.js';
-import { childRel, decodePath, encodePath, typeOf, vanished } from '../archive/tree-walk.js';
+import type { ManifestEntry } from './manifest.js';
+import { childRel, decodePath, encodePath, typeOf, vanished } from './tree-walk.js';
 import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
 import { TreeLimitError, type TreeLimit } from '../errors/tree-limit-error.js';
 import { mapBounded } from '../lib/map-bounded.js';
