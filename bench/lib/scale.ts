@@ -6,7 +6,7 @@
 let factor = 1;
 
 export function setScale(value: number): void {
-  if (!(value > 0 && value <= 1)) throw new Error(`--scale: expected a number in (0, 1], got ${value}`);
+  if (!(value > 0 && value <= 10)) throw new Error(`--scale: expected a number in (0, 10], got ${value}`);
   factor = value;
 }
 

@@ -69,6 +69,14 @@ export interface BuiltTree extends ScanResult {
   readonly strippedModes: number;
   /** The source root was removed or replaced while it was read. */
   readonly rootChanged: boolean;
+  /** True while the source root is still the directory that was read (checked again before a commit). */
+  readonly rootIntact: () => Promise<boolean>;
+}
+
+/** True when `dir` is still the directory `opened` described, and not removed. */
+async function stillThere(dir: string, opened: DirHandle): Promise<boolean> {
+  const now = await lstatBigint(dir).catch(() => null);
+  return now !== null && sameInode(now, opened.stats) && now.nlink > 0n;
 }
 
 // Opens a directory the fleet named, with a typed error.
@@ -99,8 +107,8 @@ export async function buildRevisionTree(options: BuildRevisionTreeOptions): Prom
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     await builder.build(src, dst, basisRoot);
-    const after = await lstatBigint(source).catch(() => null);
-    const rootChanged = after === null || !sameInode(after, src.stats) || (await src.stat()).nlink === 0n;
+    const rootChanged = !(await stillThere(source, src)) || (await src.stat()).nlink === 0n;
+    const identity = src.stats;
     const entries = builder.entries();
     let files = 0;
     let bytes = 0;
@@ -124,6 +132,10 @@ export async function buildRevisionTree(options: BuildRevisionTreeOptions): Prom
       hardLinks: builder.hardLinks,
       strippedModes: builder.strippedModes,
       rootChanged,
+      rootIntact: async () => {
+        const now = await lstatBigint(source).catch(() => null);
+        return now !== null && sameInode(now, identity) && now.nlink > 0n;
+      },
     };
   } finally {
     await basisRoot?.close();

@@ -229,8 +229,21 @@ export class RevisionBuilder {
     for (const sub of subdirs) await this.#subdirectory(frame, sub);
     await Promise.all(frame.tasks);
     this.#check();
-    // A source directory removed while it was read: its entries vanished with it.
-    if (frame.src && (await frame.src.stat()).nlink === 0n) this.vanished += 1;
+    // A source directory removed while it was read (`rm -rf` under the walk): its entries vanished with it.
+    if (frame.src && (await frame.src.stat()).nlink === 0n) this.#vanishedDirectory(frame.rel);
+  }
+
+  /**
+   * Counts a directory that vanished during the walk as all the entries the previous revision
+   * had below it: a tree being wiped shows up as the files that went missing, not as one entry.
+   */
+  #vanishedDirectory(rel: Buffer): void {
+    const count = (key: string): number => {
+      let n = 0;
+      for (const [name, entry] of this.#o.index.get(key) ?? []) n += 1 + (entry.t === 'd' ? count(key === '' ? name : `${key}/${name}`) : 0);
+      return n;
+    };
+    this.vanished += Math.max(1, count(keyOf(rel)));
   }
 
   // One entry of the source.
@@ -493,7 +506,7 @@ export class RevisionBuilder {
       try {
         src = await frame.src.openDir(sub.name);
       } catch (error) {
-        if (vanished(error)) this.vanished += 1;
+        if (vanished(error)) this.#vanishedDirectory(rel);
         else if (UNREADABLE.has(errnoOf(error) ?? '')) this.#refuse('unreadable', rel, `directory cannot be opened (${errnoOf(error)})`);
         else throw classifyStorageError(error, 'persist read', encodePath(rel));
         // Gone from the source: a reconcile drops it, unless it was refused or upload-only keeps it.

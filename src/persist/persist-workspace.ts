@@ -162,6 +162,8 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
 
     await ctx.progress({ step: 'commit', percent: 70 });
     await syncFilesystem(tmp, deps.systemPath, ctx.signal);
+    // Last look before the revision becomes visible: a tree wiped since the walk is not committed.
+    if (!(await scan.rootIntact())) checkSourceIntact(request, { ...scan, rootChanged: true });
     await deps.archive.writeManifest(workspaceId, manifest);
     await deps.archive.commit(workspaceId, revision);
 
