@@ -154,14 +154,14 @@ async function checkWorkspace(deps: VerifyDeps, workspaceId: string, rootPresent
     const revision = record.workspaceRevision;
     authoritative.add(revision);
     const role = record.id === head?.id ? 'the attached head' : 'attached';
-    const found = structureProblems(await inspect(revision), `revision (${role})`);
+    const state = await inspect(revision);
+    const found = structureProblems(state, `revision (${role})`);
     // A record forgotten by retention GC since it was listed is no longer history's claim.
     if (found.length > 0 && (await history.get(record.id))?.attachedAt == null) continue;
     for (const [problem, detail] of found) add(revision, problem, detail);
-    const state = await inspect(revision);
-    if (state.manifest.state === 'ok' && (state.manifest.manifest.files !== record.files || state.manifest.manifest.bytes !== record.bytes)) {
-      const { files, bytes } = state.manifest.manifest;
-      add(revision, 'record-mismatch', `checkpoint ${record.id} records ${record.files} files / ${record.bytes} bytes, the manifest ${files} / ${bytes}`);
+    const manifest = state.manifest.state === 'ok' ? state.manifest.manifest : null;
+    if (manifest && (manifest.files !== record.files || manifest.bytes !== record.bytes)) {
+      add(revision, 'record-mismatch', `checkpoint ${record.id} records ${record.files} files / ${record.bytes} bytes, the manifest ${manifest.files} / ${manifest.bytes}`);
     }
   }
 
@@ -177,7 +177,9 @@ async function checkWorkspace(deps: VerifyDeps, workspaceId: string, rootPresent
     else if (!records.some((r) => r.workspaceRevision === link.revision)) {
       for (const [problem, detail] of structureProblems(state, 'revision (current)')) add(link.revision, problem, detail);
     }
-    if (headRevision && link.revision !== headRevision) add(link.revision, 'current-not-head', `current points at ${link.revision}, history's attached head is ${headRevision}`);
+    if (headRevision && link.revision !== headRevision && (await stillBehind(deps, workspaceId, link.revision, headRevision))) {
+      add(link.revision, 'current-not-head', `current points at ${link.revision}, history's attached head is ${headRevision}`);
+    }
   }
 
   // Content: committed revisions and everything authoritative, sampled.
@@ -185,12 +187,20 @@ async function checkWorkspace(deps: VerifyDeps, workspaceId: string, rootPresent
   for (const revision of new Set([...(await archive.revisions(workspaceId)), ...authoritative])) {
     if (!picked()) continue;
     const state = await inspect(revision);
-    if (!authoritative.has(revision)) for (const [problem, detail] of structureProblems(state, 'committed revision')) add(revision, problem, detail);
+    // Listed with its manifest a moment ago: if a part is missing now, GC removed it meanwhile.
+    if (!authoritative.has(revision)) for (const [problem, detail] of structureProblems(state, 'committed revision')) if (!problem.endsWith('-missing')) add(revision, problem, detail);
     if (state.directory.state === 'present' && state.manifest.state === 'ok') {
       targets.push({ workspaceId, revision, manifest: state.manifest.manifest, authoritative: authoritative.has(revision) });
     }
   }
   return { problems, targets, attached: records.length };
+}
+
+// Whether `current` still trails the head when both are read again (a persist flips `current` right after its attach).
+async function stillBehind(deps: VerifyDeps, workspaceId: string, linked: string, headRevision: string): Promise<boolean> {
+  const head = await deps.history.current(workspaceId);
+  const link = await inspectCurrentLink(deps.archive.paths(workspaceId));
+  return head?.workspaceRevision === headRevision && link.state === 'link' && link.revision === linked;
 }
 
 // Attached portable checkpoint records in attach order (the head included even if the index lacks it).
