@@ -4,13 +4,28 @@
  *   {archiveRoot}/{workspaceId}/current            symlink → revs/{revision}
  *   {archiveRoot}/{workspaceId}/revs/{revision}/   exactly the workspace tree (immutable)
  *   {archiveRoot}/{workspaceId}/revs/{revision}.manifest.json
- *   {archiveRoot}/{workspaceId}/revs/.tmp-{revision}/   a revision being written (never reachable from current)
+ *
+ * and the temporaries a commit writes, then renames into place (a failed or killed one leaves
+ * them behind as litter; `tempKindOf` is the one place that recognises them):
+ *
+ *   {archiveRoot}/{workspaceId}/revs/.tmp-{revision}/                  a revision being written (never reachable from current)
+ *   {archiveRoot}/{workspaceId}/revs/{revision}.manifest.json.tmp-{hex}  a manifest being written
+ *   {archiveRoot}/{workspaceId}/current.tmp-{hex}                       the next `current` link, before its rename
  */
 import path from 'node:path';
 
 export const REVISION_ID_PATTERN = /^r\d{8}T\d{9}Z-g\d+-[a-z0-9]{6}$/;
+/** Marks every temporary name: the prefix of a temporary revision, the infix of a temporary file. */
 export const TMP_PREFIX = '.tmp-';
 export const MANIFEST_SUFFIX = '.manifest.json';
+const CURRENT = 'current';
+
+/** What a temporary of the archive would have become. */
+export type ArchiveTempKind = 'revision' | 'manifest' | 'current';
+
+// `{revision}.manifest.json.tmp-{hex}` and `current.tmp-{hex}` (the hex is a random nonce).
+const MANIFEST_TEMP = new RegExp(`^${REVISION_ID_PATTERN.source.slice(1, -1)}${escape(MANIFEST_SUFFIX)}${escape(TMP_PREFIX)}[0-9a-f]+$`);
+const CURRENT_TEMP = new RegExp(`^${CURRENT}${escape(TMP_PREFIX)}[0-9a-f]+$`);
 
 export interface ArchivePaths {
   readonly dir: string;
@@ -19,6 +34,10 @@ export interface ArchivePaths {
   revision(id: string): string;
   manifest(id: string): string;
   tmp(id: string): string;
+  /** A temporary manifest of revision `id`; `nonce` is random hex. */
+  manifestTmp(id: string, nonce: string): string;
+  /** A temporary `current` link; `nonce` is random hex. */
+  currentTmp(nonce: string): string;
   /** `current`'s link text for a revision (relative, so the archive can move). */
   currentTarget(id: string): string;
 }
@@ -28,11 +47,30 @@ export function archivePaths(archiveRoot: string, workspaceId: string): ArchiveP
   const revs = path.join(dir, 'revs');
   return {
     dir,
-    current: path.join(dir, 'current'),
+    current: path.join(dir, CURRENT),
     revs,
     revision: (id) => path.join(revs, id),
     manifest: (id) => path.join(revs, `${id}${MANIFEST_SUFFIX}`),
     tmp: (id) => path.join(revs, `${TMP_PREFIX}${id}`),
+    manifestTmp: (id, nonce) => path.join(revs, `${id}${MANIFEST_SUFFIX}${TMP_PREFIX}${nonce}`),
+    currentTmp: (nonce) => path.join(dir, `${CURRENT}${TMP_PREFIX}${nonce}`),
     currentTarget: (id) => `revs/${id}`,
   };
+}
+
+/**
+ * Recognises a temporary by its name and the directory it sits in (`revs` or the workspace's
+ * own directory); null for anything else (revisions, manifests, `current`, foreign files).
+ */
+export function tempKindOf(where: 'revs' | 'dir', name: string): ArchiveTempKind | null {
+  if (where === 'revs') {
+    if (name.startsWith(TMP_PREFIX)) return 'revision';
+    return MANIFEST_TEMP.test(name) ? 'manifest' : null;
+  }
+  return CURRENT_TEMP.test(name) ? 'current' : null;
+}
+
+// A string as a literal inside a regular expression.
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -1,10 +1,13 @@
 /**
  * The archive on disk (see archive-paths.ts for the layout): committed revisions, their
  * manifests, temporary revisions, and the `current` pointer, flipped atomically by rename.
+ * Every temporary a commit writes is named here (through archive-paths.ts), removed again when
+ * its step fails, and listed by `temps` for the litter GC when a killed process left it.
  */
-import { mkdir, readFile, readdir, readlink, rename, rm, stat, symlink, open } from 'node:fs/promises';
+import { lstat, mkdir, readFile, readdir, readlink, rename, rm, symlink, open } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { archivePaths, MANIFEST_SUFFIX, REVISION_ID_PATTERN, TMP_PREFIX, type ArchivePaths } from './archive-paths.js';
+import path from 'node:path';
+import { archivePaths, MANIFEST_SUFFIX, REVISION_ID_PATTERN, tempKindOf, type ArchivePaths, type ArchiveTempKind } from './archive-paths.js';
 import { fsyncDir } from './fsync.js';
 import type { RevisionManifest } from './manifest.js';
 
@@ -12,6 +15,16 @@ export interface RevisionSummary {
   readonly revision: string;
   readonly manifest: RevisionManifest | null;
 }
+
+/** A temporary file, link or directory of one workspace's archive (see archive-paths.ts). */
+export interface ArchiveTemp {
+  readonly kind: ArchiveTempKind;
+  readonly name: string;
+  readonly path: string;
+}
+
+// Random hex that keeps two writers of the same target from sharing a temporary name.
+const nonce = () => randomBytes(4).toString('hex');
 
 export class ArchiveStore {
   constructor(readonly root: string) {}
@@ -42,35 +55,49 @@ export class ArchiveStore {
   /** Points `current` at a committed revision: symlink to a temp name, rename over, fsync. */
   async flipCurrent(workspaceId: string, revision: string): Promise<void> {
     const paths = this.paths(workspaceId);
-    const tmp = `${paths.current}.tmp-${randomBytes(4).toString('hex')}`;
+    const tmp = paths.currentTmp(nonce());
     await symlink(paths.currentTarget(revision), tmp);
     try {
       await rename(tmp, paths.current);
     } catch (error) {
-      await rm(tmp, { force: true });
+      await rm(tmp, { force: true }).catch(() => undefined);
       throw error;
     }
     await fsyncDir(paths.dir);
   }
 
-  /** Writes a manifest durably (temp file, fsync, rename). */
+  /** Writes a manifest durably (temp file, fsync, rename); a failed write removes its temp file. */
   async writeManifest(workspaceId: string, manifest: RevisionManifest): Promise<void> {
-    const target = this.paths(workspaceId).manifest(manifest.revision);
-    const tmp = `${target}.tmp-${randomBytes(4).toString('hex')}`;
+    const paths = this.paths(workspaceId);
+    const tmp = paths.manifestTmp(manifest.revision, nonce());
     const handle = await open(tmp, 'wx', 0o600);
     try {
-      await handle.writeFile(JSON.stringify(manifest));
-      await handle.sync();
-    } finally {
-      await handle.close();
+      try {
+        await handle.writeFile(JSON.stringify(manifest));
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(tmp, paths.manifest(manifest.revision));
+    } catch (error) {
+      await rm(tmp, { force: true }).catch(() => undefined);
+      throw error;
     }
-    await rename(tmp, target);
   }
 
-  /** Renames a finished temporary revision into place and fsyncs the directory. */
+  /**
+   * Renames a finished temporary revision into place and fsyncs the directory. When the rename
+   * fails, the manifest written for it goes too (a manifest without its revision is litter no
+   * listing would show).
+   */
   async commit(workspaceId: string, revision: string): Promise<void> {
     const paths = this.paths(workspaceId);
-    await rename(paths.tmp(revision), paths.revision(revision));
+    try {
+      await rename(paths.tmp(revision), paths.revision(revision));
+    } catch (error) {
+      await rm(paths.manifest(revision), { force: true }).catch(() => undefined);
+      throw error;
+    }
     await fsyncDir(paths.revs);
   }
 
@@ -92,7 +119,24 @@ export class ArchiveStore {
 
   /** Temporary revision directories (litter of interrupted persists, or in progress). */
   async temporaries(workspaceId: string): Promise<string[]> {
-    return (await this.#names(workspaceId)).filter((n) => n.startsWith(TMP_PREFIX)).sort();
+    return (await this.temps(workspaceId)).filter((t) => t.kind === 'revision').map((t) => t.name);
+  }
+
+  /**
+   * Every temporary of a workspace: revisions, manifests and `current` links being written, or
+   * left behind by a process that died (or, for a revision, a failed step that could not remove
+   * it). Sorted by path.
+   */
+  async temps(workspaceId: string): Promise<ArchiveTemp[]> {
+    const paths = this.paths(workspaceId);
+    const found: ArchiveTemp[] = [];
+    for (const [where, dir] of [['revs', paths.revs], ['dir', paths.dir]] as const) {
+      for (const name of await namesIn(dir)) {
+        const kind = tempKindOf(where, name);
+        if (kind) found.push({ kind, name, path: path.join(dir, name) });
+      }
+    }
+    return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
   /** Revision directories without a manifest (renamed but interrupted) — litter too. */
@@ -122,18 +166,23 @@ export class ArchiveStore {
     }
   }
 
-  /** Age in ms of a path's mtime (for litter grace periods). */
-  async ageMs(path: string, now = Date.now()): Promise<number> {
-    return now - (await stat(path)).mtimeMs;
+  /** Age in ms of a path's own mtime, never a link target's (for litter grace periods). */
+  async ageMs(file: string, now = Date.now()): Promise<number> {
+    return now - (await lstat(file)).mtimeMs;
   }
 
   async #names(workspaceId: string): Promise<string[]> {
-    try {
-      return await readdir(this.paths(workspaceId).revs);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw error;
-    }
+    return namesIn(this.paths(workspaceId).revs);
+  }
+}
+
+// Names in a directory; none when it does not exist.
+async function namesIn(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
   }
 }
 

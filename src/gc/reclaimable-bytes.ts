@@ -1,10 +1,15 @@
-/** Bytes a directory tree frees when removed: files no other revision hard-links (nlink = 1). */
+/**
+ * Bytes a path frees when removed: for a directory tree, its files no other revision hard-links
+ * (nlink = 1); for a single file, its size when nothing else links it; nothing for a symlink.
+ */
 import { lstat } from 'node:fs/promises';
 import { absoluteBytes, walkTree } from '../archive/tree-walk.js';
 
 export async function reclaimableBytes(root: string): Promise<number> {
   let bytes = 0;
   try {
+    const top = await lstat(root);
+    if (!top.isDirectory()) return top.isFile() && top.nlink === 1 ? top.size : 0;
     for await (const entry of walkTree(root)) {
       if (entry.type !== 'file') continue;
       const stats = await lstat(absoluteBytes(root, entry.rel));

@@ -102,6 +102,11 @@ export class AddressStore {
     await this.redis.zadd(this.keys.workspaces(), 'GT', at, workspaceId);
   }
 
+  /** Every workspace in the activity index (published, touched or given a sandbox), sorted by id. */
+  async known(): Promise<string[]> {
+    return (await this.redis.zrange(this.keys.workspaces(), '0', '-1')).sort();
+  }
+
   /** Workspaces whose last activity is older than `before` (epoch ms). */
   async idleSince(before: number, limit = 1_000): Promise<string[]> {
     return this.redis.zrangebyscore(this.keys.workspaces(), '-inf', `(${before}`, 'LIMIT', 0, limit);
