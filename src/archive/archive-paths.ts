@@ -7,6 +7,7 @@
  *   {archiveRoot}/{workspaceId}/revs/.tmp-{revision}/   a revision being written (never reachable from current)
  */
 import path from 'node:path';
+import { WORKSPACE_ID_PATTERN } from '../queues/payload.js';
 
 export const REVISION_ID_PATTERN = /^r\d{8}T\d{9}Z-g\d+-[a-z0-9]{6}$/;
 export const TMP_PREFIX = '.tmp-';
@@ -35,4 +36,14 @@ export function archivePaths(archiveRoot: string, workspaceId: string): ArchiveP
     tmp: (id) => path.join(revs, `${TMP_PREFIX}${id}`),
     currentTarget: (id) => `revs/${id}`,
   };
+}
+
+/**
+ * The revision id when `dir` is exactly the directory of a revision of `workspaceId` under
+ * `archiveRoot` (`{archiveRoot}/{ws}/revs/{revision}`), else null: never another workspace's,
+ * a temporary one, a `..` path or anything outside the archive.
+ */
+export function revisionAt(archiveRoot: string, workspaceId: string, dir: string): string | null {
+  const revision = path.basename(dir);
+  return WORKSPACE_ID_PATTERN.test(workspaceId) && REVISION_ID_PATTERN.test(revision) && archivePaths(archiveRoot, workspaceId).revision(revision) === dir ? revision : null;
 }
