@@ -5,6 +5,7 @@
  * planted `..` or `../../victim` must never reach `rm`, `destroy` or `deleteSnapshot`.
  */
 import { REVISION_ID_PATTERN } from '../archive/archive-paths.js';
+import { PayloadInvalidError } from '../errors/payload-invalid-error.js';
 import { parseLocalHandle } from '../providers/local/live-paths.js';
 import { parseSandboxName, sandboxName } from '../providers/vercel/sandbox-name.js';
 import { SNAPSHOT_ID_PATTERN, WORKSPACE_ID_PATTERN } from '../queues/payload.js';
@@ -66,4 +67,10 @@ export function firstInvalidId(ids: IdSet): InvalidId | null {
     }
   }
   return null;
+}
+
+/** Throws a permanent `PayloadInvalidError` for `subject` naming the first invalid id and its value. */
+export function checkIds(subject: string, ids: IdSet, fieldPrefix = ''): void {
+  const invalid = firstInvalidId(ids);
+  if (invalid) throw new PayloadInvalidError(subject, [{ field: `${fieldPrefix}${invalid.field}`, message: invalid.reason, value: invalid.value }]);
 }

@@ -6,27 +6,21 @@
 import { lstat } from 'node:fs/promises';
 import { archivePaths, revisionAt } from '../../archive/archive-paths.js';
 import { PayloadInvalidError, type FieldIssue } from '../../errors/payload-invalid-error.js';
-import { firstInvalidId, type IdSet } from '../../lib/id-rules.js';
+import { checkIds } from '../../lib/id-rules.js';
 import type { CreateRequest } from '../sandbox-provider.js';
-
-// Throws for `operation` when one of `ids` breaks its rule.
-function checkIds(operation: string, ids: IdSet, prefix = ''): void {
-  const invalid = firstInvalidId(ids);
-  if (invalid) throw new PayloadInvalidError(`local ${operation}`, [{ field: `${prefix}${invalid.field}`, message: invalid.reason, value: invalid.value }]);
-}
 
 /** The workspace id, generation and snapshot id of a create. */
 export function checkCreateRequest({ workspaceId, generation, source }: Pick<CreateRequest, 'workspaceId' | 'generation' | 'source'>): void {
-  checkIds('create', { workspaceId });
+  checkIds('local create', { workspaceId });
   if (!Number.isSafeInteger(generation) || generation < 1) {
     throw new PayloadInvalidError('local create', [{ field: 'generation', message: 'must be a whole number >= 1', value: generation }]);
   }
-  if (source.type !== 'empty') checkIds('create', { snapshotId: source.snapshotId ?? null }, 'source.');
+  if (source.type !== 'empty') checkIds('local create', { snapshotId: source.snapshotId ?? null }, 'source.');
 }
 
 /** A snapshot id about to become `{snapshotRoot}/{id}`. */
 export function checkSnapshotId(operation: string, snapshotId: string): void {
-  checkIds(operation, { snapshotId });
+  checkIds(`local ${operation}`, { snapshotId });
 }
 
 /**
