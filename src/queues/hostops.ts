@@ -71,13 +71,13 @@ export interface HostOpScope {
 
 /** The full rules on the host serving the queue: the shape plus this host's handle and archive. */
 export function hostOpPayloadFor(scope: HostOpScope) {
+  // zod runs this even when a refinement above failed: each check first needs its own field sound.
   return HostOpPayload.superRefine((payload, ctx) => {
-    if (!('handle' in payload)) return;
-    const parsed = parseLocalHandle(payload.handle);
+    const parsed = 'handle' in payload && typeof payload.handle === 'string' ? parseLocalHandle(payload.handle) : null;
     if (parsed === null) return;
     if (parsed.hostId !== scope.hostId) {
       ctx.addIssue({ code: 'custom', path: ['handle'], message: `must be a handle of this host (${scope.hostId})` });
-    } else if (payload.op === 'importTree' && revisionAt(scope.archiveRoot, parsed.workspaceId, payload.args.from) === null) {
+    } else if (payload.op === 'importTree' && ImportTreeArgs.safeParse(payload.args).success && revisionAt(scope.archiveRoot, parsed.workspaceId, payload.args.from) === null) {
       ctx.addIssue({ code: 'custom', path: ['args', 'from'], message: `must be a revision directory of workspace ${parsed.workspaceId} under ${scope.archiveRoot}` });
     }
   });
