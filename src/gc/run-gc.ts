@@ -46,7 +46,7 @@ export async function runGc(services: FleetServices, payload: GcPayload, signal:
       const key = `${id.field}\0${id.value}`;
       if (invalid.has(key)) return;
       invalid.set(key, id);
-      services.logger.warn({ kind: payload.kind, field: id.field, value: id.value, reason: id.reason }, 'gc skipped an invalid id');
+      services.logger.warn({ kind: payload.kind, dryRun: payload.dryRun, field: id.field, value: id.value, reason: id.reason }, 'gc skipped an invalid id');
     };
     const ctx = { services, limit: payload.limit, now: Date.now(), signal: AbortSignal.any([signal, lock.signal]), skip };
     const runner = runners[payload.kind];

@@ -41,6 +41,14 @@ async function commitRevision(archiveRoot: string, workspaceId: string, revision
   await writeFile(paths.manifest(revision), JSON.stringify({ revision, workspaceId, generation: 1 }));
 }
 
+// A tree, or a marker when the whole directory is gone (what a `rm -rf {root}/..` leaves).
+async function treeOrMissing(root: string): Promise<Record<string, string>> {
+  return readTree(root).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return { '(the directory itself)': 'missing' };
+    throw error;
+  });
+}
+
 /** A processor context with a deadline far away. */
 export function hostopsCtx(): ProcessorContext {
   return { logger: silentLogger(), signal: AbortSignal.timeout(60_000), queue: 'hostops@local', jobId: 'fuzz', attempt: 1, maxAttempts: 1, deadlineAt: Date.now() + 60_000, progress: async () => undefined };
@@ -75,7 +83,7 @@ export async function hostopsHost(): Promise<HostopsHost> {
     local,
     handle,
     run: (payload) => processor(payload, hostopsCtx()),
-    trees: async () => ({ home: await readTree(home), sentinel: await readTree(sentinel) }),
+    trees: async () => ({ home: await treeOrMissing(home), sentinel: await treeOrMissing(sentinel) }),
     liveTree: () => readTree(livePaths(liveRoot, 'ws').root),
   };
 }
