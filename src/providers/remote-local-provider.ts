@@ -53,7 +53,7 @@ export class RemoteLocalProvider implements SandboxProvider {
 
   create(request: CreateRequest): Promise<{ handle: string; hostId: string }> {
     const { signal, hostId: _hostId, ...rest } = request;
-    return this.#call({ op: 'create', args: { ...rest } }, signal);
+    return this.#call({ op: 'create', args: rest }, signal);
   }
   get(handle: string, signal: AbortSignal): Promise<SandboxInfo | null> {
     return this.#call({ op: 'get', handle }, signal);
@@ -67,7 +67,7 @@ export class RemoteLocalProvider implements SandboxProvider {
   }
   exec(handle: string, request: ExecRequest): Promise<ExecResult> {
     const { signal, onStdout: _out, onStderr: _err, ...rest } = request;
-    return this.#call({ op: 'exec', handle, args: { ...rest, cmd: [...rest.cmd] } }, signal);
+    return this.#call({ op: 'exec', handle, args: rest }, signal);
   }
   writeFiles(handle: string, files: readonly FileToWrite[], signal: AbortSignal): Promise<void> {
     const encoded = files.map((f) => ({ path: f.path, content: f.content.toString('base64'), ...(f.mode === undefined ? {} : { mode: f.mode }) }));
@@ -84,7 +84,7 @@ export class RemoteLocalProvider implements SandboxProvider {
     return this.#call({ op: 'importTree', handle, args: { from } }, signal);
   }
   markReady(handle: string, marker: ReadyMarker, signal: AbortSignal): Promise<void> {
-    return this.#call({ op: 'markReady', handle, args: { marker: { ...marker } } }, signal);
+    return this.#call({ op: 'markReady', handle, args: { marker } }, signal);
   }
   readReady(handle: string, signal: AbortSignal): Promise<ReadyMarker | null> {
     return this.#call({ op: 'readReady', handle }, signal);

@@ -60,8 +60,10 @@ export const HostOpPayload = z.discriminatedUnion(
   { error: `must be one of ${HOST_OPS.join(', ')}` },
 );
 export type HostOpPayload = z.infer<typeof HostOpPayload>;
+// `T` with every array and property readonly (callers hand over readonly requests).
+type Immutable<T> = T extends readonly (infer U)[] ? readonly Immutable<U>[] : T extends object ? { readonly [K in keyof T]: Immutable<T[K]> } : T;
 /** What a caller sends (`args` of argument-less operations may be omitted). */
-export type HostOpRequest = z.input<typeof HostOpPayload>;
+export type HostOpRequest = Immutable<z.input<typeof HostOpPayload>>;
 
 /** What the serving host knows about itself. */
 export interface HostOpScope {
