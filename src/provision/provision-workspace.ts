@@ -189,7 +189,10 @@ function ProvisionSuperseded(workspaceId: string, generation: number, cause: unk
 async function retire(services: FleetServices, old: Address, ctx: ProcessorContext): Promise<void> {
   // The old address is read back from Redis: only an incarnation of this workspace is destroyed.
   const invalid = firstInvalidId({ workspaceId: old.workspaceId, handle: old.handle });
-  if (invalid) return ctx.logger.warn({ workspaceId: old.workspaceId, ...invalid }, 'the replaced address names an invalid handle; not destroyed');
+  if (invalid) {
+    ctx.logger.warn({ workspaceId: old.workspaceId, ...invalid }, 'the replaced address names an invalid handle; not destroyed');
+    return;
+  }
   try {
     const provider: SandboxProvider = services.providerFor(old);
     await provider.destroy(old.handle, ctx.signal);

@@ -5,7 +5,7 @@
  */
 import { lstat } from 'node:fs/promises';
 import { archivePaths, revisionAt } from '../../archive/archive-paths.js';
-import { PayloadInvalidError, type FieldIssue } from '../../errors/payload-invalid-error.js';
+import { PayloadInvalidError } from '../../errors/payload-invalid-error.js';
 import { checkIds } from '../../lib/id-rules.js';
 import type { CreateRequest } from '../sandbox-provider.js';
 
@@ -30,8 +30,7 @@ export function checkSnapshotId(operation: string, snapshotId: string): void {
  */
 export async function checkImportSource(archiveRoot: string, workspaceId: string, from: string): Promise<void> {
   const refuse = (message: string): never => {
-    const issue: FieldIssue = { field: 'from', message, value: from };
-    throw new PayloadInvalidError('local importTree', [issue]);
+    throw new PayloadInvalidError('local importTree', [{ field: 'from', message, value: from }]);
   };
   const revision = typeof from === 'string' ? revisionAt(archiveRoot, workspaceId, from) : null;
   if (revision === null) refuse(`must be a revision directory of workspace ${workspaceId} under ${archiveRoot}`);
