@@ -91,7 +91,7 @@ export async function runProvisionLoad(options: ProvisionLoadOptions): Promise<P
     const redis = createRedis({ url: config.redis.url!, role: 'client', commandTimeoutMs: 5_000, name: 'loadtest' });
     try {
       const addresses = new AddressStore(redis, fleetKeys(config.redis.prefix));
-      const local = new LocalProvider({ hostId: config.hostId, liveRoot: config.paths.liveRoot, snapshotRoot: config.paths.snapshotRoot, systemPath: config.systemPath, copyTimeoutMs: 60_000 });
+      const local = new LocalProvider({ hostId: config.hostId, liveRoot: config.paths.liveRoot, snapshotRoot: config.paths.snapshotRoot, archiveRoot: config.paths.archiveRoot, systemPath: config.systemPath, copyTimeoutMs: 60_000 });
       const sandboxes = await local.list();
       let orphans = 0;
       let duplicates = 0;

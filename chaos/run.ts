@@ -92,7 +92,7 @@ async function main(): Promise<number> {
 
   const clientConfig = loadConfig(hostEnv('host-a'));
   const client = createFleetClient({ config: clientConfig });
-  const providers = new Map(hosts.map((h) => [h, new LocalProvider({ hostId: h, liveRoot: hostEnv(h).FLEET_LIVE_ROOT, snapshotRoot: common.FLEET_SNAPSHOT_ROOT, systemPath: clientConfig.systemPath, copyTimeoutMs: 60_000 })]));
+  const providers = new Map(hosts.map((h) => [h, new LocalProvider({ hostId: h, liveRoot: hostEnv(h).FLEET_LIVE_ROOT, snapshotRoot: common.FLEET_SNAPSHOT_ROOT, archiveRoot: common.FLEET_ARCHIVE_ROOT, systemPath: clientConfig.systemPath, copyTimeoutMs: 60_000 })]));
   const liveRoots = new Map(hosts.map((h) => [h, hostEnv(h).FLEET_LIVE_ROOT]));
   const counters = { turns: 0, acked: 0, failedTurns: 0, failures: {} as Record<string, number> };
   const ctx: WorkloadContext = { client, providers, liveRoots, rng, counters };

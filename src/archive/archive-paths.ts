@@ -13,6 +13,7 @@
  *   {archiveRoot}/{workspaceId}/current.tmp-{hex}                       the next `current` link, before its rename
  */
 import path from 'node:path';
+import { WORKSPACE_ID_PATTERN } from '../queues/payload.js';
 
 export const REVISION_ID_PATTERN = /^r\d{8}T\d{9}Z-g\d+-[a-z0-9]{6}$/;
 /** Marks every temporary name: the prefix of a temporary revision, the infix of a temporary file. */
@@ -73,4 +74,14 @@ export function tempKindOf(where: 'revs' | 'dir', name: string): ArchiveTempKind
 // A string as a literal inside a regular expression.
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * The revision id when `dir` is exactly the directory of a revision of `workspaceId` under
+ * `archiveRoot` (`{archiveRoot}/{ws}/revs/{revision}`), else null: never another workspace's,
+ * a temporary one, a `..` path or anything outside the archive.
+ */
+export function revisionAt(archiveRoot: string, workspaceId: string, dir: string): string | null {
+  const revision = path.basename(dir);
+  return WORKSPACE_ID_PATTERN.test(workspaceId) && REVISION_ID_PATTERN.test(revision) && archivePaths(archiveRoot, workspaceId).revision(revision) === dir ? revision : null;
 }

@@ -5,6 +5,7 @@
  * deletes the provider snapshot and keeps the registry entry as `retired`.
  */
 import type { FleetServices } from '../runtime/services.js';
+import { idsValid } from './checked-ids.js';
 import type { GcKindRunner, GcItem } from './gc-kind.js';
 
 // Workspaces that still name the snapshot as their provenance.
@@ -23,6 +24,7 @@ export const basesKind: GcKindRunner = {
     const items: GcItem[] = [];
     for (const entry of await services.bases.list()) {
       if (entry.status === 'retired' || entry.active) continue;
+      if (!idsValid(ctx, { snapshotId: entry.snapshotId, provider: entry.provider })) continue;
       if (now - entry.createdAt < services.config.retention.baseRetentionMs) continue;
       if (await services.bases.isActiveOrCandidate(entry.snapshotId)) continue;
       if ((await liveReferences(services, entry.snapshotId)).length > 0) continue;
@@ -37,6 +39,7 @@ export const basesKind: GcKindRunner = {
       // Re-check: an activation or a new reference may have happened since the plan.
       const entry = await ctx.services.bases.get(item.id);
       if (!entry || entry.active || (await ctx.services.bases.isActiveOrCandidate(item.id)) || (await liveReferences(ctx.services, item.id)).length > 0) continue;
+      if (!idsValid(ctx, { snapshotId: item.id, provider: entry.provider })) continue;
       if (entry.status === 'ready') await ctx.services.providers.get(entry.provider as 'local' | 'vercel').deleteSnapshot(item.id, ctx.signal);
       await ctx.services.bases.update(item.id, { status: 'retired', retiredAt: Date.now() });
       out.push(item);

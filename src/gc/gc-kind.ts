@@ -1,4 +1,5 @@
 /** One kind of garbage: how to find it (dry run) and how to remove it, in bounded batches. */
+import type { InvalidId } from '../lib/id-rules.js';
 import type { FleetServices } from '../runtime/services.js';
 
 export interface GcItem {
@@ -15,6 +16,11 @@ export interface GcContext {
   readonly limit: number;
   readonly now: number;
   readonly signal: AbortSignal;
+  /**
+   * Records an id read from Redis, a provider listing or the archive that broke its rule: it is
+   * skipped (never passed to rm/destroy/deleteSnapshot), logged with its value and counted.
+   */
+  readonly skip: (invalid: InvalidId) => void;
 }
 
 export interface GcKindRunner {

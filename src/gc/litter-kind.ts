@@ -1,13 +1,17 @@
-/** Litter of killed or failed persists (temporaries, manifest-less revisions), older than the persist deadline. */
+/** Litter of killed or failed persists (temporaries, manifest-less revisions), older than the longest job that writes them. */
+import path from 'node:path';
+import type { ArchiveStore } from '../archive/archive-store.js';
 import type { FleetServices } from '../runtime/services.js';
-import { findLitter, LITTER_DESCRIPTIONS, removeLitter } from './collect-litter.js';
+import { idsValid } from './checked-ids.js';
+import { findLitter, LITTER_DESCRIPTIONS, removeLitter, type LitterItem } from './collect-litter.js';
 import type { GcContext, GcKindRunner } from './gc-kind.js';
 import { reclaimableBytes } from './reclaimable-bytes.js';
 
-// The litter a run may remove now.
+// The litter a run may remove now. Backfills write temporary revisions too, and run longer than a persist.
 async function litterOf(ctx: GcContext) {
   const { archive, checkpoints, config } = ctx.services;
-  return findLitter(archive, await archive.workspaces(), config.deadlines.persistMs, ctx.limit, ctx.now, attachedIn(checkpoints));
+  const graceMs = Math.max(config.deadlines.persistMs, config.deadlines.backfillMs);
+  return findLitter(archive, await archive.workspaces(), graceMs, ctx.limit, ctx.now, attachedIn(checkpoints));
 }
 
 // Whether the checkpoint store lists a portable revision as attached.
@@ -15,17 +19,28 @@ function attachedIn(checkpoints: FleetServices['checkpoints']) {
   return async (workspaceId: string, revision: string) => (await checkpoints.byRevision(workspaceId, 'portable_workspace', revision))?.attachedAt != null;
 }
 
+// A litter path must be one entry directly inside a valid workspace's `revs` directory, or its `current` temp.
+function validLitter(ctx: GcContext, archive: ArchiveStore, litter: LitterItem): boolean {
+  if (!idsValid(ctx, { workspaceId: litter.workspaceId })) return false;
+  const { revs, dir } = archive.paths(litter.workspaceId);
+  const name = path.basename(litter.path);
+  const inside = (parent: string) => name !== '' && name !== '.' && name !== '..' && path.join(parent, name) === litter.path;
+  if (inside(revs) || (litter.kind === 'current' && inside(dir))) return true;
+  ctx.skip({ field: 'path', value: litter.path, reason: `must be an entry of ${revs}` });
+  return false;
+}
+
 export const litterKind: GcKindRunner = {
   async plan(ctx) {
     const litter = await litterOf(ctx);
     return Promise.all(
-      litter.map(async (l) => ({ id: l.path, workspaceId: l.workspaceId, description: `${LITTER_DESCRIPTIONS[l.kind]} (${Math.round(l.ageMs / 1000)} s old)`, bytes: await reclaimableBytes(l.path) })),
+      litter.filter((l) => validLitter(ctx, ctx.services.archive, l)).map(async (l) => ({ id: l.path, workspaceId: l.workspaceId, description: `${LITTER_DESCRIPTIONS[l.kind]} (${Math.round(l.ageMs / 1000)} s old)`, bytes: await reclaimableBytes(l.path) })),
     );
   },
   async apply(ctx, planned) {
     const litter = await litterOf(ctx);
     const allowed = new Set(planned.map((p) => p.id));
-    const doomed = litter.filter((l) => allowed.has(l.path));
+    const doomed = litter.filter((l) => allowed.has(l.path) && validLitter(ctx, ctx.services.archive, l));
     await removeLitter(doomed);
     return planned.filter((p) => doomed.some((d) => d.path === p.id));
   },

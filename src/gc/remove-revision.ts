@@ -6,8 +6,11 @@
 import { rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import type { ArchiveStore } from '../archive/archive-store.js';
+import { checkIds } from '../lib/id-rules.js';
 
+/** Throws a permanent `PayloadInvalid` (nothing removed) when either id breaks its rule. */
 export async function removeRevision(archive: ArchiveStore, workspaceId: string, revision: string): Promise<boolean> {
+  checkIds('revision removal', { workspaceId, revision });
   if ((await archive.current(workspaceId)) === revision) return false;
   const paths = archive.paths(workspaceId);
   await rm(paths.manifest(revision), { force: true });

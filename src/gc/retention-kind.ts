@@ -3,9 +3,19 @@
  * attached revisions plus every one younger than FLEET_KEEP_REVISIONS_MIN_AGE_MS, and never the
  * current one. Older ones lose their record (atomically refused for the head) and their bytes.
  */
-import type { GcKindRunner, GcItem } from './gc-kind.js';
+import type { Checkpoint } from '../state/checkpoint-store.js';
+import { idsValid } from './checked-ids.js';
+import type { GcKindRunner, GcContext, GcItem } from './gc-kind.js';
 import { reclaimableBytes } from './reclaimable-bytes.js';
 import { removeRevision } from './remove-revision.js';
+
+// True when a record read back from Redis names only valid ids of `workspaceId`'s own archive.
+function validRecord(ctx: GcContext, workspaceId: string, c: Checkpoint): boolean {
+  if (!idsValid(ctx, { workspaceId, checkpointId: c.id, revision: c.workspaceRevision })) return false;
+  if (c.workspaceId === workspaceId) return true;
+  ctx.skip({ field: 'workspaceId', value: c.workspaceId, reason: `checkpoint ${c.id} is listed under workspace ${workspaceId}` });
+  return false;
+}
 
 export const retentionKind: GcKindRunner = {
   async plan(ctx) {
@@ -19,6 +29,7 @@ export const retentionKind: GcKindRunner = {
       for (const id of expired) {
         const c = await services.checkpoints.get(id);
         if (!c || c.id === head?.id || c.kind !== 'portable_workspace') continue;
+        if (!validRecord(ctx, workspaceId, c)) continue;
         if (now - c.createdAt < keepRevisionsMinAgeMs) continue;
         if ((await services.archive.current(workspaceId)) === c.workspaceRevision) continue;
         items.push({ id: c.id, workspaceId, description: `revision ${c.workspaceRevision} past retention`, bytes: await reclaimableBytes(services.archive.paths(workspaceId).revision(c.workspaceRevision)) });
@@ -31,7 +42,7 @@ export const retentionKind: GcKindRunner = {
     const out: GcItem[] = [];
     for (const item of planned) {
       const c = await ctx.services.checkpoints.get(item.id);
-      if (!c || !item.workspaceId) continue;
+      if (!c || !item.workspaceId || !validRecord(ctx, item.workspaceId, c)) continue;
       if (!(await ctx.services.checkpoints.forget(item.workspaceId, item.id))) continue;
       if (await removeRevision(ctx.services.archive, item.workspaceId, c.workspaceRevision)) out.push(item);
     }

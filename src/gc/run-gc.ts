@@ -2,6 +2,7 @@
  * One GC run of one kind, under its own lock (`gc:{kind}`), bounded by the payload's limit.
  * A dry run returns what a real run would remove and the bytes it would reclaim.
  */
+import type { InvalidId } from '../lib/id-rules.js';
 import type { GcKind, GcPayload } from '../queues/gc.js';
 import type { FleetServices } from '../runtime/services.js';
 import type { GcItem, GcKindRunner } from './gc-kind.js';
@@ -20,6 +21,10 @@ export interface GcResult {
   readonly bytes: number;
   /** The first 200 items. */
   readonly items: readonly GcItem[];
+  /** Ids that broke their rule and were left alone (each logged with its value). */
+  readonly skipped: number;
+  /** The first 200 of them. */
+  readonly invalidIds: readonly InvalidId[];
   readonly durationMs: number;
 }
 
@@ -35,12 +40,21 @@ export const GC_RUNNERS: Record<GcKind, GcKindRunner> = {
 export async function runGc(services: FleetServices, payload: GcPayload, signal: AbortSignal, runners = GC_RUNNERS): Promise<GcResult> {
   const started = Date.now();
   return services.singleFlight.using(`gc:${payload.kind}`, async (lock) => {
-    const ctx = { services, limit: payload.limit, now: Date.now(), signal: AbortSignal.any([signal, lock.signal]) };
+    // One entry per invalid id, even when both the plan and the apply come across it.
+    const invalid = new Map<string, InvalidId>();
+    const skip = (id: InvalidId) => {
+      const key = `${id.field}\0${id.value}`;
+      if (invalid.has(key)) return;
+      invalid.set(key, id);
+      services.logger.warn({ kind: payload.kind, dryRun: payload.dryRun, field: id.field, value: id.value, reason: id.reason }, 'gc skipped an invalid id');
+    };
+    const ctx = { services, limit: payload.limit, now: Date.now(), signal: AbortSignal.any([signal, lock.signal]), skip };
     const runner = runners[payload.kind];
     const planned = await runner.plan(ctx);
     const done = payload.dryRun ? planned : await runner.apply(ctx, planned);
     if (!payload.dryRun && done.length > 0) services.logger.info({ kind: payload.kind, removed: done.length, bytes: sum(done) }, 'gc removed items');
-    return { kind: payload.kind, dryRun: payload.dryRun, count: done.length, bytes: sum(done), items: done.slice(0, 200), durationMs: Date.now() - started };
+    const invalidIds = [...invalid.values()];
+    return { kind: payload.kind, dryRun: payload.dryRun, count: done.length, bytes: sum(done), items: done.slice(0, 200), skipped: invalidIds.length, invalidIds: invalidIds.slice(0, 200), durationMs: Date.now() - started };
   });
 }
 

@@ -4,17 +4,29 @@
  * then their bytes (archive revision or provider snapshot) are removed. Attached ones are never
  * returned by the store, and `current` is never removed.
  */
+import type { IdSet } from '../lib/id-rules.js';
+import type { CheckpointKind } from '../state/checkpoint-store.js';
+import { idsValid } from './checked-ids.js';
 import type { GcKindRunner, GcContext, GcItem } from './gc-kind.js';
 import { reclaimableBytes } from './reclaimable-bytes.js';
 import { removeRevision } from './remove-revision.js';
 
 const before = (ctx: GcContext) => ctx.now - ctx.services.config.retention.unattachedGraceMs;
 
+// The ids that removing a checkpoint's bytes acts on (read from Redis: checked every time).
+const idsOf = (c: { id: string; workspaceId: string; kind: CheckpointKind; workspaceRevision: string }): IdSet => ({
+  checkpointId: c.id,
+  workspaceId: c.workspaceId,
+  checkpointKind: c.kind,
+  ...(c.kind === 'portable_workspace' ? { revision: c.workspaceRevision } : { snapshotId: c.workspaceRevision }),
+});
+
 export const unattachedKind: GcKindRunner = {
   async plan(ctx) {
     const checkpoints = await ctx.services.checkpoints.listUnattached(before(ctx), ctx.limit);
     const items: GcItem[] = [];
     for (const c of checkpoints) {
+      if (!idsValid(ctx, idsOf(c))) continue;
       const bytes = c.kind === 'portable_workspace' ? await reclaimableBytes(ctx.services.archive.paths(c.workspaceId).revision(c.workspaceRevision)) : 0;
       items.push({ id: c.workspaceRevision, workspaceId: c.workspaceId, description: `unattached ${c.kind} checkpoint (${c.reason || 'no reason'})`, bytes });
     }
@@ -25,14 +37,17 @@ export const unattachedKind: GcKindRunner = {
     const bytesById = new Map(planned.map((p) => [p.id, p.bytes]));
     const out: GcItem[] = [];
     for (const c of collected) {
+      // The record is gone already; bytes named by an invalid id are left for an operator.
+      if (!idsValid(ctx, idsOf(c))) continue;
       if (c.kind === 'portable_workspace') {
         const bytes = bytesById.get(c.workspaceRevision) ?? (await reclaimableBytes(ctx.services.archive.paths(c.workspaceId).revision(c.workspaceRevision)));
         if (await removeRevision(ctx.services.archive, c.workspaceId, c.workspaceRevision)) {
           out.push({ id: c.workspaceRevision, workspaceId: c.workspaceId, description: 'unattached revision removed', bytes });
         }
       } else {
-        const address = await ctx.services.addresses.get(c.workspaceId);
-        await ctx.services.providers.get(address?.provider ?? ctx.services.config.provider).deleteSnapshot(c.workspaceRevision, ctx.signal);
+        const provider = (await ctx.services.addresses.get(c.workspaceId))?.provider ?? ctx.services.config.provider;
+        if (!idsValid(ctx, { provider, snapshotId: c.workspaceRevision })) continue;
+        await ctx.services.providers.get(provider).deleteSnapshot(c.workspaceRevision, ctx.signal);
         out.push({ id: c.workspaceRevision, workspaceId: c.workspaceId, description: 'unattached provider snapshot deleted', bytes: 0 });
       }
     }

@@ -7,7 +7,8 @@
  */
 import { isFleetError } from '../errors/fleet-error.js';
 import type { FleetClient } from '../producers/fleet-client.js';
-import { HOSTOPS, hostOpJobOptions, type HostOp } from '../queues/hostops.js';
+import { HOSTOPS, HostOpPayload, hostOpJobOptions, type HostOpRequest } from '../queues/hostops.js';
+import { parsePayload } from '../queues/payload.js';
 import { waitForJob } from '../producers/wait-for-job.js';
 import { ProviderBusyError, ProviderGoneError, ProviderPermanentError } from './provider-errors.js';
 import type { CreateRequest, ExecRequest, ExecResult, FileToWrite, ReadyMarker, SandboxInfo, SandboxProvider, TreeSource } from './sandbox-provider.js';
@@ -25,12 +26,15 @@ export class RemoteLocalProvider implements SandboxProvider {
   ) {}
 
   // Runs one operation on the remote host and maps its failure to a provider error class.
-  async #call<T>(op: HostOp, handle: string | undefined, args: Record<string, unknown>, signal: AbortSignal): Promise<T> {
+  // The request is validated before it is enqueued (the serving host validates it again).
+  async #call<T>(request: HostOpRequest, signal: AbortSignal): Promise<T> {
     if (signal.aborted) throw signal.reason;
+    const payload = parsePayload('hostops payload', HostOpPayload, request);
+    const op = payload.op;
     const bullName = `${HOSTOPS}@${this.hostId}`;
     const queue = this.client.pool.queue(bullName);
     const events = await this.client.pool.events(bullName);
-    const job = await queue.add(op, { op, ...(handle ? { handle } : {}), args }, hostOpJobOptions);
+    const job = await queue.add(op, payload, hostOpJobOptions);
     const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
     aborted.catch(() => undefined);
     try {
@@ -49,13 +53,13 @@ export class RemoteLocalProvider implements SandboxProvider {
 
   create(request: CreateRequest): Promise<{ handle: string; hostId: string }> {
     const { signal, hostId: _hostId, ...rest } = request;
-    return this.#call('create', undefined, { ...rest }, signal);
+    return this.#call({ op: 'create', args: rest }, signal);
   }
   get(handle: string, signal: AbortSignal): Promise<SandboxInfo | null> {
-    return this.#call('get', handle, {}, signal);
+    return this.#call({ op: 'get', handle }, signal);
   }
   resume(handle: string, signal: AbortSignal): Promise<void> {
-    return this.#call('resume', handle, {}, signal);
+    return this.#call({ op: 'resume', handle }, signal);
   }
   async list(): Promise<SandboxInfo[]> {
     // Orphans are swept by each host's janitor; a remote host's list is not needed here.
@@ -63,40 +67,41 @@ export class RemoteLocalProvider implements SandboxProvider {
   }
   exec(handle: string, request: ExecRequest): Promise<ExecResult> {
     const { signal, onStdout: _out, onStderr: _err, ...rest } = request;
-    return this.#call('exec', handle, { ...rest }, signal);
+    return this.#call({ op: 'exec', handle, args: rest }, signal);
   }
   writeFiles(handle: string, files: readonly FileToWrite[], signal: AbortSignal): Promise<void> {
-    return this.#call('writeFiles', handle, { files: files.map((f) => ({ path: f.path, content: f.content.toString('base64'), mode: f.mode })) }, signal);
+    const encoded = files.map((f) => ({ path: f.path, content: f.content.toString('base64'), ...(f.mode === undefined ? {} : { mode: f.mode }) }));
+    return this.#call({ op: 'writeFiles', handle, args: { files: encoded } }, signal);
   }
   async readFile(handle: string, path: string, signal: AbortSignal): Promise<Buffer | null> {
-    const content = await this.#call<string | null>('readFile', handle, { path }, signal);
+    const content = await this.#call<string | null>({ op: 'readFile', handle, args: { path } }, signal);
     return content === null ? null : Buffer.from(content, 'base64');
   }
   async openTree(): Promise<TreeSource> {
     throw new ProviderPermanentError('local', 'openTree', `the tree lives on host ${this.hostId}: persist runs there (persist@${this.hostId})`);
   }
   importTree(handle: string, from: string, signal: AbortSignal): Promise<void> {
-    return this.#call('importTree', handle, { from }, signal);
+    return this.#call({ op: 'importTree', handle, args: { from } }, signal);
   }
   markReady(handle: string, marker: ReadyMarker, signal: AbortSignal): Promise<void> {
-    return this.#call('markReady', handle, { marker }, signal);
+    return this.#call({ op: 'markReady', handle, args: { marker } }, signal);
   }
   readReady(handle: string, signal: AbortSignal): Promise<ReadyMarker | null> {
-    return this.#call('readReady', handle, {}, signal);
+    return this.#call({ op: 'readReady', handle }, signal);
   }
   clearReady(handle: string, signal: AbortSignal): Promise<void> {
-    return this.#call('clearReady', handle, {}, signal);
+    return this.#call({ op: 'clearReady', handle }, signal);
   }
   snapshot(handle: string, options: { expirationMs: number; signal: AbortSignal }): Promise<{ snapshotId: string }> {
-    return this.#call('snapshot', handle, { expirationMs: options.expirationMs }, options.signal);
+    return this.#call({ op: 'snapshot', handle, args: { expirationMs: options.expirationMs } }, options.signal);
   }
   deleteSnapshot(snapshotId: string, signal: AbortSignal): Promise<void> {
-    return this.#call('deleteSnapshot', undefined, { snapshotId }, signal);
+    return this.#call({ op: 'deleteSnapshot', args: { snapshotId } }, signal);
   }
   stop(handle: string, signal: AbortSignal): Promise<void> {
-    return this.#call('stop', handle, {}, signal);
+    return this.#call({ op: 'stop', handle }, signal);
   }
   destroy(handle: string, signal: AbortSignal): Promise<void> {
-    return this.#call('destroy', handle, {}, signal);
+    return this.#call({ op: 'destroy', handle }, signal);
   }
 }

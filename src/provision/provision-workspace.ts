@@ -12,6 +12,7 @@ import { encodeFailure } from '../errors/failure-codec.js';
 import { FleetError } from '../errors/fleet-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import { WorkspaceConflictError } from '../errors/workspace-conflict-error.js';
+import { firstInvalidId } from '../lib/id-rules.js';
 import { isProviderError, ProviderBusyError } from '../providers/provider-errors.js';
 import type { ProviderName, SandboxProvider } from '../providers/sandbox-provider.js';
 import type { ProvisionResult } from '../queues/provision.js';
@@ -186,6 +187,12 @@ function ProvisionSuperseded(workspaceId: string, generation: number, cause: unk
 
 // Destroys a replaced incarnation (best effort: a gone host or sandbox needs nothing).
 async function retire(services: FleetServices, old: Address, ctx: ProcessorContext): Promise<void> {
+  // The old address is read back from Redis: only an incarnation of this workspace is destroyed.
+  const invalid = firstInvalidId({ workspaceId: old.workspaceId, handle: old.handle });
+  if (invalid) {
+    ctx.logger.warn({ workspaceId: old.workspaceId, ...invalid }, 'the replaced address names an invalid handle; not destroyed');
+    return;
+  }
   try {
     const provider: SandboxProvider = services.providerFor(old);
     await provider.destroy(old.handle, ctx.signal);

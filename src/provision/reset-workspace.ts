@@ -6,6 +6,7 @@
  */
 import { mkdir, rename } from 'node:fs/promises';
 import path from 'node:path';
+import { firstInvalidId } from '../lib/id-rules.js';
 import type { FleetServices } from '../runtime/services.js';
 
 export interface ResetResult {
@@ -23,8 +24,13 @@ export async function resetWorkspace(services: FleetServices, workspaceId: strin
     let destroyed: string | null = null;
     if (address) {
       await services.client.stopCheckpoints(workspaceId).catch(() => undefined);
-      await services.providerFor(address).destroy(address.handle, signal).catch(() => undefined);
-      destroyed = address.handle;
+      // The handle is read back from Redis: only an incarnation of this workspace is destroyed.
+      const invalid = firstInvalidId({ workspaceId, handle: address.handle });
+      if (invalid) services.logger.warn({ workspaceId, ...invalid }, 'reset: the address names an invalid handle; not destroyed');
+      else {
+        await services.providerFor(address).destroy(address.handle, signal).catch(() => undefined);
+        destroyed = address.handle;
+      }
     }
     const { keys, redis } = services;
     const ids = await services.checkpoints.history(workspaceId, 100_000);

@@ -13,6 +13,19 @@ export const WorkspaceId = z
   .regex(WORKSPACE_ID_PATTERN, { error: 'must match ^[A-Za-z0-9_-]{1,128}$' });
 export type WorkspaceId = z.infer<typeof WorkspaceId>;
 
+/**
+ * Snapshot ids (a provider-native snapshot or a local base directory under
+ * FLEET_SNAPSHOT_ROOT): 1-200 letters, digits, `_`, `.` or `-`, starting with a letter or digit,
+ * so an id is one path segment that can never be `.` or `..`. Covers every id the fleet makes:
+ * local `snap-<ws>-g<gen>-<hex>`, bake's `failed-<hash>-<hex>`, Vercel's `snap_…`, and
+ * operator-named base directories.
+ */
+export const SNAPSHOT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/;
+
+export const SnapshotId = z
+  .string({ error: 'must be a string' })
+  .regex(SNAPSHOT_ID_PATTERN, { error: 'must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$ (never "." or "..")' });
+
 /** Generations are positive integers, strictly increasing per workspace. */
 export const Generation = z
   .number({ error: 'must be a number' })

@@ -61,7 +61,9 @@ export async function startFleetProcess({ config, queues, logger, processors, wo
       workerOptions: workerOptions ?? {},
       metrics: services.metrics,
       // The host's persist workers also run provider operations for callers on other hosts.
-      internal: queues.includes('persist') ? [{ definition: HOSTOPS_QUEUE, processor: hostOpsProcessor(services) as Processor }] : [],
+      internal: queues.includes('persist')
+        ? [{ definition: HOSTOPS_QUEUE, processor: hostOpsProcessor({ local: services.providers.get('local'), hostId: config.hostId, archiveRoot: config.paths.archiveRoot }) }]
+        : [],
       // A persist that failed for good (including by stalling) is reported to its waiters.
       onFinalFailure: async (queue, data, reason) => {
         const job = data as { workspaceId?: string; requestSeq?: number };

@@ -69,6 +69,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     hostId: config.hostId,
     liveRoot: config.paths.liveRoot,
     snapshotRoot: config.paths.snapshotRoot,
+    archiveRoot: config.paths.archiveRoot,
     systemPath: config.systemPath,
     copyTimeoutMs: config.deadlines.persistMs,
     treeLimits: config.treeLimits,

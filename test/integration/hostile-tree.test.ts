@@ -52,7 +52,8 @@ async function arena(): Promise<Arena> {
       expect(await treeFacts(h.live('victim')), `${label}: victim live tree`).toBe(before.victimLive);
       expect(archiveHolds(h.config.paths.archiveRoot, CANARY), `${label}: canary bytes in the archive`).toBe(false);
       for (const workspaceId of ['victim', 'attacker']) {
-        const checks = await verifyRevisions(h.services.archive, [workspaceId]);
+        const { checks, problems } = await verifyRevisions({ archive: h.services.archive, history: h.services.checkpoints }, [workspaceId]);
+        expect(problems, `${label}: ${workspaceId} verify problems`).toEqual([]);
         expect(checks.filter((c) => !c.ok), `${label}: ${workspaceId} revisions verify`).toEqual([]);
       }
     },
@@ -183,7 +184,9 @@ describe('hostile trees', () => {
       expect(await readFile(path.join(h.live(ws), `${ws}.txt`), 'utf8')).toBe(ws);
     }
     await a.check('mutual links');
-    expect((await verifyRevisions(h.services.archive, ['peer'])).every((c) => c.ok)).toBe(true);
+    const peer = await verifyRevisions({ archive: h.services.archive, history: h.services.checkpoints }, ['peer']);
+    expect(peer.problems).toEqual([]);
+    expect(peer.checks.every((c) => c.ok)).toBe(true);
   });
 
   it('a directory swapped with a symlink out of the tree in a tight loop, during persists of both modes', { timeout: 120_000 }, async () => {

@@ -36,8 +36,9 @@ export function registerGc(program: Command, ctx: CliContext, run: (action: () =
           bar?.done();
           printResult(ctx.io, Boolean(opts.json), { dryRun: Boolean(opts.dryRun), results }, () =>
             [
-              table(['kind', opts.dryRun ? 'would remove' : 'removed', 'bytes'], results.map((r) => [r.kind, r.count, r.bytes])),
+              table(['kind', opts.dryRun ? 'would remove' : 'removed', 'bytes', 'skipped'], results.map((r) => [r.kind, r.count, r.bytes, r.skipped])),
               ...results.flatMap((r) => r.items.slice(0, 20).map((item) => `  ${r.kind}: ${item.id} — ${item.description}${item.bytes ? ` (${item.bytes} bytes)` : ''}`)),
+              ...results.flatMap((r) => r.invalidIds.slice(0, 20).map((id) => `  ${r.kind}: skipped invalid ${id.field} ${JSON.stringify(id.value)} (${id.reason})`)),
             ].join('\n'),
           );
           return 0;

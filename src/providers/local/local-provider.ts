@@ -29,6 +29,7 @@ import type {
   TreeSource,
 } from '../sandbox-provider.js';
 import { classifyFsError } from './classify-fs-error.js';
+import { checkCreateRequest, checkImportSource, checkSnapshotId } from './local-ids.js';
 import { livePaths, localHandle, parseLocalHandle, type LivePaths } from './live-paths.js';
 import { openDirBeneath, openParentBeneath } from './safe-path.js';
 import { buildRevisionTree } from '../../archive/build-revision-tree.js';
@@ -43,6 +44,8 @@ export interface LocalProviderOptions {
   readonly hostId: string;
   readonly liveRoot: string;
   readonly snapshotRoot: string;
+  /** The archive root: `importTree` only reads committed revisions beneath it. */
+  readonly archiveRoot: string;
   readonly systemPath: string;
   /** Deadline of one tree copy (restore, snapshot). */
   readonly copyTimeoutMs: number;
@@ -111,6 +114,7 @@ export class LocalProvider implements SandboxProvider {
   }
 
   async create({ workspaceId, generation, source, signal }: CreateRequest): Promise<{ handle: string; hostId: string }> {
+    checkCreateRequest({ workspaceId, generation, source });
     const handle = localHandle(this.options.hostId, workspaceId, generation);
     const paths = livePaths(this.options.liveRoot, workspaceId);
     try {
@@ -299,7 +303,8 @@ export class LocalProvider implements SandboxProvider {
   }
 
   async importTree(handle: string, from: string, signal: AbortSignal): Promise<void> {
-    const { paths } = this.#paths(handle, 'importTree');
+    const { paths, workspaceId } = this.#paths(handle, 'importTree');
+    await checkImportSource(this.options.archiveRoot, workspaceId, from);
     await this.#locked(paths, signal, async () => {
       await this.#own(handle, 'importTree');
       await rmFile(paths.ready);
@@ -381,7 +386,7 @@ export class LocalProvider implements SandboxProvider {
   }
 
   async deleteSnapshot(snapshotId: string): Promise<void> {
-    if (!/^[A-Za-z0-9_.-]{1,200}$/.test(snapshotId)) throw new ProviderPermanentError('local', 'deleteSnapshot', `bad snapshot id ${JSON.stringify(snapshotId)}`);
+    checkSnapshotId('deleteSnapshot', snapshotId);
     await removeTree(path.join(this.options.snapshotRoot, snapshotId));
   }
 

@@ -1,58 +1,59 @@
 /**
  * `hostops@{host}` processor: runs one provider operation on this host's local provider for a
  * caller on another host (see queues/hostops.ts and providers/remote-local-provider.ts).
- * Provider errors keep their class (busy/gone/permanent) through the failure code.
+ * The payload is parsed again here with this host's rules (handle of this host, importTree
+ * source under this host's archive), so a bad one fails as a permanent `PayloadInvalid` before
+ * the provider is called. Provider errors keep their class (busy/gone/permanent) through the
+ * failure code.
  */
-import type { HostOpPayload } from '../../queues/hostops.js';
-import type { FleetServices } from '../../runtime/services.js';
+import { hostOpPayloadFor, type HostOpScope } from '../../queues/hostops.js';
+import { parsePayload } from '../../queues/payload.js';
+import type { SandboxProvider } from '../../providers/sandbox-provider.js';
 import type { Processor } from '../processor-context.js';
-import { ProviderPermanentError } from '../../providers/provider-errors.js';
 
-export function hostOpsProcessor(services: FleetServices): Processor<HostOpPayload, unknown> {
-  const local = services.providers.get('local');
-  return async ({ op, handle, args }, ctx) => {
+export interface HostOpsDeps extends HostOpScope {
+  /** This host's local provider. */
+  readonly local: SandboxProvider;
+}
+
+export function hostOpsProcessor({ local, hostId, archiveRoot }: HostOpsDeps): Processor<unknown, unknown> {
+  const schema = hostOpPayloadFor({ hostId, archiveRoot });
+  return async (data, ctx) => {
+    const payload = parsePayload('hostops payload', schema, data);
     const signal = ctx.signal;
-    const need = () => {
-      if (!handle) throw new ProviderPermanentError('local', op, 'host operation without a handle');
-      return handle;
-    };
-    switch (op) {
-      case 'create': {
-        const request = args as { workspaceId: string; generation: number; source: { type: 'empty' } | { type: 'base-snapshot' | 'workspace-snapshot'; snapshotId: string }; env?: Record<string, string> };
-        return local.create({ ...request, hostId: services.config.hostId, signal });
-      }
+    switch (payload.op) {
+      case 'create':
+        return local.create({ ...payload.args, hostId, signal });
       case 'get':
-        return local.get(need(), signal);
+        return local.get(payload.handle, signal);
       case 'resume':
-        return local.resume(need(), signal);
-      case 'exec': {
-        const request = args as { cmd: string[]; cwd?: string; env?: Record<string, string>; timeoutMs: number };
-        return local.exec(need(), { ...request, signal });
-      }
+        return local.resume(payload.handle, signal);
+      case 'exec':
+        return local.exec(payload.handle, { ...payload.args, signal });
       case 'writeFiles': {
-        const files = (args.files as { path: string; content: string; mode?: number }[]).map((f) => ({ path: f.path, content: Buffer.from(f.content, 'base64'), ...(f.mode === undefined ? {} : { mode: f.mode }) }));
-        return local.writeFiles(need(), files, signal);
+        const files = payload.args.files.map((f) => ({ path: f.path, content: Buffer.from(f.content, 'base64'), ...(f.mode === undefined ? {} : { mode: f.mode }) }));
+        return local.writeFiles(payload.handle, files, signal);
       }
       case 'readFile': {
-        const content = await local.readFile(need(), String(args.path), signal);
+        const content = await local.readFile(payload.handle, payload.args.path, signal);
         return content === null ? null : content.toString('base64');
       }
       case 'importTree':
-        return local.importTree(need(), String(args.from), signal);
+        return local.importTree(payload.handle, payload.args.from, signal);
       case 'markReady':
-        return local.markReady(need(), args.marker as { generation: number; source: string; readyAt: number }, signal);
+        return local.markReady(payload.handle, payload.args.marker, signal);
       case 'readReady':
-        return local.readReady(need(), signal);
+        return local.readReady(payload.handle, signal);
       case 'clearReady':
-        return local.clearReady(need(), signal);
+        return local.clearReady(payload.handle, signal);
       case 'snapshot':
-        return local.snapshot(need(), { expirationMs: Number(args.expirationMs ?? 0), signal });
+        return local.snapshot(payload.handle, { expirationMs: payload.args.expirationMs, signal });
       case 'deleteSnapshot':
-        return local.deleteSnapshot(String(args.snapshotId), signal);
+        return local.deleteSnapshot(payload.args.snapshotId, signal);
       case 'stop':
-        return local.stop(need(), signal);
+        return local.stop(payload.handle, signal);
       case 'destroy':
-        return local.destroy(need(), signal);
+        return local.destroy(payload.handle, signal);
     }
   };
 }
