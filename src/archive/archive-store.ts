@@ -10,6 +10,14 @@ import path from 'node:path';
 import { archivePaths, MANIFEST_SUFFIX, REVISION_ID_PATTERN, tempKindOf, type ArchivePaths, type ArchiveTempKind } from './archive-paths.js';
 import { fsyncDir } from './fsync.js';
 import type { RevisionManifest } from './manifest.js';
+import { classifyStorageError } from '../errors/classify-storage-error.js';
+
+// Rethrows a filesystem error of `operation` on `path` as a typed storage error.
+const typed =
+  (operation: string, path: string) =>
+  (error: unknown): never => {
+    throw classifyStorageError(error, operation, path);
+  };
 
 export interface RevisionSummary {
   readonly revision: string;
@@ -36,7 +44,7 @@ export class ArchiveStore {
   /** Creates the workspace's archive directories. */
   async ensure(workspaceId: string): Promise<ArchivePaths> {
     const paths = this.paths(workspaceId);
-    await mkdir(paths.revs, { recursive: true, mode: 0o700 });
+    await mkdir(paths.revs, { recursive: true, mode: 0o700 }).catch(typed('create archive directory', paths.revs));
     return paths;
   }
 
@@ -56,21 +64,21 @@ export class ArchiveStore {
   async flipCurrent(workspaceId: string, revision: string): Promise<void> {
     const paths = this.paths(workspaceId);
     const tmp = paths.currentTmp(nonce());
-    await symlink(paths.currentTarget(revision), tmp);
+    await symlink(paths.currentTarget(revision), tmp).catch(typed('flip current', tmp));
     try {
       await rename(tmp, paths.current);
     } catch (error) {
       await rm(tmp, { force: true }).catch(() => undefined);
-      throw error;
+      typed('flip current', paths.current)(error);
     }
-    await fsyncDir(paths.dir);
+    await fsyncDir(paths.dir).catch(typed('fsync', paths.dir));
   }
 
   /** Writes a manifest durably (temp file, fsync, rename); a failed write removes its temp file. */
   async writeManifest(workspaceId: string, manifest: RevisionManifest): Promise<void> {
     const paths = this.paths(workspaceId);
     const tmp = paths.manifestTmp(manifest.revision, nonce());
-    const handle = await open(tmp, 'wx', 0o600);
+    const handle = await open(tmp, 'wx', 0o600).catch(typed('write manifest', tmp));
     try {
       try {
         await handle.writeFile(JSON.stringify(manifest));
@@ -81,7 +89,7 @@ export class ArchiveStore {
       await rename(tmp, paths.manifest(manifest.revision));
     } catch (error) {
       await rm(tmp, { force: true }).catch(() => undefined);
-      throw error;
+      typed('write manifest', tmp)(error);
     }
   }
 
@@ -96,9 +104,9 @@ export class ArchiveStore {
       await rename(paths.tmp(revision), paths.revision(revision));
     } catch (error) {
       await rm(paths.manifest(revision), { force: true }).catch(() => undefined);
-      throw error;
+      typed('commit revision', paths.revision(revision))(error);
     }
-    await fsyncDir(paths.revs);
+    await fsyncDir(paths.revs).catch(typed('fsync', paths.revs));
   }
 
   async readManifest(workspaceId: string, revision: string): Promise<RevisionManifest | null> {
