@@ -25,6 +25,8 @@ export interface MetricsRecorder {
   /** A persist run caught the archive up; `lagMs` is how far behind it was. */
   persistCaughtUp(lagMs: number): Promise<void>;
   rsyncExit(code: number): Promise<void>;
+  /** Entries of a live tree a persist did not take: refused by a limit, or skipped (devices, sockets). */
+  entriesNotTaken(refused: number, skipped: number): Promise<void>;
   lockAcquired(resource: string, waitedMs: number): Promise<void>;
   lockContended(resource: string): Promise<void>;
   lockFailed(resource: string, reason: LockFailureReason): Promise<void>;
@@ -39,6 +41,7 @@ export const noopMetrics: MetricsRecorder = Object.freeze({
   revisionCommitted: done,
   persistCaughtUp: done,
   rsyncExit: done,
+  entriesNotTaken: done,
   lockAcquired: done,
   lockContended: done,
   lockFailed: done,

@@ -15,4 +15,5 @@ export async function recordPersist(services: FleetServices, reason: string, res
     services.logger.debug({ err: error }, 'persist lag sample skipped');
   }
   if (!result.unchanged && result.revision) await services.metrics.revisionCommitted({ reason, bytes: result.bytes, changedFiles: result.changedFiles });
+  await services.metrics.entriesNotTaken(result.refusedEntries ?? 0, result.skippedEntries ?? 0);
 }

@@ -89,6 +89,11 @@ export class RedisMetricsRecorder implements MetricsRecorder {
     return this.#write(count(F.rsyncExits, { code: String(code) }));
   }
 
+  entriesNotTaken(refused: number, skipped: number): Promise<void> {
+    if (refused + skipped === 0) return Promise.resolve();
+    return this.#write([...count(F.persistRefused, {}, refused), ...count(F.persistSkipped, {}, skipped)]);
+  }
+
   lockAcquired(resource: string, waitedMs: number): Promise<void> {
     const kind = lockKind(resource);
     return this.#write([...count(F.lockAcquired, { kind }), ...observe(F.lockWait, { kind }, waitedMs / 1000)]);

@@ -73,6 +73,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     systemPath: config.systemPath,
     copyTimeoutMs: config.deadlines.persistMs,
     treeLimits: config.treeLimits,
+    onRsyncExit: (code) => void metrics.rsyncExit(code),
   });
   // The Vercel provider exists when it is the default or credentials are configured.
   const vercelConfigured = config.provider === 'vercel' || config.vercel.token !== null || config.vercel.oidcToken !== null;

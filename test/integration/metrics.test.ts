@@ -1,6 +1,10 @@
-// /metrics after real work: a provision and a persist through real workers (real rsync), a
-// fenced stale persist, and lock contention and loss, all read back fleet-wide from Redis.
+// /metrics after real work: a provision, a persist and a rollback (its restore runs real rsync)
+// through real workers, a fenced stale persist, and lock contention and loss, all read back
+// fleet-wide from Redis.
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { HOSTILE_FIXTURE } from '../helpers/hostile-tree.js';
 import { SingleFlight } from '../../src/locks/single-flight.js';
 import { lockMetricsObserver } from '../../src/metrics/lock-metrics-observer.js';
 import { testWorkers, silentLogger } from '../helpers/fleet-harness.js';
@@ -15,8 +19,12 @@ describe('/metrics', () => {
     await testWorkers(h.config, ['provision', 'persist']);
     expect((await answer(h.request('/v1/workspaces/ws-m/provision?wait=true', { json: {} }))).status).toBe(200);
     await h.write('ws-m', { 'a.txt': 'x'.repeat(1000), 'b.txt': 'y'.repeat(500) });
+    // A socket in the tree: never archived, counted as skipped.
+    execFileSync('python3', [HOSTILE_FIXTURE, 'socket', path.join(h.live('ws-m'), 'agent.sock')]);
     const persisted = await answer(h.request('/v1/workspaces/ws-m/persist?wait=true', { json: { generation: 1, delete: true, reason: 'turn-end' } }));
-    expect(persisted.body.result).toMatchObject({ files: 2, bytes: 1500, unchanged: false });
+    expect(persisted.body.result).toMatchObject({ files: 2, bytes: 1500, unchanged: false, skippedEntries: 1 });
+    const revision = (persisted.body.result as { revision: string }).revision;
+    await h.services.client.rollback({ workspaceId: 'ws-m', revision }, { wait: true, timeoutMs: 30_000 });
 
     // A persist of a replaced incarnation: the worker's fence refuses it (and counts it).
     await rejectsWith(h.services.client.persist({ workspaceId: 'ws-m', generation: 0 + 99, reason: 'manual' }, { wait: true, timeoutMs: 30_000 }), 'StaleGeneration');
@@ -65,6 +73,8 @@ describe('/metrics', () => {
     expect(sampleValue(samples, 'fleet_active_workspaces')).toBe(1);
     // Revisions and bytes written.
     expect(sampleValue(samples, 'fleet_revisions_committed_total', { reason: 'turn-end' })).toBe(1);
+    expect(sampleValue(samples, 'fleet_persist_skipped_entries_total')).toBe(1);
+    expect(sampleValue(samples, 'fleet_persist_refused_entries_total')).toBe(0);
     expect(sampleValue(samples, 'fleet_revision_bytes_total', { reason: 'turn-end' })).toBe(1500);
     expect(sampleValue(samples, 'fleet_revision_changed_files_total', { reason: 'turn-end' })).toBe(2);
     // Fence rejections, rsync exit codes.

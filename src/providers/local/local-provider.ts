@@ -15,6 +15,7 @@ import { lstat, mkdir, open, readFile, readdir, rename, unlink } from 'node:fs/p
 import path from 'node:path';
 import { fsyncDir } from '../../archive/fsync.js';
 import { runCommand } from '../../lib/run-command.js';
+import { RsyncError } from '../../rsync/rsync-error.js';
 import { runRsync } from '../../rsync/run-rsync.js';
 import { snapshotArgs } from '../../rsync/rsync-args.js';
 import { ProviderBusyError, ProviderGoneError, ProviderPermanentError } from '../provider-errors.js';
@@ -51,6 +52,8 @@ export interface LocalProviderOptions {
   readonly copyTimeoutMs: number;
   /** What a snapshot takes from a live tree. @default DEFAULT_TREE_LIMITS */
   readonly treeLimits?: TreeLimits;
+  /** Counts the exit code of each restore's rsync (metrics). */
+  readonly onRsyncExit?: (exitCode: number) => void;
 }
 
 /** Setuid and setgid are never set on a file written for a caller. */
@@ -313,13 +316,17 @@ export class LocalProvider implements SandboxProvider {
       try {
         await mkdir(staging, { mode: 0o700 });
         // No --link-dest: the live tree must never share inodes with the archive.
-        await runRsync({
+        const run = await runRsync({
           args: snapshotArgs({ source: from, dest: staging, ioTimeoutS: Math.max(30, Math.ceil(this.options.copyTimeoutMs / 1000)) }),
           operation: 'restore',
           timeoutMs: this.options.copyTimeoutMs,
           signal,
           path: this.options.systemPath,
+        }).catch((error: unknown) => {
+          if (error instanceof RsyncError) this.options.onRsyncExit?.(error.exitCode);
+          throw error;
         });
+        this.options.onRsyncExit?.(run.exitCode);
         await this.#swapIn(paths, staging);
       } catch (error) {
         await removeTree(staging).catch(() => undefined);
