@@ -4,7 +4,7 @@
  * jobs finish within the grace period and is raced against a timer (BullMQ's `close()` hangs
  * forever when Redis is gone).
  */
-import { Worker, type WorkerOptions } from 'bullmq';
+import type { WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { fleetKeys } from '../keys.js';
@@ -14,6 +14,7 @@ import { registerWorker, type WorkerRegistration } from '../runtime/worker-regis
 import { notImplemented } from './not-implemented.js';
 import type { Processor } from './processor-context.js';
 import { wrapProcessor } from './wrap-processor.js';
+import { FleetWorker } from './fleet-worker.js';
 import type { MetricsRecorder } from '../metrics/metrics-recorder.js';
 
 export interface StartWorkersOptions {
@@ -45,7 +46,7 @@ export interface RunningWorkers {
 export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorkers> {
   const { config, queues, processors, connection, logger, workerOptions = {}, onFinalFailure, metrics, internal = [] } = options;
   const keys = fleetKeys(config.redis.prefix);
-  const workers: { name: string; bullName: string; worker: Worker }[] = [];
+  const workers: { name: string; bullName: string; worker: FleetWorker }[] = [];
   const specs = [
     ...queues.map((name) => ({ definition: QUEUES[name] as QueueDefinition, processor: processors[name] ?? notImplemented(name), public: name as QueueName | null })),
     ...internal.map((q) => ({ definition: q.definition, processor: q.processor, public: null })),
@@ -54,7 +55,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   for (const { definition, processor, public: publicName } of specs) {
     const name = definition.name;
     const bullName = definition.hostBound ? `${name}@${config.hostId}` : name;
-    const worker = new Worker(
+    const worker = new FleetWorker(
       bullName,
       wrapProcessor({ definition, bullQueueName: bullName, processor, deadlineMs: definition.deadlineMs(config), logger, ...(metrics ? { metrics } : {}) }),
       {
