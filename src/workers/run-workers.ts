@@ -28,8 +28,8 @@ export interface StartWorkersOptions {
   readonly workerOptions?: Partial<WorkerOptions>;
   /** Internal queues served next to the fleet's six (e.g. `hostops@<host>`). */
   readonly internal?: readonly { readonly definition: QueueDefinition; readonly processor: Processor }[];
-  /** Called once a job has failed for good (no attempts left or unrecoverable). */
-  readonly onFinalFailure?: (queue: QueueName, data: unknown, failedReason: string) => Promise<void> | void;
+  /** Called once a job has failed for good (no attempts left or unrecoverable); `job` names it in BullMQ. */
+  readonly onFinalFailure?: (queue: QueueName, data: unknown, failedReason: string, job: { readonly queue: string; readonly jobId: string }) => Promise<void> | void;
   /** Job outcomes and durations (fleet_jobs_total, fleet_job_duration_seconds). */
   readonly metrics?: MetricsRecorder;
 }
@@ -82,7 +82,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       if (!job || !onFinalFailure || !publicName) return;
       const final = error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
       if (final) {
-        Promise.resolve(onFinalFailure(publicName, job.data, job.failedReason ?? error.message)).catch((hookError: unknown) =>
+        Promise.resolve(onFinalFailure(publicName, job.data, job.failedReason ?? error.message, { queue: bullName, jobId: String(job.id) })).catch((hookError: unknown) =>
           logger.warn({ err: hookError, queue: bullName }, 'final-failure hook failed'),
         );
       }
