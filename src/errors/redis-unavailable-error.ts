@@ -32,6 +32,6 @@ export class RedisUnavailableError extends FleetError {
   static from(error: unknown, address: string): RedisUnavailableError | null {
     if (error instanceof RedisUnavailableError) return error;
     const refusal = redisRefusal(error);
-    return refusal ? new RedisUnavailableError(address, refusal, error) : null;
+    return refusal ? new RedisUnavailableError(address, refusal.code, refusal.error) : null;
   }
 }

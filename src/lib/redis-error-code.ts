@@ -1,5 +1,5 @@
 /**
- * The one function that classifies a failed Redis command.
+ * The one function that classifies a failed Redis command (`classifyRedisFailure`).
  *
  * A Redis error reply is `-<CODE> <text>`: by the Redis protocol (RESP "simple errors"), the first
  * word is an upper-case error code (`OOM`, `READONLY`, `MISCONF`, `NOSCRIPT`, `ERR`, ...) and
@@ -43,26 +43,37 @@ export const REDIS_REFUSALS: ReadonlySet<string> = new Set([
   ...CONNECTION_CODES,
 ]);
 
-/**
- * The Redis error code of a failure (`OOM`, `READONLY`, `NOSCRIPT`, ...), `NOANSWER` or a Node
- * connection code for failures without a reply, or `null` when `error` is not a Redis failure.
- */
-export function redisErrorCode(error: unknown): string | null {
+/** A classified Redis failure: its code and the error that carries it. */
+export interface RedisFailure {
+  /** The Redis error code (`OOM`, `READONLY`, `NOSCRIPT`, ...), `NOANSWER`, or a Node connection code. */
+  readonly code: string;
+  /** The error the code was read from (for EXECABORT: the reply that refused the transaction). */
+  readonly error: Error;
+}
+
+/** Classifies a failure; `null` when `error` is not a Redis failure. */
+export function classifyRedisFailure(error: unknown): RedisFailure | null {
   if (error instanceof ReplyError) {
-    const code = CODE_TOKEN.exec(error.message)?.[1] ?? null;
+    const code = CODE_TOKEN.exec(error.message)?.[1];
+    if (code === undefined) return null;
     const previous = (error as { previousErrors?: unknown }).previousErrors;
     if (code === 'EXECABORT' && Array.isArray(previous)) {
       for (const cause of previous) {
-        const inner = redisErrorCode(cause);
+        const inner = classifyRedisFailure(cause);
         if (inner) return inner;
       }
     }
-    return code;
+    return { code, error };
   }
-  if (error instanceof MaxRetriesPerRequestError) return NO_ANSWER;
+  if (error instanceof MaxRetriesPerRequestError) return { code: NO_ANSWER, error: error as unknown as Error };
   const systemCode = (error as { code?: unknown } | null)?.code;
-  if (error instanceof Error && typeof systemCode === 'string' && CONNECTION_CODES.has(systemCode)) return systemCode;
+  if (error instanceof Error && typeof systemCode === 'string' && CONNECTION_CODES.has(systemCode)) return { code: systemCode, error };
   return null;
+}
+
+/** The code of `classifyRedisFailure(error)`, or `null`. */
+export function redisErrorCode(error: unknown): string | null {
+  return classifyRedisFailure(error)?.code ?? null;
 }
 
 /** True for the codes of failures without a reply (Redis down, unreachable or silent). */
@@ -70,8 +81,8 @@ export function isConnectionFailure(code: string): boolean {
   return code === NO_ANSWER || CONNECTION_CODES.has(code);
 }
 
-/** The refusal code of `error` when Redis refused or could not be reached, else `null`. */
-export function redisRefusal(error: unknown): string | null {
-  const code = redisErrorCode(error);
-  return code !== null && REDIS_REFUSALS.has(code) ? code : null;
+/** The failure when Redis refused or could not be reached (a retry may succeed), else `null`. */
+export function redisRefusal(error: unknown): RedisFailure | null {
+  const failure = classifyRedisFailure(error);
+  return failure !== null && REDIS_REFUSALS.has(failure.code) ? failure : null;
 }

@@ -8,6 +8,7 @@ import type { WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { fleetKeys } from '../keys.js';
+import { redisAddress } from '../redis.js';
 import type { Logger } from '../logger.js';
 import { QUEUES, type QueueDefinition, type QueueName } from '../queues/index.js';
 import { registerWorker, type WorkerRegistration } from '../runtime/worker-registry.js';
@@ -57,7 +58,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     const bullName = definition.hostBound ? `${name}@${config.hostId}` : name;
     const worker = new FleetWorker(
       bullName,
-      wrapProcessor({ definition, bullQueueName: bullName, processor, deadlineMs: definition.deadlineMs(config), logger, ...(metrics ? { metrics } : {}) }),
+      wrapProcessor({ definition, bullQueueName: bullName, processor, deadlineMs: definition.deadlineMs(config), logger, redisAddress: redisAddress(connection), ...(metrics ? { metrics } : {}) }),
       {
         connection,
         prefix: config.redis.prefix,

@@ -8,6 +8,7 @@ import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { encodeFailure } from '../errors/failure-codec.js';
 import { isFleetError } from '../errors/fleet-error.js';
 import { JobDataUnreadableError } from '../errors/job-data-unreadable-error.js';
+import { RedisUnavailableError } from '../errors/redis-unavailable-error.js';
 import { jobLogger, type Logger } from '../logger.js';
 import { parsePayload } from '../queues/payload.js';
 import type { QueueDefinition } from '../queues/index.js';
@@ -25,6 +26,8 @@ export interface WrapOptions {
   readonly abortGraceMs?: number;
   /** Records each attempt's outcome and duration. @default noopMetrics */
   readonly metrics?: MetricsRecorder;
+  /** `host:port` of the fleet's Redis: a refusal by it fails the attempt as `RedisUnavailable` (retried). */
+  readonly redisAddress?: string;
 }
 
 export type BullProcessor = (job: Job, token?: string, signal?: AbortSignal) => Promise<unknown>;
@@ -63,7 +66,7 @@ async function quarantine(job: Job, data: UnreadableJobData, queue: string, logg
 }
 
 /** Builds the BullMQ processor for one queue. */
-export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs, logger: root, abortGraceMs = 5_000, metrics = noopMetrics }: WrapOptions): BullProcessor {
+export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs, logger: root, abortGraceMs = 5_000, metrics = noopMetrics, redisAddress }: WrapOptions): BullProcessor {
   return async (job, _token, bullSignal) => {
     const maxAttempts = job.opts.attempts ?? 1;
     const attempt = job.attemptsMade + 1;
@@ -113,8 +116,10 @@ export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs
       logger.info({ durationMs: Date.now() - started }, 'job completed');
       await metrics.jobFinished(bullQueueName, 'completed', Date.now() - started);
       return result;
-    } catch (error) {
+    } catch (thrown) {
       const durationMs = Date.now() - started;
+      // Typed here so the failure crosses the queue as RedisUnavailable, not as Unexpected text.
+      const error = (redisAddress === undefined ? null : RedisUnavailableError.from(thrown, redisAddress)) ?? thrown;
       const retryable = isFleetError(error) ? error.retryable : true;
       const willRetry = retryable && attempt < maxAttempts;
       logger.error({ err: error, durationMs, retryable, willRetry }, `job failed (attempt ${attempt} of ${maxAttempts})`);

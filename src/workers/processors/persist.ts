@@ -11,6 +11,8 @@
 import { encodeFailure } from '../../errors/failure-codec.js';
 import { rollbackWorkspace } from '../../persist/rollback-workspace.js';
 import { isFleetError } from '../../errors/fleet-error.js';
+import { RedisUnavailableError } from '../../errors/redis-unavailable-error.js';
+import { redisAddress } from '../../redis.js';
 import { persistWorkspace, type PersistRequest } from '../../persist/persist-workspace.js';
 import type { PersistPayload, PersistResult, RollbackResult } from '../../queues/persist.js';
 import type { FleetServices } from '../../runtime/services.js';
@@ -76,7 +78,8 @@ export function persistProcessor(services: FleetServices): Processor<PersistPayl
     } catch (error) {
       const permanent = isFleetError(error) && !error.retryable;
       if (permanent || ctx.attempt >= ctx.maxAttempts) {
-        await intents.fail(payload.workspaceId, request?.coveredSeq ?? ownSeq, encodeFailure(error), permanent, job);
+        const failure = RedisUnavailableError.from(error, redisAddress(services.redis)) ?? error;
+        await intents.fail(payload.workspaceId, request?.coveredSeq ?? ownSeq, encodeFailure(failure), permanent, job);
       }
       throw error;
     } finally {
