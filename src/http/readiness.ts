@@ -49,7 +49,7 @@ async function probeWrite(redis: Redis, keys: FleetKeys): Promise<CheckResult> {
   } catch (error) {
     const refused = RedisUnavailableError.from(error, redisAddress(redis));
     if (!refused) throw error;
-    return { ok: false, detail: `write probe refused (${refused.refusal}): ${refused.message}` };
+    return { ok: false, detail: `write probe refused: ${refused.message}` };
   }
 }
 
