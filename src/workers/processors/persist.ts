@@ -18,6 +18,7 @@ import type { PersistPayload, PersistResult, RollbackResult } from '../../queues
 import type { FleetServices } from '../../runtime/services.js';
 import type { PersistIntentStore, PersistJobRef } from '../../state/persist-intent.js';
 import type { Processor } from '../processor-context.js';
+import { persistDeps } from './persist-deps.js';
 import { stopWorkspace } from './stop-workspace.js';
 import { recordPersist } from '../../metrics/record-persist.js';
 
@@ -56,16 +57,7 @@ export function persistProcessor(services: FleetServices): Processor<PersistPayl
           : { workspaceId: payload.workspaceId, generation: payload.generation, delete: payload.delete, force: payload.force, reason: payload.reason, turnId: payload.turnId ?? null, coveredSeq: ownSeq };
         ctx.logger.debug({ request, ownSeq }, 'persist request');
         return persistWorkspace(
-          {
-            addresses: services.addresses,
-            checkpoints: services.checkpoints,
-            archive: services.archive,
-            providerFor: services.providerFor,
-            shrinkGuardPct: config.retention.shrinkGuardPct,
-            systemPath: config.systemPath,
-            rsyncTimeoutMs: Math.max(1_000, ctx.deadlineAt - Date.now()),
-            onRsyncExit: (code) => void services.metrics.rsyncExit(code),
-          },
+          persistDeps(services, Math.max(1_000, ctx.deadlineAt - Date.now()), (code) => void services.metrics.rsyncExit(code)),
           request,
           { ...ctx, signal: AbortSignal.any([ctx.signal, lockSignal]) },
         );
