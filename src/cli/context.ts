@@ -15,7 +15,7 @@ export interface CliContext {
   config(): Config;
   /** Configuration whose `redis.url` points at a reachable Redis. */
   connectedConfig(): Promise<Config>;
-  /** `host:port` of the Redis that `connectedConfig` resolved (`null` before it did). */
+  /** `host:port` of the Redis that `connectedConfig` resolved, else of REDIS_URL (`null` if neither is known). */
   redisAddress(): string | null;
   logger(bindings?: Record<string, unknown>): Logger;
 }
@@ -33,7 +33,7 @@ export function createCliContext(io: CliIO, env: Readonly<Record<string, string 
       address = redisUrlAddress(url);
       return withRedisUrl(base, url);
     },
-    redisAddress: () => address,
+    redisAddress: () => address ?? (config?.redis.url ? redisUrlAddress(config.redis.url) : null),
     logger: (bindings = {}) => createLogger({ level: ctx.config().logLevel, bindings }),
   };
   return ctx;

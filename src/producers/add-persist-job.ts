@@ -47,7 +47,8 @@ export async function addPersistJob({ queue, intents, payload, opts, redisAddres
   // BullMQ's transaction wraps an ioredis MULTI (the Redis backend of a Queue built on ioredis).
   const multi = (await queue.getBackend().client).multi();
   intents.queueMerge(multi as unknown as ChainableCommander, payload.workspaceId, data);
-  await new Job(queue, PERSIST, data, opts).addJob(multi);
+  // What Queue#add builds (queue defaults under the job's options), queued instead of sent.
+  await new Job(queue, PERSIST, data, { ...queue.jobsOpts, ...opts }).addJob(multi);
   let replies: Reply[];
   try {
     replies = ((await multi.exec()) ?? []) as Reply[];

@@ -100,6 +100,20 @@ describe('the fleet client while Redis refuses writes', () => {
     expect({ outcome, merged, added }).toEqual(outcome === 'enqueued' ? { outcome, merged: true, added: true } : { outcome: 'refused', merged: false, added: false });
   });
 
+  it('scripts flushed under a live connection: the job add that answers NOSCRIPT inside EXEC is completed on its own', async () => {
+    const { admin, client, written } = await ownRedis();
+    const first = await client.persist({ workspaceId: 'ws', generation: 1, delete: false, reason: 'checkpoint' });
+    // The connection has sent BullMQ's addStandardJob once, so ioredis now sends it as EVALSHA.
+    await admin.script('FLUSH');
+    const second = await client.persist({ workspaceId: 'ws', generation: 1, delete: true, reason: 'turn-end' });
+    // The add inside the EXEC was refused (Redis counts the error replies it sent by code).
+    expect(await admin.info('errorstats')).toMatch(/errorstat_NOSCRIPT:count=[1-9]/);
+    expect(second.seq).toBe(first.seq + 1);
+    // Deduplicated into the first, still waiting, job: the merged delete is what it will run.
+    expect(second.jobId).toBe(first.jobId);
+    expect(await written()).toMatchObject({ lastSeq: String(second.seq), intent: { seq: String(second.seq), delete: '1' } });
+  });
+
   it('a read-only replica: persist fails as RedisUnavailable (READONLY), nothing written', async () => {
     const { admin, client, written } = await ownRedis();
     const before = await written();
