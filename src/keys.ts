@@ -15,6 +15,10 @@ export interface FleetKeys {
   persistIntent(workspaceId: string): string;
   /** Outcome of the last persist run of a workspace, read by waiters. */
   persistStatus(workspaceId: string): string;
+  /** Sequence number a persist worker merged for one job of another producer (see persist-intent). */
+  persistClaim(bullQueue: string, jobId: string): string;
+  /** Key the web process writes (with a TTL) to prove Redis accepts writes (`/readyz`). */
+  readinessProbe(): string;
   /** Sorted set of known workspaces scored by last activity (ms). */
   workspaces(): string;
   /** Checkpoint record hash. */
@@ -63,6 +67,8 @@ export function fleetKeys(prefix: string): FleetKeys {
     runtime: (ws: string) => `${p}:ws:${ws}:runtime`,
     persistIntent: (ws: string) => `${p}:ws:${ws}:persist-intent`,
     persistStatus: (ws: string) => `${p}:ws:${ws}:persist-status`,
+    persistClaim: (queue: string, jobId: string) => `${p}:persist-claim:${queue}:${jobId}`,
+    readinessProbe: () => `${p}:readyz-probe`,
     workspaces: () => `${p}:workspaces`,
     checkpoint: (id: string) => `${p}:ckpt:${id}`,
     checkpoints: (ws: string) => `${p}:ws:${ws}:ckpts`,

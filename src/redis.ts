@@ -52,6 +52,22 @@ export function createRedis({ url, role, commandTimeoutMs, name, logger }: Redis
   return redis;
 }
 
+/** `host:port` (or the socket path) of a connection, for error messages: never its credentials. */
+export function redisAddress(redis: Redis): string {
+  const { host, port, path } = redis.options;
+  return path ? path : `${host ?? '127.0.0.1'}:${port ?? 6379}`;
+}
+
+/** `host:port` of a `redis://` URL (credentials dropped), for error messages. */
+export function redisUrlAddress(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname || '127.0.0.1'}:${parsed.port || '6379'}`;
+  } catch {
+    return 'an unparsable REDIS_URL';
+  }
+}
+
 /** Quits a connection, falling back to disconnect when Redis does not answer in time. */
 export async function closeRedis(redis: Redis, timeoutMs = 1_000): Promise<void> {
   if (redis.status === 'end') return;

@@ -12,6 +12,7 @@ import type { ProvisionResult } from '../../src/queues/provision.js';
 import { closeRedis, createRedis } from '../../src/redis.js';
 import { createServices, type FleetServices } from '../../src/runtime/services.js';
 import type { ProcessorContext, Progress } from '../../src/workers/processor-context.js';
+import { persistDeps as persistDepsOf } from '../../src/workers/processors/persist-deps.js';
 import { livePaths } from '../../src/providers/local/live-paths.js';
 import type { BenchEnv } from './bench-env.js';
 
@@ -50,16 +51,7 @@ export async function startFleetHarness(env: BenchEnv, overrides: Record<string,
     deadlineAt: Date.now() + DEADLINE_MS,
     progress: async (update) => onProgress?.(update),
   });
-  const persistDeps = (overrides: Partial<PersistDeps> = {}): PersistDeps => ({
-    addresses: services.addresses,
-    checkpoints: services.checkpoints,
-    archive: services.archive,
-    providerFor: services.providerFor,
-    shrinkGuardPct: config.retention.shrinkGuardPct,
-    systemPath: config.systemPath,
-    treeLimits: config.treeLimits,
-    ...overrides,
-  });
+  const persistDeps = (overrides: Partial<PersistDeps> = {}): PersistDeps => ({ ...persistDepsOf(services), ...overrides });
   return {
     config,
     services,

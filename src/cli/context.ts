@@ -5,6 +5,7 @@
 import { loadConfig, withRedisUrl, type Config } from '../config.js';
 import { resolveRedisUrl } from '../embedded/embedded-redis.js';
 import { createLogger, type Logger } from '../logger.js';
+import { redisUrlAddress } from '../redis.js';
 import type { CliIO } from './output.js';
 
 export interface CliContext {
@@ -14,19 +15,25 @@ export interface CliContext {
   config(): Config;
   /** Configuration whose `redis.url` points at a reachable Redis. */
   connectedConfig(): Promise<Config>;
+  /** `host:port` of the Redis that `connectedConfig` resolved, else of REDIS_URL (`null` if neither is known). */
+  redisAddress(): string | null;
   logger(bindings?: Record<string, unknown>): Logger;
 }
 
 export function createCliContext(io: CliIO, env: Readonly<Record<string, string | undefined>> = process.env): CliContext {
   let config: Config | undefined;
+  let address: string | null = null;
   const ctx: CliContext = {
     io,
     env,
     config: () => (config ??= loadConfig(env)),
     async connectedConfig() {
       const base = ctx.config();
-      return withRedisUrl(base, await resolveRedisUrl(base.redis.url, base.paths.home));
+      const url = await resolveRedisUrl(base.redis.url, base.paths.home);
+      address = redisUrlAddress(url);
+      return withRedisUrl(base, url);
     },
+    redisAddress: () => address ?? (config?.redis.url ? redisUrlAddress(config.redis.url) : null),
     logger: (bindings = {}) => createLogger({ level: ctx.config().logLevel, bindings }),
   };
   return ctx;

@@ -5,6 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { UsageError } from '../errors/usage-error.js';
 import { PayloadInvalidError } from '../errors/payload-invalid-error.js';
+import { RedisUnavailableError } from '../errors/redis-unavailable-error.js';
 import { FLEET_VERSION } from '../version.js';
 import { createCliContext, type CliContext } from './context.js';
 import { errorLine, processIO, type CliIO } from './output.js';
@@ -68,7 +69,7 @@ export function buildProgram(ctx: CliContext, onExit: (code: number) => void): C
     try {
       onExit(await action());
     } catch (error) {
-      ctx.io.stderr(`${errorLine(error)}\n`);
+      ctx.io.stderr(`${errorLine(typedRedisFailure(error, ctx))}\n`);
       // A malformed flag value or payload given on the command line is a usage error.
       onExit(error instanceof UsageError || error instanceof PayloadInvalidError ? 2 : 1);
     }
@@ -99,7 +100,12 @@ export async function main(argv: readonly string[], io: CliIO = processIO, env: 
       io.stderr(`fleet: ${error.message.replace(/^error: /, '')}\n`);
       return 2;
     }
-    io.stderr(`${errorLine(error)}\n`);
+    io.stderr(`${errorLine(typedRedisFailure(error, ctx))}\n`);
     return 1;
   }
+}
+
+// A Redis refusal named as such (Redis, its address, the refusal code) instead of raw reply text.
+function typedRedisFailure(error: unknown, ctx: CliContext): unknown {
+  return RedisUnavailableError.from(error, ctx.redisAddress() ?? 'the configured address') ?? error;
 }

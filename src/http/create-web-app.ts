@@ -4,7 +4,9 @@
  * same-origin), or a 404 there when no admin password is configured.
  */
 import { Hono } from 'hono';
+import { RedisUnavailableError } from '../errors/redis-unavailable-error.js';
 import { RouteNotFoundError } from '../errors/route-not-found-error.js';
+import { redisAddress } from '../redis.js';
 import type { Logger } from '../logger.js';
 import type { FleetMetrics } from '../metrics/fleet-metrics.js';
 import type { FleetServices } from '../runtime/services.js';
@@ -29,10 +31,11 @@ export function createWebApp({ services, metrics, logger, board }: WebAppOptions
   const app = new Hono();
   const openapi = openApiDocument(API_ROUTES);
 
+  const address = redisAddress(services.redis);
   app.onError((error, c) => {
-    const { status, body } = errorResponse(error);
+    const { status, body, headers } = errorResponse(RedisUnavailableError.from(error, address) ?? error);
     if (status >= 500 && status !== 502 && status !== 504) logger.error({ err: error, method: c.req.method, path: c.req.path }, 'request failed');
-    return c.json(body, status as 500);
+    return c.json(body, status as 500, headers);
   });
   app.notFound((c) => {
     const { status, body } = errorResponse(new RouteNotFoundError(c.req.method, c.req.path));

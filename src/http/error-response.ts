@@ -1,15 +1,29 @@
 /**
  * The one place that turns an error into an HTTP answer `{ error: { code, message, field? } }`.
  * Statuses come from the error's `code` (never its message): a typed error raised here keeps its
- * code, a job failure decoded from a worker (`RemoteJobError`) carries the worker's code.
+ * code, a job failure decoded from a worker (`RemoteJobError`) carries the worker's code. A Redis
+ * refusal (typed by `RedisUnavailableError.from` before it gets here) is 503 with `Retry-After`.
  */
 import { isFleetError } from '../errors/fleet-error.js';
 import { PayloadInvalidError } from '../errors/payload-invalid-error.js';
+import { REDIS_RETRY_AFTER_S } from '../errors/redis-unavailable-error.js';
 import { RemoteJobError } from '../errors/remote-job-error.js';
 
 export interface ErrorBody {
   readonly error: { readonly code: string; readonly message: string; readonly field?: string };
 }
+
+export interface ErrorAnswer {
+  readonly status: number;
+  readonly body: ErrorBody;
+  /** Extra response headers (`Retry-After` for a retryable unavailability). */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** Codes answered with `Retry-After` (seconds): the caller should simply try again later. */
+export const RETRY_AFTER_S_BY_CODE: Readonly<Record<string, number>> = Object.freeze({
+  RedisUnavailable: REDIS_RETRY_AFTER_S,
+});
 
 /** Status of each known code; see docs/operator-surfaces.md for the table. */
 export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = Object.freeze({
@@ -29,6 +43,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = Object.free
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
   ProviderUnavailable: 503,
+  RedisUnavailable: 503,
   WaitTimeout: 504,
 });
 
@@ -37,12 +52,17 @@ export const JOB_FAILED_STATUS = 502;
 /** Status of anything unexpected in the web process itself. */
 export const INTERNAL_STATUS = 500;
 
-export function errorResponse(error: unknown): { status: number; body: ErrorBody } {
+export function errorResponse(error: unknown): ErrorAnswer {
   if (!isFleetError(error)) {
-    return { status: INTERNAL_STATUS, body: { error: { code: 'Internal', message: 'internal error (see the web process log)' } } };
+    return { status: INTERNAL_STATUS, body: { error: { code: 'Internal', message: 'internal error (see the web process log)' } }, headers: {} };
   }
   const known = HTTP_STATUS_BY_CODE[error.code];
   const status = known ?? (error instanceof RemoteJobError ? JOB_FAILED_STATUS : INTERNAL_STATUS);
   const field = error instanceof PayloadInvalidError ? error.field : undefined;
-  return { status, body: { error: { code: error.code, message: error.message, ...(field === undefined ? {} : { field }) } } };
+  const retryAfter = RETRY_AFTER_S_BY_CODE[error.code];
+  return {
+    status,
+    body: { error: { code: error.code, message: error.message, ...(field === undefined ? {} : { field }) } },
+    headers: retryAfter === undefined ? {} : { 'Retry-After': String(retryAfter) },
+  };
 }

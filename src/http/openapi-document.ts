@@ -42,6 +42,7 @@ const ERROR_DESCRIPTIONS: Readonly<Record<number, string>> = {
   415: 'Body not application/json (UnsupportedMediaType)',
   500: 'Unexpected error in the web process (Internal)',
   502: "The job failed in a worker; error.code is the worker's code",
+  503: 'Redis refused or could not be reached (RedisUnavailable; retry after the Retry-After seconds), or the provider is not configured (ProviderUnavailable)',
   504: 'The wait cap passed before the job finished (WaitTimeout); the job continues',
 };
 
@@ -54,7 +55,7 @@ function operation(route: ApiRoute): JsonObject {
     parameters.push({ name: 'wait', in: 'query', required: false, description: 'Wait for the job result (200) instead of answering 202', schema: query.properties.wait });
     parameters.push({ name: 'timeoutMs', in: 'query', required: false, description: 'Wait cap in ms; never above FLEET_HTTP_WAIT_CAP_MS', schema: query.properties.timeoutMs });
   }
-  const statuses = [...new Set([400, 401, ...(route.method === 'post' ? [413, 415] : []), 500, ...route.errorStatuses])].sort();
+  const statuses = [...new Set([400, 401, ...(route.method === 'post' ? [413, 415] : []), 500, 503, ...route.errorStatuses])].sort();
   const responses: JsonObject = {};
   const success = { description: route.result, content: { 'application/json': { schema: { type: 'object' } } } };
   if (route.method === 'get' || !route.waitable) responses['200'] = success;

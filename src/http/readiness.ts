@@ -1,13 +1,17 @@
 /**
- * `/readyz`: the web process can serve traffic when Redis answers within a short timeout, at
- * least one worker process is alive (heartbeat), and the archive root is writable. Each check
- * is time-boxed (an NFS archive can hang) and reported by name.
+ * `/readyz`: the web process can serve traffic when Redis answers within a short timeout and
+ * accepts writes (a PING answers even when Redis is out of memory, read-only or refusing writes
+ * after a failed snapshot, so a write probe on a fleet-owned key with a TTL is what proves
+ * writability), at least one worker process is alive (heartbeat), and the archive root is
+ * writable. Each check is time-boxed (an NFS archive can hang) and reported by name.
  */
 import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
+import { RedisUnavailableError } from '../errors/redis-unavailable-error.js';
+import { redisAddress } from '../redis.js';
 import { countLiveWorkers } from '../runtime/worker-registry.js';
 import { withTimeout } from '../runtime/with-timeout.js';
 
@@ -18,11 +22,14 @@ export interface CheckResult {
 
 export interface Readiness {
   readonly ready: boolean;
-  readonly checks: { readonly redis: CheckResult; readonly workers: CheckResult; readonly archive: CheckResult };
+  readonly checks: { readonly redis: CheckResult; readonly redisWritable: CheckResult; readonly workers: CheckResult; readonly archive: CheckResult };
 }
 
 /** Time box of each check: readiness probes must answer fast. */
 export const READINESS_CHECK_MS = 1_000;
+
+/** Lifetime of the write probe's key: it outlives no probe interval worth keeping. */
+export const WRITE_PROBE_TTL_MS = 60_000;
 
 // Runs one check within the time box; an error or timeout is a failed check with its message.
 async function check(name: string, run: () => Promise<CheckResult>): Promise<CheckResult> {
@@ -33,9 +40,23 @@ async function check(name: string, run: () => Promise<CheckResult>): Promise<Che
   }
 }
 
+// Writes the probe key (SET is refused under OOM, READONLY, MISCONF like any fleet write).
+async function probeWrite(redis: Redis, keys: FleetKeys): Promise<CheckResult> {
+  const key = keys.readinessProbe();
+  try {
+    await redis.set(key, String(Date.now()), 'PX', WRITE_PROBE_TTL_MS);
+    return { ok: true, detail: `write probe ${key} accepted` };
+  } catch (error) {
+    const refused = RedisUnavailableError.from(error, redisAddress(redis));
+    if (!refused) throw error;
+    return { ok: false, detail: `write probe refused: ${refused.message}` };
+  }
+}
+
 export async function checkReadiness({ redis, keys, config }: { redis: Redis; keys: FleetKeys; config: Config }): Promise<Readiness> {
   const redisCheck = await check('redis', async () => ({ ok: (await redis.ping()) === 'PONG', detail: 'PING answered' }));
-  const [workers, archive] = await Promise.all([
+  const [redisWritable, workers, archive] = await Promise.all([
+    redisCheck.ok ? check('redis write', () => probeWrite(redis, keys)) : Promise.resolve({ ok: false, detail: 'not checked: redis unreachable' }),
     redisCheck.ok
       ? check('workers', async () => {
           const live = await countLiveWorkers(redis, keys, config.worker.heartbeatIntervalMs);
@@ -48,6 +69,6 @@ export async function checkReadiness({ redis, keys, config }: { redis: Redis; ke
       return { ok: true, detail: `${config.paths.archiveRoot} is writable` };
     }),
   ]);
-  const checks = { redis: redisCheck, workers, archive };
-  return { ready: redisCheck.ok && workers.ok && archive.ok, checks };
+  const checks = { redis: redisCheck, redisWritable, workers, archive };
+  return { ready: redisCheck.ok && redisWritable.ok && workers.ok && archive.ok, checks };
 }

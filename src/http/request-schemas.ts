@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { PersistPayload, ProvisionPayload, RollbackInput, Generation, WorkspaceId } from '../queues/index.js';
 
 /** Persist over HTTP: the queue payload minus fields only the producer sets. */
-export const PersistRequest = PersistPayload.omit({ requestSeq: true, rollbackTo: true });
+export const PersistRequest = PersistPayload.omit({ requestId: true, requestSeq: true, rollbackTo: true });
 
 export const CHECKPOINT_ACTIONS = ['start', 'stop'] as const;
 

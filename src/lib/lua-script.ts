@@ -4,20 +4,25 @@
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { redisErrorCode } from './redis-error-code.js';
 
 export interface LuaScript {
   readonly name: string;
+  /** The script's source (for EVAL inside a MULTI, where a NOSCRIPT could not be retried). */
+  readonly lua: string;
   run(redis: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
 }
 
-// Redis replies NOSCRIPT when the script cache does not hold the sha.
-const isNoScript = (error: unknown) => error instanceof Error && error.message.startsWith('NOSCRIPT');
+// Redis replies NOSCRIPT when the script cache does not hold the sha; any other failure (OOM,
+// READONLY, ...) is the script's own and propagates for the edges to classify.
+const isNoScript = (error: unknown) => redisErrorCode(error) === 'NOSCRIPT';
 
 /** Defines a script; `lua` should begin with a header describing KEYS, ARGV and the reply. */
 export function luaScript(name: string, lua: string): LuaScript {
   const sha = createHash('sha1').update(lua).digest('hex');
   return {
     name,
+    lua,
     async run(redis, keys, args) {
       try {
         return await redis.evalsha(sha, keys.length, ...keys, ...args);

@@ -10,7 +10,7 @@ import type { JobsOptions } from 'bullmq';
 import type { Config } from '../config.js';
 import { WorkspaceNotFoundError } from '../errors/workspace-not-found-error.js';
 import { fleetKeys, type FleetKeys } from '../keys.js';
-import { createRedis } from '../redis.js';
+import { createRedis, redisAddress } from '../redis.js';
 import { manifestHash } from '../bake/manifest-hash.js';
 import {
   BAKE,
@@ -55,6 +55,7 @@ import type { z } from 'zod';
 import { AddressStore } from '../state/address-store.js';
 import { PersistIntentStore } from '../state/persist-intent.js';
 import { QueuePool } from './queue-pool.js';
+import { addPersistJob } from './add-persist-job.js';
 import { waitForJob } from './wait-for-job.js';
 import { waitForPersist } from './wait-for-persist.js';
 
@@ -150,12 +151,15 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
     async persist(input, options = {}) {
       const payload = parsePayload('persist payload', PersistPayload, input);
       const { bullName } = await hostQueue(PERSIST, payload.workspaceId);
-      const seq = await intents.merge(payload.workspaceId, payload);
       const events = options.wait ? await pool.events(bullName) : null;
-      const job = await pool
-        .queue(bullName)
-        .add(PERSIST, { ...payload, requestSeq: seq }, { ...persistJobOptions, deduplication: persistDeduplication(payload.workspaceId), ...(options.priority ? { priority: options.priority } : {}) });
-      const jobId = String(job.id);
+      // The merge and the job add are one transaction: no intent without its job (add-persist-job.ts).
+      const { seq, jobId } = await addPersistJob({
+        queue: pool.queue(bullName),
+        intents,
+        payload,
+        opts: { ...persistJobOptions, deduplication: persistDeduplication(payload.workspaceId), ...(options.priority ? { priority: options.priority } : {}) },
+        redisAddress: redisAddress(redis),
+      });
       if (!events) return { queue: bullName, jobId, seq };
       const result = await waitForPersist<PersistResult>({
         intents,

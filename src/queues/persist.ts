@@ -22,7 +22,13 @@ export const PersistPayload = z
     turnId: ShortText.optional(),
     /** Bypass the shrink guard for an intended mass deletion. */
     force: z.boolean({ error: 'must be true or false' }).default(false),
-    /** Sequence number of the request in the workspace's intent (set by the producer). */
+    /**
+     * Set by the fleet's client only: the id under which it merged this request into the
+     * workspace's intent, in the same transaction as the job add. Other producers must omit it
+     * (the worker then merges their request itself).
+     */
+    requestId: z.uuid({ error: 'must be a UUID (set by the fleet client only; omit it)' }).optional(),
+    /** Legacy (jobs enqueued before `requestId` existed): the request's sequence number, already merged. */
     requestSeq: z.number().int().min(1).optional(),
     /** Rollback: make this earlier revision's content the new current revision (and restore the live tree). */
     rollbackTo: RevisionId.optional(),

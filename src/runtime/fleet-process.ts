@@ -18,6 +18,7 @@ import { startHostJanitor } from './host-janitor.js';
 import { startSandboxHostHeartbeat } from './sandbox-host-heartbeat.js';
 import { HOSTOPS_QUEUE } from '../queues/hostops.js';
 import { hostOpsProcessor } from '../workers/processors/hostops.js';
+import { reportPersistFailure } from '../workers/processors/report-persist-failure.js';
 
 export interface FleetProcessOptions {
   /** Configuration with `redis.url` resolved. */
@@ -65,9 +66,8 @@ export async function startFleetProcess({ config, queues, logger, processors, wo
         ? [{ definition: HOSTOPS_QUEUE, processor: hostOpsProcessor({ local: services.providers.get('local'), hostId: config.hostId, archiveRoot: config.paths.archiveRoot }) }]
         : [],
       // A persist that failed for good (including by stalling) is reported to its waiters.
-      onFinalFailure: async (queue, data, reason) => {
-        const job = data as { workspaceId?: string; requestSeq?: number };
-        if (queue === 'persist' && job.workspaceId) await services.intents.fail(job.workspaceId, job.requestSeq ?? 0, reason, false);
+      onFinalFailure: async (queue, data, reason, job) => {
+        if (queue === 'persist') await reportPersistFailure(services.intents, data, reason, job);
       },
     });
     releasers.add('workers', () => workers.close());

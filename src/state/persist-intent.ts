@@ -3,16 +3,22 @@
  *
  * BullMQ deduplication drops an add that collides with a waiting job and keeps only the last
  * payload of one that collides with an active job. Either would lose a `delete: true` request
- * merged with a later `delete: false` one. So every request is first merged here (atomically):
+ * merged with a later `delete: false` one. So every request is merged here (atomically):
  * `delete` and `force` are sticky until a run covers them, the newest `reason`/`turnId` win, the
  * generation is the highest seen, and every request gets a sequence number. A run reads the
  * intent, persists, and then clears exactly what it covered; anything newer stays for the
  * follow-up job that `keepLastIfActive` guarantees.
+ *
+ * Two ways in, one merge: the fleet's client merges a request in the same MULTI/EXEC as its job
+ * add (`queueMerge`, keyed by a request id the job carries); the persist worker merges the
+ * request of any other job itself (`claim`, keyed by the job) before it reads the intent. So a
+ * request of any producer is in the intent before a run that must cover it reads it (G5).
  */
-import type { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import type { ChainableCommander, Redis } from 'ioredis';
 import type { FleetKeys } from '../keys.js';
-import { luaScript } from '../lib/lua-script.js';
 import type { PersistReason } from '../queues/persist.js';
+import { CLAIM, COMPLETE, FAIL, MERGE } from './persist-intent-scripts.js';
 
 export interface PersistIntent {
   readonly seq: number;
@@ -33,60 +39,20 @@ export interface PersistRequest {
   readonly generation: number;
 }
 
-const MERGE = luaScript(
-  'persist-intent-merge',
-  `-- Merges one persist request into the workspace's pending intent.
--- KEYS[1] intent hash   KEYS[2] status hash (holds the never-reset request counter)
--- ARGV: delete(0|1), force(0|1), reason, turnId ('' = none), generation
--- Returns the request's sequence number (strictly increasing per workspace).
-local seq = redis.call('HINCRBY', KEYS[2], 'lastSeq', 1)
-redis.call('HSET', KEYS[1], 'seq', seq)
-if ARGV[1] == '1' then redis.call('HSET', KEYS[1], 'delete', 1, 'deleteSeq', seq) end
-if ARGV[2] == '1' then redis.call('HSET', KEYS[1], 'force', 1) end
-redis.call('HSET', KEYS[1], 'reason', ARGV[3], 'turnId', ARGV[4])
-local gen = tonumber(redis.call('HGET', KEYS[1], 'generation') or '0')
-if tonumber(ARGV[5]) > gen then redis.call('HSET', KEYS[1], 'generation', ARGV[5]) end
-return seq`,
-);
+/** A BullMQ job, by queue (`persist@host`) and id: what a worker-side claim is keyed by. */
+export interface PersistJobRef {
+  readonly queue: string;
+  readonly jobId: string;
+}
 
-const COMPLETE = luaScript(
-  'persist-intent-complete',
-  `-- Clears what a finished run covered and records its outcome for waiters.
--- KEYS[1] intent hash   KEYS[2] status hash
--- ARGV: coveredSeq, resultJson
--- Returns 1 if the intent was fully covered (deleted), 0 if newer requests remain.
-local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
-local covered = tonumber(ARGV[1])
-local t = redis.call('TIME')
-redis.call('HSET', KEYS[2], 'completedSeq', covered, 'result', ARGV[2], 'completedAt', t[1] * 1000 + math.floor(t[2] / 1000))
-if seq <= covered then
-  redis.call('DEL', KEYS[1])
-  return 1
-end
-local deleteSeq = tonumber(redis.call('HGET', KEYS[1], 'deleteSeq') or '0')
-if deleteSeq <= covered then redis.call('HSET', KEYS[1], 'delete', 0, 'deleteSeq', 0, 'force', 0) end
-return 0`,
-);
+/**
+ * How long a worker's claim of a job is remembered (it is dropped when the job finishes). It
+ * must outlive one job's attempts, backoff and stalls; an expired claim only costs one extra run.
+ */
+export const PERSIST_CLAIM_TTL_MS = 24 * 60 * 60_000;
 
-const FAIL = luaScript(
-  'persist-intent-fail',
-  `-- Records a final failure of the run that attempted requests up to ARGV[1]. With ARGV[3] = 1 the
--- failure is permanent and consumes those requests (like a completion would); otherwise the
--- intent stays for the next run.
--- KEYS[1] intent hash   KEYS[2] status hash   ARGV: attemptedSeq, failedReason, consume(0|1)
-redis.call('HSET', KEYS[2], 'failedSeq', ARGV[1], 'failedReason', ARGV[2])
-if ARGV[3] == '1' then
-  local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
-  local covered = tonumber(ARGV[1])
-  if seq <= covered then
-    redis.call('DEL', KEYS[1])
-  else
-    local deleteSeq = tonumber(redis.call('HGET', KEYS[1], 'deleteSeq') or '0')
-    if deleteSeq <= covered then redis.call('HSET', KEYS[1], 'delete', 0, 'deleteSeq', 0, 'force', 0) end
-  end
-end
-return 1`,
-);
+// ARGV of a merge: delete, force, reason, turnId, generation.
+const mergeArgs = (request: PersistRequest) => [request.delete ? 1 : 0, request.force ? 1 : 0, request.reason, request.turnId ?? '', request.generation];
 
 // Hash fields → intent (null when there is no pending request).
 function toIntent(hash: Record<string, string>): PersistIntent | null {
@@ -118,17 +84,39 @@ export class PersistIntentStore {
     private readonly keys: FleetKeys,
   ) {}
 
-  /** Merges a request; returns its sequence number. */
-  async merge(workspaceId: string, request: PersistRequest): Promise<number> {
-    return Number(
-      await MERGE.run(this.redis, [this.keys.persistIntent(workspaceId), this.keys.persistStatus(workspaceId)], [
-        request.delete ? 1 : 0,
-        request.force ? 1 : 0,
-        request.reason,
-        request.turnId ?? '',
-        request.generation,
-      ]),
-    );
+  /** Merges a request of the fleet's client (once per `requestId`); returns its sequence number. */
+  async merge(workspaceId: string, request: PersistRequest & { readonly requestId?: string }): Promise<number> {
+    return Number(await MERGE.run(this.redis, this.#intentKeys(workspaceId), [...mergeArgs(request), request.requestId ?? randomUUID()]));
+  }
+
+  /**
+   * Queues the merge of `request` on a MULTI, so that Redis admits or refuses it together with
+   * the job add queued next to it. EVAL with the source: a NOSCRIPT inside EXEC could not be retried.
+   * Its reply is the request's sequence number.
+   */
+  queueMerge(multi: ChainableCommander, workspaceId: string, request: PersistRequest & { readonly requestId: string }): void {
+    multi.eval(MERGE.lua, 2, ...this.#intentKeys(workspaceId), ...mergeArgs(request), request.requestId);
+  }
+
+  /** The sequence number of a pending request of the fleet's client; `null` once covered (or unknown). */
+  async requestSeq(workspaceId: string, requestId: string): Promise<number | null> {
+    const seq = await this.redis.hget(this.keys.persistIntent(workspaceId), `r:${requestId}`);
+    return seq === null ? null : Number(seq);
+  }
+
+  /** The sequence number a worker merged for `job` (`null` if it never claimed, or finished). */
+  async claimedSeq(job: PersistJobRef): Promise<number | null> {
+    const seq = await this.redis.get(this.keys.persistClaim(job.queue, job.jobId));
+    return seq === null ? null : Number(seq);
+  }
+
+  /**
+   * Merges the request of a job its producer did not merge, once per job (a re-run gets the
+   * first sequence number back). `merged` is false when the job had claimed before.
+   */
+  async claim(workspaceId: string, job: PersistJobRef, request: PersistRequest): Promise<{ seq: number; merged: boolean }> {
+    const [seq, merged] = (await CLAIM.run(this.redis, [...this.#intentKeys(workspaceId), this.keys.persistClaim(job.queue, job.jobId)], [...mergeArgs(request), PERSIST_CLAIM_TTL_MS])) as [number, number];
+    return { seq: Number(seq), merged: merged === 1 };
   }
 
   /** The pending intent (not consumed: a crashed run leaves it for the re-run). */
@@ -136,9 +124,12 @@ export class PersistIntentStore {
     return toIntent(await this.redis.hgetall(this.keys.persistIntent(workspaceId)));
   }
 
-  /** Marks requests up to `coveredSeq` done and publishes the result; returns true if nothing newer is pending. */
-  async complete(workspaceId: string, coveredSeq: number, result: unknown): Promise<boolean> {
-    const done = await COMPLETE.run(this.redis, [this.keys.persistIntent(workspaceId), this.keys.persistStatus(workspaceId)], [coveredSeq, JSON.stringify(result)]);
+  /**
+   * Marks requests up to `coveredSeq` done and publishes the result; `job` (the finishing job)
+   * drops its claim. Returns true if nothing newer is pending.
+   */
+  async complete(workspaceId: string, coveredSeq: number, result: unknown, job?: PersistJobRef): Promise<boolean> {
+    const done = await COMPLETE.run(this.redis, [...this.#intentKeys(workspaceId), this.#claimKey(job)], [coveredSeq, JSON.stringify(result)]);
     return done === 1;
   }
 
@@ -146,8 +137,18 @@ export class PersistIntentStore {
    * Records a final failure for waiters of requests up to `attemptedSeq`. A permanent failure
    * (`consume`) also clears those requests: retrying them can never succeed.
    */
-  async fail(workspaceId: string, attemptedSeq: number, failedReason: string, consume: boolean): Promise<void> {
-    await FAIL.run(this.redis, [this.keys.persistIntent(workspaceId), this.keys.persistStatus(workspaceId)], [attemptedSeq, failedReason, consume ? 1 : 0]);
+  async fail(workspaceId: string, attemptedSeq: number, failedReason: string, consume: boolean, job?: PersistJobRef): Promise<void> {
+    await FAIL.run(this.redis, [...this.#intentKeys(workspaceId), this.#claimKey(job)], [attemptedSeq, failedReason, consume ? 1 : 0]);
+  }
+
+  // Intent and status hash of a workspace (KEYS[1], KEYS[2] of every script).
+  #intentKeys(workspaceId: string): [string, string] {
+    return [this.keys.persistIntent(workspaceId), this.keys.persistStatus(workspaceId)];
+  }
+
+  // The claim key of a job; without a job, one that never exists (DEL of it is a no-op).
+  #claimKey(job: PersistJobRef | undefined): string {
+    return job ? this.keys.persistClaim(job.queue, job.jobId) : this.keys.persistClaim('-', '-');
   }
 
   /** The outcome of the newest runs. */

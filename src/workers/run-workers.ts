@@ -4,16 +4,18 @@
  * jobs finish within the grace period and is raced against a timer (BullMQ's `close()` hangs
  * forever when Redis is gone).
  */
-import { Worker, type WorkerOptions } from 'bullmq';
+import type { WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { fleetKeys } from '../keys.js';
+import { redisAddress } from '../redis.js';
 import type { Logger } from '../logger.js';
 import { QUEUES, type QueueDefinition, type QueueName } from '../queues/index.js';
 import { registerWorker, type WorkerRegistration } from '../runtime/worker-registry.js';
 import { notImplemented } from './not-implemented.js';
 import type { Processor } from './processor-context.js';
 import { wrapProcessor } from './wrap-processor.js';
+import { FleetWorker } from './fleet-worker.js';
 import type { MetricsRecorder } from '../metrics/metrics-recorder.js';
 
 export interface StartWorkersOptions {
@@ -27,8 +29,8 @@ export interface StartWorkersOptions {
   readonly workerOptions?: Partial<WorkerOptions>;
   /** Internal queues served next to the fleet's six (e.g. `hostops@<host>`). */
   readonly internal?: readonly { readonly definition: QueueDefinition; readonly processor: Processor }[];
-  /** Called once a job has failed for good (no attempts left or unrecoverable). */
-  readonly onFinalFailure?: (queue: QueueName, data: unknown, failedReason: string) => Promise<void> | void;
+  /** Called once a job has failed for good (no attempts left or unrecoverable); `job` names it in BullMQ. */
+  readonly onFinalFailure?: (queue: QueueName, data: unknown, failedReason: string, job: { readonly queue: string; readonly jobId: string }) => Promise<void> | void;
   /** Job outcomes and durations (fleet_jobs_total, fleet_job_duration_seconds). */
   readonly metrics?: MetricsRecorder;
 }
@@ -45,7 +47,7 @@ export interface RunningWorkers {
 export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorkers> {
   const { config, queues, processors, connection, logger, workerOptions = {}, onFinalFailure, metrics, internal = [] } = options;
   const keys = fleetKeys(config.redis.prefix);
-  const workers: { name: string; bullName: string; worker: Worker }[] = [];
+  const workers: { name: string; bullName: string; worker: FleetWorker }[] = [];
   const specs = [
     ...queues.map((name) => ({ definition: QUEUES[name] as QueueDefinition, processor: processors[name] ?? notImplemented(name), public: name as QueueName | null })),
     ...internal.map((q) => ({ definition: q.definition, processor: q.processor, public: null })),
@@ -54,9 +56,9 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   for (const { definition, processor, public: publicName } of specs) {
     const name = definition.name;
     const bullName = definition.hostBound ? `${name}@${config.hostId}` : name;
-    const worker = new Worker(
+    const worker = new FleetWorker(
       bullName,
-      wrapProcessor({ definition, bullQueueName: bullName, processor, deadlineMs: definition.deadlineMs(config), logger, ...(metrics ? { metrics } : {}) }),
+      wrapProcessor({ definition, bullQueueName: bullName, processor, deadlineMs: definition.deadlineMs(config), logger, redisAddress: redisAddress(connection), ...(metrics ? { metrics } : {}) }),
       {
         connection,
         prefix: config.redis.prefix,
@@ -81,7 +83,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       if (!job || !onFinalFailure || !publicName) return;
       const final = error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
       if (final) {
-        Promise.resolve(onFinalFailure(publicName, job.data, job.failedReason ?? error.message)).catch((hookError: unknown) =>
+        Promise.resolve(onFinalFailure(publicName, job.data, job.failedReason ?? error.message, { queue: bullName, jobId: String(job.id) })).catch((hookError: unknown) =>
           logger.warn({ err: hookError, queue: bullName }, 'final-failure hook failed'),
         );
       }

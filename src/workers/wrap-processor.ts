@@ -1,17 +1,20 @@
 /**
  * Adapts a fleet processor to BullMQ: validates the payload (a bad one fails at once,
- * unrecoverable, with the zod issues), arms the deadline, binds a job logger, logs one line per
+ * unrecoverable, with the zod issues; so does data that is not JSON at all), arms the deadline, binds a job logger, logs one line per
  * outcome, and maps errors by their retry intent (permanent → `UnrecoverableError`).
  */
 import { UnrecoverableError, type Job } from 'bullmq';
 import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { encodeFailure } from '../errors/failure-codec.js';
 import { isFleetError } from '../errors/fleet-error.js';
+import { JobDataUnreadableError } from '../errors/job-data-unreadable-error.js';
+import { RedisUnavailableError } from '../errors/redis-unavailable-error.js';
 import { jobLogger, type Logger } from '../logger.js';
 import { parsePayload } from '../queues/payload.js';
 import type { QueueDefinition } from '../queues/index.js';
 import type { Processor, Progress } from './processor-context.js';
 import { noopMetrics, type MetricsRecorder } from '../metrics/metrics-recorder.js';
+import { UnreadableJobData } from './unreadable-job-data.js';
 
 export interface WrapOptions {
   readonly definition: QueueDefinition;
@@ -23,6 +26,8 @@ export interface WrapOptions {
   readonly abortGraceMs?: number;
   /** Records each attempt's outcome and duration. @default noopMetrics */
   readonly metrics?: MetricsRecorder;
+  /** `host:port` of the fleet's Redis: a refusal by it fails the attempt as `RedisUnavailable` (retried). */
+  readonly redisAddress?: string;
 }
 
 export type BullProcessor = (job: Job, token?: string, signal?: AbortSignal) => Promise<unknown>;
@@ -49,8 +54,19 @@ function afterAbort(signal: AbortSignal, graceMs: number): { promise: Promise<ne
   };
 }
 
+// Replaces unreadable stored data by a readable record of it (so the failed job can be listed)
+// and returns the error the job fails with.
+async function quarantine(job: Job, data: UnreadableJobData, queue: string, logger: Logger): Promise<JobDataUnreadableError> {
+  try {
+    await job.updateData(data.quarantined());
+  } catch (error) {
+    logger.warn({ err: error }, 'could not replace the unreadable job data');
+  }
+  return new JobDataUnreadableError(queue, String(job.id), data.cause);
+}
+
 /** Builds the BullMQ processor for one queue. */
-export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs, logger: root, abortGraceMs = 5_000, metrics = noopMetrics }: WrapOptions): BullProcessor {
+export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs, logger: root, abortGraceMs = 5_000, metrics = noopMetrics, redisAddress }: WrapOptions): BullProcessor {
   return async (job, _token, bullSignal) => {
     const maxAttempts = job.opts.attempts ?? 1;
     const attempt = job.attemptsMade + 1;
@@ -61,6 +77,7 @@ export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs
 
     let payload: unknown;
     try {
+      if (job.data instanceof UnreadableJobData) throw await quarantine(job, job.data, bullQueueName, logger);
       payload = parsePayload(`${definition.name} payload`, definition.schema, job.data);
     } catch (error) {
       logger.error({ err: error, durationMs: 0 }, 'job refused: invalid payload');
@@ -99,8 +116,10 @@ export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs
       logger.info({ durationMs: Date.now() - started }, 'job completed');
       await metrics.jobFinished(bullQueueName, 'completed', Date.now() - started);
       return result;
-    } catch (error) {
+    } catch (thrown) {
       const durationMs = Date.now() - started;
+      // Typed here so the failure crosses the queue as RedisUnavailable, not as Unexpected text.
+      const error = (redisAddress === undefined ? null : RedisUnavailableError.from(thrown, redisAddress)) ?? thrown;
       const retryable = isFleetError(error) ? error.retryable : true;
       const willRetry = retryable && attempt < maxAttempts;
       logger.error({ err: error, durationMs, retryable, willRetry }, `job failed (attempt ${attempt} of ${maxAttempts})`);

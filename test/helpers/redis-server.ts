@@ -32,6 +32,8 @@ export class RedisServer {
     readonly port: number,
     readonly dir: string,
     readonly aof = true,
+    /** More redis-server arguments (e.g. `['--maxmemory', '2mb']`). */
+    readonly extraArgs: readonly string[] = [],
   ) {}
 
   get url(): string {
@@ -41,7 +43,7 @@ export class RedisServer {
   async start(): Promise<void> {
     this.child = spawn(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', this.aof ? 'yes' : 'no', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction'],
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', this.aof ? 'yes' : 'no', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction', ...this.extraArgs],
       { stdio: 'ignore' },
     );
     await waitForPing(this.url, 15_000);

@@ -8,6 +8,7 @@ import type { ProvisionResult } from '../../src/queues/provision.js';
 import type { PersistResult } from '../../src/queues/persist.js';
 import { createServices, type FleetServices } from '../../src/runtime/services.js';
 import type { ProcessorContext } from '../../src/workers/processor-context.js';
+import { persistDeps } from '../../src/workers/processors/persist-deps.js';
 import { livePaths } from '../../src/providers/local/live-paths.js';
 import type { Config } from '../../src/config.js';
 import { addCleanup } from './cleanup.js';
@@ -53,15 +54,7 @@ export async function createHarness(overrides: Record<string, string> = {}): Pro
     async persist(workspaceId, options = {}) {
       const address = await services.addresses.get(workspaceId);
       return persistWorkspace(
-        {
-          addresses: services.addresses,
-          checkpoints: services.checkpoints,
-          archive: services.archive,
-          providerFor: services.providerFor,
-          shrinkGuardPct: config.retention.shrinkGuardPct,
-          systemPath: config.systemPath,
-          treeLimits: config.treeLimits,
-        },
+        persistDeps(services),
         { workspaceId, generation: address?.generation ?? 1, delete: true, force: false, reason: 'turn-end', turnId: null, coveredSeq: 0, ...options },
         ctx(),
       );

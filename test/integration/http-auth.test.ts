@@ -65,7 +65,7 @@ describe('/openapi.json', () => {
     expect(schema.required).toEqual(['generation']);
     expect(Object.keys(schema.properties).sort()).toEqual(['delete', 'force', 'generation', 'reason', 'turnId']);
     expect(schema.properties.reason.enum).toContain('turn-end');
-    expect(Object.keys(persist.responses).sort()).toEqual(['200', '202', '400', '401', '404', '409', '413', '415', '500', '502', '504']);
+    expect(Object.keys(persist.responses).sort()).toEqual(['200', '202', '400', '401', '404', '409', '413', '415', '500', '502', '503', '504']);
     expect(persist.parameters.map((p: { name: string }) => p.name)).toEqual(['workspaceId', 'wait', 'timeoutMs']);
     expect(doc.paths['/v1/gc'].post.requestBody.content['application/json'].schema.properties.kind.enum).toEqual(['unattached', 'retention', 'litter', 'bases', 'orphans', 'idle']);
   });

@@ -2,6 +2,8 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { PayloadInvalidError } from '../../src/errors/payload-invalid-error.js';
+import { ReplyError } from 'ioredis';
+import { REDIS_RETRY_AFTER_S, RedisUnavailableError } from '../../src/errors/redis-unavailable-error.js';
 import { RemoteJobError } from '../../src/errors/remote-job-error.js';
 import { StaleGenerationError } from '../../src/errors/stale-generation-error.js';
 import { WaitTimeoutError } from '../../src/errors/wait-timeout-error.js';
@@ -13,13 +15,23 @@ import { resolveWait } from '../../src/http/wait-query.js';
 
 describe('errorResponse', () => {
   it('maps codes to statuses; remote failures keep the worker code; unknown errors are 500 without detail', () => {
-    expect(errorResponse(new PayloadInvalidError('x', [{ field: 'kind', message: 'bad' }]))).toEqual({ status: 400, body: { error: { code: 'PayloadInvalid', message: 'x: kind: bad', field: 'kind' } } });
+    expect(errorResponse(new PayloadInvalidError('x', [{ field: 'kind', message: 'bad' }]))).toEqual({ status: 400, body: { error: { code: 'PayloadInvalid', message: 'x: kind: bad', field: 'kind' } }, headers: {} });
     expect(errorResponse(new WorkspaceNotFoundError('ws')).status).toBe(404);
     expect(errorResponse(new StaleGenerationError('ws', 1, 2)).status).toBe(409);
     expect(errorResponse(new RemoteJobError('persist@h', '1', 'StaleGeneration', 'stale')).status).toBe(409);
     expect(errorResponse(new RemoteJobError('bake', '1', 'DeadlineExceeded', 'late'))).toMatchObject({ status: 502, body: { error: { code: 'DeadlineExceeded' } } });
     expect(errorResponse(new WaitTimeoutError('gc', '1', 5)).status).toBe(504);
-    expect(errorResponse(new Error('secret detail'))).toEqual({ status: 500, body: { error: { code: 'Internal', message: 'internal error (see the web process log)' } } });
+    expect(errorResponse(new Error('secret detail'))).toEqual({ status: 500, body: { error: { code: 'Internal', message: 'internal error (see the web process log)' } }, headers: {} });
+  });
+
+  it('answers a Redis refusal (here or in a worker) with 503 and Retry-After', () => {
+    const oom = new RedisUnavailableError('10.0.0.5:6379', 'OOM', new ReplyError("OOM command not allowed when used memory > 'maxmemory'."));
+    expect(errorResponse(oom)).toEqual({
+      status: 503,
+      body: { error: { code: 'RedisUnavailable', message: "Redis at 10.0.0.5:6379 refused the command (OOM): OOM command not allowed when used memory > 'maxmemory'." } },
+      headers: { 'Retry-After': String(REDIS_RETRY_AFTER_S) },
+    });
+    expect(errorResponse(new RemoteJobError('gc', '3', 'RedisUnavailable', 'Redis at h:1 refused the command (READONLY): ...'))).toMatchObject({ status: 503, headers: { 'Retry-After': '5' } });
   });
 });
 

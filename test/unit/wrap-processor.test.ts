@@ -8,6 +8,7 @@ import { createLogger } from '../../src/logger.js';
 import { QUEUES } from '../../src/queues/index.js';
 import type { ProcessorContext } from '../../src/workers/processor-context.js';
 import { wrapProcessor, type WrapOptions } from '../../src/workers/wrap-processor.js';
+import { UnreadableJobData } from '../../src/workers/unreadable-job-data.js';
 
 // A pino destination that keeps parsed lines.
 function sink() {
@@ -65,6 +66,22 @@ describe('wrapProcessor', () => {
     await fn(job(PAYLOAD), 't', new AbortController().signal);
     expect(out.lines[0]).toMatchObject({ level: 40, queue: 'persist@h1', jobId: '42', workspaceId: 'ws-1', step: 'x', msg: 'from the processor' });
     expect(Object.keys(out.lines[1]!)).toEqual(['level', 'time', 'pid', 'queue', 'jobId', 'attempt', 'maxAttempts', 'workspaceId', 'durationMs', 'msg']);
+  });
+
+  it('fails data that is not JSON as unrecoverable JobDataUnreadable, naming job and queue, and keeps it readable', async () => {
+    let ran = false;
+    const { fn, out } = wrap(async () => {
+      ran = true;
+    });
+    const stored: unknown[] = [];
+    const unreadable = { ...job(new UnreadableJobData('{"workspaceId":', new SyntaxError('Unexpected end of JSON input'))), updateData: async (d: unknown) => void stored.push(d) } as unknown as Job;
+    const error = await fn(unreadable, 'token').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnrecoverableError);
+    expect((error as Error).message).toBe('JobDataUnreadable: job 42 on queue persist@h1: data is not valid JSON (Unexpected end of JSON input); failed without running');
+    expect(ran).toBe(false);
+    expect(stored).toEqual([{ unreadableData: '{"workspaceId":' }]);
+    expect(out.lines).toHaveLength(1);
+    expect(out.lines[0]).toMatchObject({ level: 50, jobId: '42', err: { code: 'JobDataUnreadable' } });
   });
 
   it('refuses an invalid payload as unrecoverable without running the processor', async () => {

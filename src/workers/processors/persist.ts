@@ -1,19 +1,37 @@
 /**
- * `persist@{host}` processor: reads the merged persist intent (falling back to the payload for a
- * job enqueued without one), runs the persist protocol, then clears exactly the requests it
- * covered. Permanent failures consume the requests they attempted and are reported to waiters;
- * an idle-reap request stops the sandbox afterwards (even if the flush failed: stopping keeps
- * the live files).
+ * `persist@{host}` processor. First it makes sure the job's own request is in the workspace's
+ * persist intent: the fleet's client merged it when it added the job (the job carries its
+ * `requestId`); for a job of any other producer the worker merges it now, once per job (G5 for
+ * every producer, see persist-intent.ts). Then, holding the workspace's persist lock, it reads
+ * the merged intent (falling back to the job's own request when a run already covered it), runs
+ * the persist protocol, and clears exactly the requests it covered. Permanent failures consume
+ * the requests they attempted and are reported to waiters; an idle-reap request stops the
+ * sandbox afterwards (even if the flush failed: stopping keeps the live files).
  */
 import { encodeFailure } from '../../errors/failure-codec.js';
 import { rollbackWorkspace } from '../../persist/rollback-workspace.js';
 import { isFleetError } from '../../errors/fleet-error.js';
+import { RedisUnavailableError } from '../../errors/redis-unavailable-error.js';
+import { redisAddress } from '../../redis.js';
 import { persistWorkspace, type PersistRequest } from '../../persist/persist-workspace.js';
 import type { PersistPayload, PersistResult, RollbackResult } from '../../queues/persist.js';
 import type { FleetServices } from '../../runtime/services.js';
+import type { PersistIntentStore, PersistJobRef } from '../../state/persist-intent.js';
 import type { Processor } from '../processor-context.js';
+import { persistDeps } from './persist-deps.js';
 import { stopWorkspace } from './stop-workspace.js';
 import { recordPersist } from '../../metrics/record-persist.js';
+
+/**
+ * The sequence number of the job's own request, merging it first when its producer did not:
+ * 0 when a run already covered it (the job then runs its own request once more).
+ */
+export async function ownRequestSeq(intents: PersistIntentStore, payload: PersistPayload, job: PersistJobRef): Promise<number> {
+  if (payload.requestId !== undefined) return (await intents.requestSeq(payload.workspaceId, payload.requestId)) ?? 0;
+  // Enqueued by a fleet client from before request ids: merged by it, with this number.
+  if (payload.requestSeq !== undefined) return payload.requestSeq;
+  return (await intents.claim(payload.workspaceId, job, payload)).seq;
+}
 
 export function persistProcessor(services: FleetServices): Processor<PersistPayload, PersistResult | RollbackResult> {
   const { intents, config } = services;
@@ -27,53 +45,38 @@ export function persistProcessor(services: FleetServices): Processor<PersistPayl
         rollbackWorkspace(services, { workspaceId: payload.workspaceId, generation: payload.generation, revision }, { ...ctx, signal: AbortSignal.any([ctx.signal, lockSignal]) }),
       );
     }
-    const intent = await intents.read(payload.workspaceId);
-    const request: PersistRequest = intent
-      ? {
-          workspaceId: payload.workspaceId,
-          generation: intent.generation,
-          delete: intent.delete,
-          force: intent.force,
-          reason: intent.reason,
-          turnId: intent.turnId,
-          coveredSeq: intent.seq,
-        }
-      : {
-          workspaceId: payload.workspaceId,
-          generation: payload.generation,
-          delete: payload.delete,
-          force: payload.force,
-          reason: payload.reason,
-          turnId: payload.turnId ?? null,
-          coveredSeq: payload.requestSeq ?? 0,
-        };
-    ctx.logger.debug({ request }, 'persist request');
+    const job: PersistJobRef = { queue: ctx.queue, jobId: ctx.jobId };
+    const ownSeq = await ownRequestSeq(intents, payload, job);
+    // Read under the lock: a run that finished while this job waited for it has cleared what it covered.
+    let request: PersistRequest | undefined;
     try {
-      const result = await exclusive(payload.workspaceId, (lockSignal) => persistWorkspace(
-        {
-          addresses: services.addresses,
-          checkpoints: services.checkpoints,
-          archive: services.archive,
-          providerFor: services.providerFor,
-          shrinkGuardPct: config.retention.shrinkGuardPct,
-          systemPath: config.systemPath,
-          treeLimits: config.treeLimits,
-        },
-        request,
-        { ...ctx, signal: AbortSignal.any([ctx.signal, lockSignal]) },
-      ));
-      await recordPersist(services, request.reason, result);
-      await intents.complete(payload.workspaceId, request.coveredSeq, result);
-      if (request.reason === 'turn-end') await services.addresses.touch(payload.workspaceId);
+      const result = await exclusive(payload.workspaceId, async (lockSignal) => {
+        const intent = await intents.read(payload.workspaceId);
+        request = intent
+          ? { workspaceId: payload.workspaceId, generation: intent.generation, delete: intent.delete, force: intent.force, reason: intent.reason, turnId: intent.turnId, coveredSeq: intent.seq }
+          : { workspaceId: payload.workspaceId, generation: payload.generation, delete: payload.delete, force: payload.force, reason: payload.reason, turnId: payload.turnId ?? null, coveredSeq: ownSeq };
+        ctx.logger.debug({ request, ownSeq }, 'persist request');
+        return persistWorkspace(
+          persistDeps(services),
+          request,
+          { ...ctx, signal: AbortSignal.any([ctx.signal, lockSignal]) },
+        );
+      });
+      const covered = request!;
+      await recordPersist(services, covered.reason, result);
+      await intents.complete(payload.workspaceId, covered.coveredSeq, result, job);
+      if (covered.reason === 'turn-end') await services.addresses.touch(payload.workspaceId);
       return result;
     } catch (error) {
       const permanent = isFleetError(error) && !error.retryable;
       if (permanent || ctx.attempt >= ctx.maxAttempts) {
-        await intents.fail(payload.workspaceId, request.coveredSeq, encodeFailure(error), permanent);
+        const failure = RedisUnavailableError.from(error, redisAddress(services.redis)) ?? error;
+        await intents.fail(payload.workspaceId, request?.coveredSeq ?? ownSeq, encodeFailure(failure), permanent, job);
       }
       throw error;
     } finally {
-      if (request.reason === 'idle-reap') await stopWorkspace(services, payload.workspaceId, request.generation, ctx.signal, ctx.logger);
+      const reason = request?.reason ?? payload.reason;
+      if (reason === 'idle-reap') await stopWorkspace(services, payload.workspaceId, request?.generation ?? payload.generation, ctx.signal, ctx.logger);
     }
   };
 }

@@ -1,0 +1,73 @@
+/**
+ * Enqueues one persist request of the fleet's client: the merge into the workspace's intent and
+ * the BullMQ job add are queued on one MULTI and sent as one EXEC, so Redis admits or refuses
+ * both (BullMQ's FlowProducer adds its jobs the same way: `Job#addJob` on a transaction).
+ *
+ * Why both or neither holds on Redis 7: a command queued while Redis is out of memory (or
+ * otherwise refusing) is rejected at once and EXEC answers EXECABORT, running nothing. If memory
+ * runs out between queueing and EXEC, the OOM state is sampled once for the whole EXEC and each
+ * script is refused at its first write that can grow memory; both scripts start with one (the
+ * merge with HINCRBY, BullMQ's addStandardJob with INCR of the job counter), so both are refused.
+ *
+ * A half that fails while the other succeeded (possible only for a NOSCRIPT after a SCRIPT FLUSH
+ * on a live connection) is completed on its own: the merge is idempotent by request id, and a
+ * job that was not added can be added again. The job carries the request id, which tells the
+ * worker that its request is already merged.
+ */
+import { randomUUID } from 'node:crypto';
+import { Job, type JobsOptions, type Queue } from 'bullmq';
+import type { ChainableCommander } from 'ioredis';
+import { RedisUnavailableError } from '../errors/redis-unavailable-error.js';
+import { PERSIST, type PersistPayload } from '../queues/persist.js';
+import type { PersistIntentStore } from '../state/persist-intent.js';
+
+export interface AddPersistJobOptions {
+  readonly queue: Queue;
+  readonly intents: PersistIntentStore;
+  readonly payload: PersistPayload;
+  readonly opts: JobsOptions;
+  /** `host:port` of the Redis (for a refusal's error). */
+  readonly redisAddress: string;
+}
+
+export interface AddedPersistJob {
+  /** The request's sequence number in the intent (what waiters wait for). */
+  readonly seq: number;
+  /** The job that will run it (an existing one when deduplicated). */
+  readonly jobId: string;
+}
+
+// One reply of an EXEC: the error, or the reply value.
+type Reply = [Error | null, unknown];
+
+export async function addPersistJob({ queue, intents, payload, opts, redisAddress }: AddPersistJobOptions): Promise<AddedPersistJob> {
+  const refused = (error: unknown) => RedisUnavailableError.from(error, redisAddress) ?? error;
+  const requestId = randomUUID();
+  const data = { ...payload, requestId };
+  // BullMQ's transaction wraps an ioredis MULTI (the Redis backend of a Queue built on ioredis).
+  const multi = (await queue.getBackend().client).multi();
+  intents.queueMerge(multi as unknown as ChainableCommander, payload.workspaceId, data);
+  // What Queue#add builds (queue defaults under the job's options), queued instead of sent.
+  await new Job(queue, PERSIST, data, { ...queue.jobsOpts, ...opts }).addJob(multi);
+  let replies: Reply[];
+  try {
+    replies = ((await multi.exec()) ?? []) as Reply[];
+  } catch (error) {
+    throw refused(error);
+  }
+  const [mergeError, seqReply] = replies[0] ?? [new Error('EXEC returned no merge reply'), null];
+  const [addError, jobReply] = replies[1] ?? [new Error('EXEC returned no add reply'), null];
+  if (mergeError && addError) throw refused(mergeError);
+  // Completes a half that failed on its own (see the header); a failure here is the caller's error.
+  const again = async <T>(step: () => Promise<T>): Promise<T> => {
+    try {
+      return await step();
+    } catch (error) {
+      throw refused(error);
+    }
+  };
+  const seq = mergeError ? await again(() => intents.merge(payload.workspaceId, data)) : Number(seqReply);
+  const jobId = addError ? (await again(() => queue.add(PERSIST, data, opts))).id : jobReply;
+  if (typeof jobId !== 'string') throw new Error(`adding the persist job failed with code ${String(jobId)}`);
+  return { seq, jobId };
+}
