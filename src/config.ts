@@ -135,6 +135,7 @@ export const EnvSchema = z.object({
   FLEET_EXEC_DEADLINE_MS: durationMs(60_000, 100),
   FLEET_EXEC_ENV_ALLOWLIST: list(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names', ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TERM', 'TZ']),
   FLEET_SHRINK_GUARD_PCT: integer(50, 0, 100),
+  FLEET_ARCHIVE_FORMAT: oneOf(['1', '2'] as const, '1'),
   FLEET_TREE_MAX_DEPTH: integer(DEFAULT_TREE_LIMITS.maxDepth, 8, 4_096),
   FLEET_TREE_MAX_ENTRIES: integer(DEFAULT_TREE_LIMITS.maxEntries, 1_000, 100_000_000),
   FLEET_TREE_MAX_FILE_BYTES: integer(DEFAULT_TREE_LIMITS.maxFileBytes, 1_024, Number.MAX_SAFE_INTEGER, ' of bytes'),
@@ -226,6 +227,8 @@ export interface Config {
   readonly bakeEnvSource: Readonly<Record<string, string>>;
   /** What one persist takes from a live tree (entries over a limit are refused; the rest is archived). */
   readonly treeLimits: TreeLimits;
+  /** The format new revisions are written in (docs/archive-format.md); both are always read. @default 1 */
+  readonly archiveFormat: 1 | 2;
   readonly retention: {
     readonly shrinkGuardPct: number;
     readonly keepRevisions: number;
@@ -320,6 +323,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
           entry[1] !== undefined && !/^(FLEET_|REDIS_|VERCEL_)/.test(entry[0]) && !/(TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|PRIVATE|AUTH)/i.test(entry[0]),
       ),
     ),
+    archiveFormat: e.FLEET_ARCHIVE_FORMAT === '2' ? 2 : 1,
     treeLimits: {
       ...DEFAULT_TREE_LIMITS,
       maxDepth: e.FLEET_TREE_MAX_DEPTH,
@@ -382,6 +386,7 @@ export const CONFIG_DOCS: Readonly<Record<(typeof CONFIG_VARIABLES)[number], rea
   FLEET_EXEC_DEADLINE_MS: ['60000', 'Default deadline of `fleet exec`'],
   FLEET_EXEC_ENV_ALLOWLIST: ['PATH,HOME,LANG,LC_ALL,TERM,TZ', 'Environment passed to commands run in a workspace'],
   FLEET_SHRINK_GUARD_PCT: ['50', 'A reconcile removing more than this % of files is refused without force'],
+  FLEET_ARCHIVE_FORMAT: ['1', 'Format of new revisions: `1` hard-linked trees, `2` content-addressed objects and trees (docs/archive-format.md); both are read'],
   FLEET_TREE_MAX_DEPTH: ['1024', 'Deepest directory level a persist walks; deeper entries are refused (the rest is archived)'],
   FLEET_TREE_MAX_ENTRIES: ['1000000', 'Most entries a persist takes from one live tree; the rest are refused'],
   FLEET_TREE_MAX_FILE_BYTES: ['17179869184', 'Largest file a persist copies (16 GiB); larger files are refused and keep their archived version'],

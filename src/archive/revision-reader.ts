@@ -67,3 +67,56 @@ export async function flattenTree(store: ObjectStore, root: string, onTree?: (id
   await visit(root, Buffer.alloc(0));
   return out;
 }
+
+/** What a newer revision no longer has of an older one. */
+export interface RemovedCounts {
+  /** Regular files of `before` that are not regular files at the same path in `after`. */
+  readonly files: number;
+  /** Paths of `before` that `after` lacks (any type). */
+  readonly entries: number;
+}
+
+// Files and entries below a tree (a removed directory takes all of them with it).
+async function countBelow(store: ObjectStore, tree: string): Promise<RemovedCounts> {
+  let files = 0;
+  let entries = 0;
+  for (const node of await store.readTree(tree)) {
+    entries += 1;
+    if (node.type === 'f') files += 1;
+    if (node.type === 'd') {
+      const below = await countBelow(store, node.tree);
+      files += below.files;
+      entries += below.entries;
+    }
+  }
+  return { files, entries };
+}
+
+/**
+ * What `after` removed of `before` (both root tree ids), visiting only directories whose trees
+ * differ: the cost follows the change.
+ */
+export async function countRemoved(store: ObjectStore, before: string | null, after: string): Promise<RemovedCounts> {
+  if (before === null || before === after) return { files: 0, entries: 0 };
+  const next = new Map((await store.readTree(after)).map((n) => [n.name.toString('latin1'), n]));
+  let files = 0;
+  let entries = 0;
+  for (const old of await store.readTree(before)) {
+    const now = next.get(old.name.toString('latin1'));
+    if (old.type === 'd' && now?.type === 'd') {
+      const below = await countRemoved(store, old.tree, now.tree);
+      files += below.files;
+      entries += below.entries;
+      continue;
+    }
+    if (old.type === 'f' && now?.type !== 'f') files += 1;
+    if (!now) entries += 1;
+    if (old.type === 'd') {
+      // Replaced by a non-directory, or gone: everything below went with it.
+      const below = await countBelow(store, old.tree);
+      files += below.files;
+      entries += below.entries;
+    }
+  }
+  return { files, entries };
+}

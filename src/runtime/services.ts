@@ -80,7 +80,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
   const useVercel = vercelConfigured && !extraProviders.some((p) => p.name === 'vercel');
   // Credentials are checked now (a bad setting fails start-up); the SDK loads on first use.
   if (useVercel) vercelConnection(config.vercel);
-  const vercel = useVercel ? [lazyVercelProvider(config, { persistent: config.vercel.persistent, sandboxTimeoutMs: config.vercel.sandboxTimeoutMs })] : [];
+  const vercel = useVercel ? [lazyVercelProvider(config, { persistent: config.vercel.persistent, sandboxTimeoutMs: config.vercel.sandboxTimeoutMs, systemPath: config.systemPath })] : [];
   // Every provider call is timed and its outcome counted (fleet_provider_calls_total).
   const providers = new ProviderRegistry([local, ...vercel, ...extraProviders].map((provider) => observedProvider(provider, metrics)));
   const client = createFleetClient({ config, connection: redis });

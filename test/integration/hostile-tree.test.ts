@@ -301,6 +301,7 @@ describe('hostile trees', () => {
           shrinkGuardPct: 100,
           systemPath: h.config.systemPath,
           treeLimits: h.config.treeLimits,
+          archiveFormat: h.config.archiveFormat,
         },
         { workspaceId: ws, generation: address.generation, delete: true, force: true, reason: 'turn-end', turnId: null, coveredSeq: 0 },
         ctx,

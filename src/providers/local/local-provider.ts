@@ -33,7 +33,11 @@ import { classifyFsError } from './classify-fs-error.js';
 import { checkCreateRequest, checkImportSource, checkSnapshotId } from './local-ids.js';
 import { livePaths, localHandle, parseLocalHandle, type LivePaths } from './live-paths.js';
 import { openDirBeneath, openParentBeneath } from './safe-path.js';
+import { RECORD_SUFFIX } from '../../archive/archive-paths.js';
 import { buildRevisionTree } from '../../archive/build-revision-tree.js';
+import { materializeRevision } from '../../archive/materialize-revision.js';
+import { ObjectStore } from '../../archive/object-store.js';
+import { parseRevisionRecord } from '../../archive/revision-record.js';
 import { errnoOf } from '../../errors/classify-storage-error.js';
 import { PayloadInvalidError } from '../../errors/payload-invalid-error.js';
 import { CREATE_FILE_FLAGS, DirHandle, READ_FILE_FLAGS } from '../../tree/dir-handle.js';
@@ -302,7 +306,7 @@ export class LocalProvider implements SandboxProvider {
     });
     // The root itself must be a real directory: a symlinked root would make rsync read elsewhere.
     if (!stats.isDirectory()) throw new ProviderPermanentError('local', 'openTree', `${paths.root} is not a real directory`);
-    return { path: paths.root, release: async () => undefined };
+    return { path: paths.root, statCache: path.join(paths.meta, 'stat-cache.json'), release: async () => undefined };
   }
 
   async importTree(handle: string, from: string, signal: AbortSignal): Promise<void> {
@@ -315,6 +319,11 @@ export class LocalProvider implements SandboxProvider {
       const staging = paths.staging(`restore-${randomBytes(3).toString('hex')}`);
       try {
         await mkdir(staging, { mode: 0o700 });
+        if (from.endsWith(RECORD_SUFFIX)) {
+          await this.#materialize(workspaceId, from, staging, signal);
+          await this.#swapIn(paths, staging);
+          return;
+        }
         // No --link-dest: the live tree must never share inodes with the archive.
         const run = await runRsync({
           args: snapshotArgs({ source: from, dest: staging, ioTimeoutS: Math.max(30, Math.ceil(this.options.copyTimeoutMs / 1000)) }),
@@ -333,6 +342,24 @@ export class LocalProvider implements SandboxProvider {
         throw classifyFsError(error, 'importTree');
       }
     });
+  }
+
+  // Restores a format 2 revision (its record at `from`) into the empty staging tree.
+  async #materialize(workspaceId: string, from: string, staging: string, signal: AbortSignal): Promise<void> {
+    const record = parseRevisionRecord(await readFile(from), from);
+    if (record.workspaceId !== workspaceId) throw new ProviderPermanentError('local', 'importTree', `${from} is a revision of ${record.workspaceId}, not of ${workspaceId}`);
+    const dest = await DirHandle.open(staging);
+    try {
+      await materializeRevision(this.#objects(), record.root, dest, { systemPath: this.options.systemPath, signal: AbortSignal.any([signal, AbortSignal.timeout(this.options.copyTimeoutMs)]) });
+    } finally {
+      await dest.close();
+    }
+  }
+
+  #store: ObjectStore | undefined;
+  #objects(): ObjectStore {
+    this.#store ??= new ObjectStore(this.options.archiveRoot);
+    return this.#store;
   }
 
   async markReady(handle: string, marker: ReadyMarker, signal: AbortSignal): Promise<void> {
