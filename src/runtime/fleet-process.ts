@@ -52,6 +52,8 @@ export async function startFleetProcess({ config, queues, logger, processors, wo
 
     const services = createServices({ config, redis: client, logger });
     releasers.add('services', () => services.close());
+    // The start-up probe: `none` is logged as a warning, `namespaces` unavailable stops start-up.
+    await services.isolation();
     const built = { ...buildProcessors(services), ...(processors ?? {}) };
     const workers = await startWorkers({
       config,
