@@ -6,11 +6,11 @@
 // workspace is served throughout (exec, persist), and persist + restore round-trip a tree the
 // sandbox wrote, modes and ownership (the workspace's uid) included.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { lstat, readdir, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers/fleet-env.js';
-import { runFleet, startFleet, type Spawned } from '../helpers/processes.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { killGroup, runFleet, startSharedFleet, type Spawned } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 
 const CANARY = `CANARY-SANDBOX-${process.pid}-${Date.now()}`;
@@ -82,9 +82,10 @@ describe('a sandbox contains its code (namespaces, a uid per workspace, only its
   };
 
   beforeAll(async () => {
-    home = await tempDir('sandbox-home');
+    // One fleet for the whole file (the per-test cleanup would stop a tracked one and remove a tempDir home).
+    home = await mkdtemp(path.join(tmpdir(), 'sandbox-home-'));
     env = { FLEET_HOME: home, FLEET_LOG_LEVEL: 'warn', FLEET_HEARTBEAT_INTERVAL_MS: '500', FLEET_SHUTDOWN_FLUSH_MS: '0', FLEET_HTTP_PORT: '0', FLEET_CHECKPOINT_INTERVAL_MS: '3600000', ...LIMITS };
-    up = startFleet(['up'], env);
+    up = startSharedFleet(['up'], env);
     await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);
     api = /web\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(up.stdout())![1]!;
     fleetPid = Number(/process\s+pid (\d+)/.exec(up.stdout())![1]);
@@ -98,6 +99,14 @@ describe('a sandbox contains its code (namespaces, a uid per workspace, only its
     await cliExec('victim', `echo ${CANARY} > secret.txt && chmod 600 secret.txt`);
     await json(['persist', 'victim', '--delete', '--wait']);
   }, 120_000);
+
+  afterAll(async () => {
+    if (up) {
+      killGroup(up.child, 'SIGTERM');
+      await up.exited;
+    }
+    if (home) await rm(home, { recursive: true, force: true });
+  });
 
   it('gives every workspace its own uid from the range, owning its 0700 tree; the fleet directories are 0700 root', async () => {
     expect(new Set(Object.values(uids)).size).toBe(3);
