@@ -284,8 +284,8 @@ export class LocalProvider implements SandboxProvider {
   }
 
   // Gives a live tree made without isolation to its workspace's uid (a fleet that turned isolation on).
-  async #adopt(handle: string, paths: LivePaths, signal: AbortSignal | undefined): Promise<number> {
-    return this.#locked(paths, signal ?? new AbortController().signal, async () => {
+  async #adopt(handle: string, paths: LivePaths, signal: AbortSignal): Promise<number> {
+    return this.#locked(paths, signal, async () => {
       const { meta } = await this.#own(handle, 'exec');
       if (meta.uid !== undefined) return meta.uid;
       const uid = await this.options.sandbox!.uidFor(meta.workspaceId);
@@ -322,7 +322,7 @@ export class LocalProvider implements SandboxProvider {
         env: { PATH: this.options.systemPath },
         timeoutMs: request.timeoutMs,
         fds: [root.fd],
-        ...(request.signal ? { signal: request.signal } : {}),
+        signal: request.signal,
         ...(request.onStdout ? { onStdout: request.onStdout } : {}),
         ...(request.onStderr ? { onStderr: request.onStderr } : {}),
       });
