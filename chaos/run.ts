@@ -97,14 +97,14 @@ async function main(): Promise<number> {
   const counters = { turns: 0, acked: 0, failedTurns: 0, failures: {} as Record<string, number> };
   const ctx: WorkloadContext = { client, providers, liveRoots, rng, counters };
   const models = Array.from({ length: workspaceCount }, (_, i) => newModel(`chaos-${i}`));
-  const faults: Record<FaultName, number> = { killWorker: 0, pauseWorker: 0, killRsync: 0, restartRedis: 0, archiveReadOnly: 0, hostStop: 0 };
+  const faults: Record<FaultName, number> = { killWorker: 0, pauseWorker: 0, killChild: 0, restartRedis: 0, archiveReadOnly: 0, hostStop: 0 };
 
   const endAt = Date.now() + durationS * 1_000;
   const agents = models.map(async (model) => {
     while (Date.now() < endAt) await runTurn(ctx, model);
   });
   // Every fault kind in each round (shuffled), the frequent ones twice, so a short run sees them all.
-  const round: FaultName[] = ['killWorker', 'killWorker', 'pauseWorker', 'pauseWorker', 'killRsync', 'killRsync', 'restartRedis', 'archiveReadOnly', 'hostStop'];
+  const round: FaultName[] = ['killWorker', 'killWorker', 'pauseWorker', 'pauseWorker', 'killChild', 'killChild', 'restartRedis', 'archiveReadOnly', 'hostStop'];
   const injector = (async () => {
     await pause(3_000);
     while (Date.now() < endAt - 5_000) {
