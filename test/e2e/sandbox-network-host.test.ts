@@ -37,7 +37,7 @@ except Exception as e:
     ].join('; ');
     const run = await runFleet(['exec', 'agent', '--json', '--', 'sh', '-c', script], env);
     const result = JSON.parse(run.stdout) as { stdout: string };
-    const lines = result.stdout.trim().split('\n');
+    const lines = result.stdout.split('\n').filter((line) => line !== '');
     expect(lines.slice(0, 3).every((line) => line.startsWith('NOAUTH'))).toBe(true);
     expect(lines).toContain('no-password-file');
     expect(lines).toContain('api 401');
