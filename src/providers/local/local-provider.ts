@@ -45,8 +45,7 @@ import { DEFAULT_TREE_LIMITS, type TreeLimits } from '../../tree/tree-limits.js'
 import { withWorkspaceLock } from './workspace-lock.js';
 import { chownDir, chownTree } from '../../tree/chown-tree.js';
 import { noIsolation, type Isolation } from '../../sandbox/isolation.js';
-import { sandboxCommand } from '../../sandbox/sandbox-command.js';
-import { createCommandCgroup, type CommandCgroup } from '../../sandbox/cgroup-limits.js';
+import { runSandboxed } from './run-sandboxed.js';
 
 /** How the provider contains commands, and the uid of each workspace. */
 export interface LocalSandboxing {
@@ -55,9 +54,6 @@ export interface LocalSandboxing {
   /** The workspace's uid (allocated once, fleet-wide; see sandbox-uid-store.ts). */
   uidFor(workspaceId: string): Promise<number>;
 }
-
-/** Descriptor number of the live tree in a sandboxed child (runCommand passes `fds` from 3 on). */
-const CHILD_TREE_FD = 3;
 
 export interface LocalProviderOptions {
   readonly hostId: string;
@@ -275,7 +271,7 @@ export class LocalProvider implements SandboxProvider {
         cwdDir = await openDirBeneath(root, request.cwd, { field: 'cwd' });
         if (!cwdDir) throw new PayloadInvalidError('path', [{ field: 'cwd', message: 'is not a directory of the workspace tree', value: request.cwd }]);
       }
-      if (uid !== undefined) return await this.#runSandboxed(isolation, uid, root, request);
+      if (uid !== undefined) return await runSandboxed({ isolation, uid, root, request, systemPath: this.options.systemPath });
       return await this.#run(file, args, (cwdDir ?? root).entry().toString(), request);
     } finally {
       await cwdDir?.close();
@@ -301,38 +297,6 @@ export class LocalProvider implements SandboxProvider {
     });
   }
 
-  // Runs a command under bubblewrap as the workspace's uid, the tree bound from its open handle.
-  async #runSandboxed(isolation: Isolation, uid: number, root: DirHandle, request: ExecRequest): Promise<ExecResult> {
-    let cgroup: CommandCgroup | null = null;
-    try {
-      if (isolation.cgroupParent) cgroup = await createCommandCgroup(isolation.cgroupParent, isolation.limits);
-      const { file, args } = sandboxCommand({
-        uid,
-        treeFd: CHILD_TREE_FD,
-        // Checked beneath the handle above; inside the sandbox it resolves in the sandbox's own view.
-        cwd: request.cwd ?? '',
-        cmd: request.cmd,
-        env: request.env ?? {},
-        network: isolation.network,
-        limits: isolation.limits,
-        ...(cgroup ? { cgroupDir: cgroup.dir } : {}),
-      });
-      const result = await runCommand(file, args, {
-        cwd: '/',
-        env: { PATH: this.options.systemPath },
-        timeoutMs: request.timeoutMs,
-        fds: [root.fd],
-        signal: request.signal,
-        ...(request.onStdout ? { onStdout: request.onStdout } : {}),
-        ...(request.onStderr ? { onStderr: request.onStderr } : {}),
-      });
-      return { exitCode: result.exitCode, signal: result.signal, stdout: result.stdout, stderr: result.stderr, timedOut: result.timedOut, durationMs: result.durationMs };
-    } catch (error) {
-      throw classifyFsError(error, 'exec');
-    } finally {
-      await cgroup?.remove().catch(() => undefined);
-    }
-  }
 
   // Runs a command with `cwd` (a handle's kernel path: the child changes into that very directory).
   async #run(file: string, args: readonly string[], cwd: string, request: ExecRequest): Promise<ExecResult> {
