@@ -43,7 +43,8 @@ async function decide(config: Config, logger: Logger): Promise<Isolation> {
     logger.warn({ path: finding.path }, `fleet directory ${finding.path} ${finding.problem}: sandboxes may be able to read it`);
   }
   const cgroups = await probeCgroups(config);
-  if (!cgroups.parent) logger.info({ reason: cgroups.reason }, `cgroup limits not enforced (${cgroups.reason}); rlimits only`);
+  // Logged once per daemon by fleet-process.ts; here only at debug (every CLI command probes too).
+  logger.debug({ cgroups: cgroups.reason }, 'cgroup probe');
   return {
     mode: 'namespaces',
     reason: configured === 'auto' ? 'auto: probe passed' : 'FLEET_LOCAL_ISOLATION=namespaces',
