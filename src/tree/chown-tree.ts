@@ -8,7 +8,7 @@
  * The kernel clears setuid/setgid on a file whose owner changes, even for root; those bits are
  * put back (fchmod of the file opened with O_NOFOLLOW), so a tree keeps its exact modes.
  */
-import { constants, fchmod as fchmodCallback, fchown as fchownCallback } from 'node:fs';
+import { fchmod as fchmodCallback, fchown as fchownCallback } from 'node:fs';
 import { lchown, open } from 'node:fs/promises';
 import type { DirHandle } from './dir-handle.js';
 import { READ_FILE_FLAGS } from './dir-handle.js';
@@ -47,7 +47,7 @@ export async function chownTree(dir: DirHandle, uid: number, gid: number): Promi
     changed += 1;
     const bits = Number(stats.mode) & 0o7777;
     if (stats.isFile() && (bits & SPECIAL_BITS) !== 0) {
-      const file = await open(dir.entry(name), READ_FILE_FLAGS | constants.O_NOFOLLOW);
+      const file = await open(dir.entry(name), READ_FILE_FLAGS);
       try {
         await fchmod(file.fd, bits);
       } finally {
