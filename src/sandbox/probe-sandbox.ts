@@ -15,6 +15,8 @@ import { sandboxCommand } from './sandbox-command.js';
 
 export type ProbeResult = { readonly ok: true } | { readonly ok: false; readonly reason: string };
 
+/** Processes the probe itself needs (prlimit → bwrap → its init → setpriv → bwrap → sh), with room. */
+const PROBE_EXTRA_PROCESSES = 16;
 /** Deadline of the probe: bwrap starts in milliseconds; a hang is a finding too. */
 const PROBE_TIMEOUT_MS = 15_000;
 
@@ -37,7 +39,9 @@ export async function probeSandbox(config: Pick<Config, 'sandbox' | 'systemPath'
         cmd: ['/bin/sh', '-c', `test "$(id -u)" = ${uid} && : > probe`],
         env: {},
         network: config.sandbox.network,
-        limits: config.sandbox.limits,
+        // The uid may belong to a workspace running at its own process limit: room above it, so that
+        // a sandbox cannot make the probe fail (and `auto` fall back to no isolation).
+        limits: { ...config.sandbox.limits, pids: config.sandbox.limits.pids + PROBE_EXTRA_PROCESSES },
       });
       const run = await runCommand(file, args, { cwd: '/', env: { PATH: config.systemPath }, timeoutMs: PROBE_TIMEOUT_MS, fds: [root.fd] }).catch((error: unknown) => error as Error);
       if (run instanceof Error) return { ok: false, reason: `cannot run prlimit/bwrap/setpriv: ${run.message}` };
