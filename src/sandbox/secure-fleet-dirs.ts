@@ -1,11 +1,12 @@
 /**
  * The fleet's own directories (FLEET_HOME, the live, archive, snapshot and legacy roots) are
  * `0700` and owned by the fleet's user, so a sandbox uid can neither list nor enter them: it
- * reaches its own tree only through the bind mount made from the fleet's descriptor. Made so at
- * start-up when sandboxes are isolated; a directory the fleet cannot fix (not its own, a
- * read-only or foreign NFS mount) is reported, not silently accepted.
+ * reaches its own tree only through the bind mount made from the fleet's descriptor. Every
+ * place that creates one does so with mode 0700; at start-up, when sandboxes are isolated, the
+ * ones that already exist are tightened (a home made by an older fleet), and one the fleet cannot
+ * fix (not its own, a read-only or foreign NFS mount) is reported, not silently accepted.
  */
-import { chmod, lstat, mkdir } from 'node:fs/promises';
+import { chmod, lstat } from 'node:fs/promises';
 import type { Config } from '../config.js';
 
 export interface DirFinding {
@@ -13,14 +14,14 @@ export interface DirFinding {
   readonly problem: string;
 }
 
-/** Creates or tightens each fleet directory; returns what could not be made private. */
+/** Tightens each existing fleet directory to 0700; returns what could not be made private. */
 export async function secureFleetDirs(paths: Config['paths']): Promise<DirFinding[]> {
   const findings: DirFinding[] = [];
   const uid = typeof process.getuid === 'function' ? process.getuid() : -1;
   for (const dir of [...new Set([paths.home, paths.liveRoot, paths.archiveRoot, paths.snapshotRoot, paths.legacyRoot])]) {
     try {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      const stats = await lstat(dir);
+      const stats = await lstat(dir).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? null : Promise.reject(error)));
+      if (stats === null) continue;
       if (!stats.isDirectory()) {
         findings.push({ path: dir, problem: 'is not a directory' });
       } else if (stats.uid !== uid) {
