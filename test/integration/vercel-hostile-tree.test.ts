@@ -7,25 +7,15 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verifyRevisions } from '../../src/archive/verify-revisions.js';
 import { provisionWorkspace } from '../../src/provision/provision-workspace.js';
-import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir } from '../helpers/fleet-env.js';
 import { archiveHolds, treeFacts } from '../helpers/hostile-tree.js';
-import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
-import { createHarness } from '../helpers/workspace-harness.js';
+import { createVercelHarness } from '../helpers/vercel-harness.js';
 
 const CANARY = `CANARY-VERCEL-${process.pid}-${Date.now()}`;
 
 describe('hostile tree on Vercel (stand-in)', () => {
   it('links out, links into another workspace, odd names, FIFOs, sparse files and hard links: both persist modes and a restore', { timeout: 120_000 }, async () => {
-    const standin = await VercelStandin.start();
-    addCleanup(() => standin.close());
-    const h = await createHarness({
-      FLEET_PROVIDER: 'vercel',
-      FLEET_VERCEL_TOKEN: standin.credentials.token,
-      FLEET_VERCEL_TEAM_ID: standin.credentials.teamId,
-      FLEET_VERCEL_PROJECT_ID: standin.credentials.projectId,
-      FLEET_VERCEL_API_URL: standin.url,
-    });
+    const { h } = await createVercelHarness();
     const outside = await tempDir('outside');
     await writeFile(path.join(outside, 'secret.txt'), CANARY);
     await mkdir(path.join(outside, 'sub'));
