@@ -55,9 +55,6 @@ const BAD_VALUES: Record<string, string> = {
   FLEET_SANDBOX_MEMORY_MB: '1',
   FLEET_SANDBOX_CPU_WEIGHT: '0',
   FLEET_SANDBOX_TMP_MB: '0',
-  FLEET_TREE_MAX_DEPTH: '7',
-  FLEET_TREE_MAX_ENTRIES: '10',
-  FLEET_TREE_MAX_FILE_BYTES: '1',
 };
 
 describe('loadConfig', () => {
