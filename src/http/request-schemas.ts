@@ -5,6 +5,10 @@
  */
 import { z } from 'zod';
 import { PersistPayload, ProvisionPayload, RollbackInput, Generation, WorkspaceId } from '../queues/index.js';
+import { ExecArgs } from '../queues/hostops-args.js';
+
+/** Exec over HTTP: the hostops exec arguments (same rules), the deadline optional. */
+export const ExecRequest = ExecArgs.extend({ workspaceId: WorkspaceId, timeoutMs: ExecArgs.shape.timeoutMs.optional() }).strict();
 
 /** Persist over HTTP: the queue payload minus fields only the producer sets. */
 export const PersistRequest = PersistPayload.omit({ requestId: true, requestSeq: true, rollbackTo: true });
@@ -29,3 +33,4 @@ export const ProvisionBody = ProvisionPayload.omit({ workspaceId: true });
 export const PersistBody = PersistRequest.omit({ workspaceId: true });
 export const CheckpointsBody = CheckpointsRequest.omit({ workspaceId: true });
 export const RollbackBody = RollbackInput.omit({ workspaceId: true });
+export const ExecBody = ExecRequest.omit({ workspaceId: true });

@@ -52,6 +52,14 @@ export async function startFleetProcess({ config, queues, logger, processors, wo
 
     const services = createServices({ config, redis: client, logger });
     releasers.add('services', () => services.close());
+    // The start-up probe: `none` is logged as a warning, `namespaces` unavailable stops start-up.
+    const isolation = await services.isolation();
+    if (isolation.mode === 'namespaces') {
+      logger.info(
+        { isolation: isolation.mode, network: isolation.network, cgroups: isolation.cgroupParent !== null },
+        `sandboxes: namespaces, network ${isolation.network}, ${isolation.cgroupParent ? 'cgroup v2 limits and rlimits' : `rlimits only (${isolation.cgroupReason})`}`,
+      );
+    }
     const built = { ...buildProcessors(services), ...(processors ?? {}) };
     const workers = await startWorkers({
       config,

@@ -9,6 +9,7 @@ import type { FleetKeys } from '../keys.js';
 import { QUEUE_NAMES, QUEUES, queueNameFor, type QueueName } from '../queues/index.js';
 import { countLiveWorkers } from '../runtime/worker-registry.js';
 import { readPersistLag } from './persist-lag.js';
+import { HostRegistry } from '../state/host-registry.js';
 
 export const COUNT_STATES = ['waiting', 'active', 'delayed', 'completed', 'failed'] as const;
 export type JobCounts = Record<(typeof COUNT_STATES)[number], number>;
@@ -25,6 +26,8 @@ export interface FleetStatus {
   readonly maxPersistLagMs: number;
   /** Writes refused by the generation fence since the fleet started. */
   readonly fenceRejections: number;
+  /** How each sandbox host contains its local sandboxes (`namespaces`, or `none`: no isolation). */
+  readonly isolation: Readonly<Record<string, string>>;
 }
 
 const zero = (): JobCounts => ({ waiting: 0, active: 0, delayed: 0, completed: 0, failed: 0 });
@@ -70,5 +73,6 @@ export async function readFleetStatus(redis: Redis, keys: FleetKeys, config: Con
   const workers = await countLiveWorkers(redis, keys, config.worker.heartbeatIntervalMs);
   const lag = await readPersistLag(redis, keys);
   const fenceRejections = Number((await redis.hget(keys.counters(), 'fenceRejections')) ?? 0);
-  return { queues, byQueue, workers, hosts, activeWorkspaces: lag.activeWorkspaces, maxPersistLagMs: lag.maxPersistLagMs, fenceRejections };
+  const isolation = await new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs).isolationOf(hosts);
+  return { queues, byQueue, workers, hosts, activeWorkspaces: lag.activeWorkspaces, maxPersistLagMs: lag.maxPersistLagMs, fenceRejections, isolation };
 }

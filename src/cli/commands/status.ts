@@ -23,6 +23,7 @@ export function registerStatus(program: Command, ctx: CliContext, run: (action: 
               '',
               `workers: ${status.workers}   hosts: ${status.hosts.join(', ')}`,
               `active workspaces: ${status.activeWorkspaces}   max persist lag: ${status.maxPersistLagMs} ms   fence rejections: ${status.fenceRejections}`,
+              `isolation: ${Object.entries(status.isolation).map(([host, mode]) => `${host}=${mode}${mode === 'none' ? ' (WARNING: sandboxes are not isolated)' : ''}`).join(', ') || 'no sandbox host reported'}`,
             ].join('\n'),
           );
           return 0;
