@@ -389,21 +389,20 @@ export class LocalProvider implements SandboxProvider {
         await mkdir(staging, { mode: 0o700 });
         if (from.endsWith(RECORD_SUFFIX)) {
           await this.#materialize(workspaceId, from, staging, signal);
-          await this.#swapIn(paths, staging);
-          return;
+        } else {
+          // No --link-dest: the live tree must never share inodes with the archive.
+          const run = await runRsync({
+            args: snapshotArgs({ source: from, dest: staging, ioTimeoutS: Math.max(30, Math.ceil(this.options.copyTimeoutMs / 1000)) }),
+            operation: 'restore',
+            timeoutMs: this.options.copyTimeoutMs,
+            signal,
+            path: this.options.systemPath,
+          }).catch((error: unknown) => {
+            if (error instanceof RsyncError) this.options.onRsyncExit?.(error.exitCode);
+            throw error;
+          });
+          this.options.onRsyncExit?.(run.exitCode);
         }
-        // No --link-dest: the live tree must never share inodes with the archive.
-        const run = await runRsync({
-          args: snapshotArgs({ source: from, dest: staging, ioTimeoutS: Math.max(30, Math.ceil(this.options.copyTimeoutMs / 1000)) }),
-          operation: 'restore',
-          timeoutMs: this.options.copyTimeoutMs,
-          signal,
-          path: this.options.systemPath,
-        }).catch((error: unknown) => {
-          if (error instanceof RsyncError) this.options.onRsyncExit?.(error.exitCode);
-          throw error;
-        });
-        this.options.onRsyncExit?.(run.exitCode);
         // Archived files are root's; restored ones belong to the workspace's uid.
         await this.#giveTo(staging, uid);
         await this.#swapIn(paths, staging);
