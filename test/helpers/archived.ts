@@ -4,6 +4,7 @@ import { lstat, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ArchiveStore } from '../../src/archive/archive-store.js';
 import { lookupPath } from '../../src/archive/revision-reader.js';
+import { readTree } from './tree.js';
 
 export type ArchivedNode =
   | { readonly type: 'file'; readonly mode: number; readonly size: number; readonly content: Buffer }
@@ -37,4 +38,30 @@ export async function archivedNode(archive: ArchiveStore, ws: string, rel: strin
 export async function archivedText(archive: ArchiveStore, ws: string, rel: string, revision?: string): Promise<string | null> {
   const node = await archivedNode(archive, ws, rel, revision);
   return node?.type === 'file' ? node.content.toString('utf8') : null;
+}
+
+/**
+ * A revision (default: current) as `readTree` of helpers/tree.ts shows a directory: relative path
+ * → base64 content (files) / `-> target` (symlinks) / 'dir' / 'special', whatever the format.
+ */
+export async function readArchivedTree(archive: ArchiveStore, ws: string, revision?: string): Promise<Record<string, string>> {
+  const id = revision ?? (await archive.current(ws));
+  if (!id) throw new Error(`workspace ${ws} has no revision`);
+  const record = await archive.readRecord(ws, id);
+  if (!record) return readTree(archive.paths(ws).revision(id));
+  const out: Record<string, string> = {};
+  const walk = async (tree: string, rel: string): Promise<void> => {
+    const nodes = [...(await archive.objects.readTree(tree))].sort((a, b) => (a.name.toString() < b.name.toString() ? -1 : 1));
+    for (const node of nodes) {
+      const child = rel ? `${rel}/${node.name.toString()}` : node.name.toString();
+      if (node.type === 'l') out[child] = `-> ${node.target.toString()}`;
+      else if (node.type === 'd') {
+        out[child] = 'dir';
+        await walk(node.tree, child);
+      } else if (node.type === 'f') out[child] = (await archive.objects.readObject(node.object)).toString('base64');
+      else out[child] = 'special';
+    }
+  };
+  await walk(record.root, '');
+  return out;
 }
