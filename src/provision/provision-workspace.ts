@@ -19,6 +19,7 @@ import type { ProvisionResult } from '../queues/provision.js';
 import { restoreWorkspace } from '../restore/restore-workspace.js';
 import type { FleetServices } from '../runtime/services.js';
 import type { Address } from '../state/address-store.js';
+import type { RuntimePatch } from '../state/runtime-store.js';
 import type { ProcessorContext } from '../workers/processor-context.js';
 import { planRestore, type RestoreFacts } from './restore-plan.js';
 
@@ -90,7 +91,9 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
     if (address && live?.ready) {
       const provider = services.providerFor(address);
       if (live.state === 'stopped') await provider.resume(address.handle, signal);
-      await services.runtime.set(workspaceId, 'ready', { generation: address.generation, handle: address.handle, hostId: address.hostId, provider: address.provider });
+      const confirmed = await services.runtime.transition(workspaceId, 'confirm', address.generation, { handle: address.handle, hostId: address.hostId, provider: address.provider });
+      // A newer provisioner bumped the generation meanwhile: decide afresh.
+      if (!confirmed.applied) throw ProvisionSuperseded(workspaceId, address.generation, null);
       await services.client.startCheckpoints(workspaceId, { generation: address.generation });
       await services.addresses.touch(workspaceId);
       const outcome = live.state === 'stopped' ? 'resumed' : 'reused';
@@ -115,14 +118,17 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
     // New local sandboxes go to the least-loaded live sandbox host (possibly another one).
     const targetHost = providerName === 'local' ? await services.hosts.pickHost(services.config.hostId) : services.config.hostId;
     const provider = providerName === 'local' ? services.localProviderOn(targetHost) : services.providers.get(providerName);
-    await services.runtime.set(workspaceId, 'provisioning', {
+    const begun = await services.runtime.transition(workspaceId, 'begin', generation, {
       provider: providerName,
-      generation,
       handle: null,
+      hostId: null,
       provisionLockToken: lock.token,
+      outcome: null,
+      source: null,
       error: null,
       ...(plan.outcome === 'created-from-base' ? { baseSnapshotId: plan.source, baseSnapshotVersion: plan.baseVersion, templateVersion: plan.baseVersion } : {}),
     });
+    if (!begun.applied) throw ProvisionSuperseded(workspaceId, generation, null);
     let created: { handle: string; hostId: string } | null = null;
     try {
       await ctx.progress({ step: 'create', percent: 30 });
@@ -133,7 +139,7 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
             ? { type: 'workspace-snapshot' as const, snapshotId: plan.source }
             : { type: 'empty' as const };
       created = await provider.create({ workspaceId, generation, hostId: targetHost, source, signal });
-      await services.runtime.set(workspaceId, 'provisioning', { handle: created.handle, hostId: created.hostId });
+      await transitionOrSupersede(services, workspaceId, 'handle', generation, { handle: created.handle, hostId: created.hostId });
       await ctx.progress({ step: 'restore', percent: 50 });
       await restoreWorkspace(services, provider, {
         workspaceId,
@@ -152,7 +158,7 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
         if (!winner || winner.generation <= generation) throw ProvisionSuperseded(workspaceId, generation, null);
         return { workspaceId, handle: winner.handle, generation: winner.generation, hostId: winner.hostId, provider: winner.provider, outcome: 'reused', source: null };
       }
-      await services.runtime.set(workspaceId, 'ready', { outcome: plan.outcome, source: plan.source });
+      await transitionOrSupersede(services, workspaceId, 'ready', generation, { outcome: plan.outcome, source: plan.source });
       if (plan.outcome === 'created-from-base') await services.bases.addReference(plan.source, workspaceId);
       // A replaced incarnation on a dead host is left to that host's janitor when it returns.
       if (address && address.handle !== created.handle && (await services.hosts.isAlive(address.hostId, address.provider, services.config.hostId))) {
@@ -164,7 +170,8 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
       await services.addresses.touch(workspaceId);
       return { workspaceId, handle: created.handle, generation, hostId: created.hostId, provider: providerName, outcome: plan.outcome, source: plan.source };
     } catch (error) {
-      await services.runtime.set(workspaceId, 'error', { error: encodeFailure(error) }).catch(() => undefined);
+      // Fenced: only this generation's own provisioning record becomes `error`, never a newer one.
+      await services.runtime.transition(workspaceId, 'fail', generation, { error: encodeFailure(error) }).catch(() => undefined);
       if (created) {
         const published = await services.addresses.get(workspaceId);
         if (published?.handle !== created.handle) await provider.destroy(created.handle, ctx.signal).catch(() => undefined);
@@ -183,6 +190,12 @@ function ProvisionSuperseded(workspaceId: string, generation: number, cause: unk
     context: { workspaceId, generation },
     cause,
   });
+}
+
+// Applies a runtime transition of this provisioner's generation; refused means a newer one took over.
+async function transitionOrSupersede(services: FleetServices, workspaceId: string, name: 'handle' | 'ready', generation: number, patch: RuntimePatch): Promise<void> {
+  const result = await services.runtime.transition(workspaceId, name, generation, patch);
+  if (!result.applied) throw ProvisionSuperseded(workspaceId, generation, null);
 }
 
 // Destroys a replaced incarnation (best effort: a gone host or sandbox needs nothing).

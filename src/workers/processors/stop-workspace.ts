@@ -9,9 +9,14 @@ export async function stopWorkspace(services: FleetServices, workspaceId: string
   try {
     const address = await services.addresses.get(workspaceId);
     if (!address || address.generation !== generation) return;
+    // Fenced: only a ready incarnation of this generation is recorded as stopped.
+    const stopped = await services.runtime.transition(workspaceId, 'stop', generation);
+    if (!stopped.applied) {
+      logger.info({ workspaceId, generation, runtime: stopped.state, runtimeGeneration: stopped.generation }, 'idle workspace not stopped: its runtime moved on');
+      return;
+    }
     await services.client.stopCheckpoints(workspaceId);
     await services.providerFor(address).stop(address.handle, signal);
-    await services.runtime.set(workspaceId, 'stopped');
     logger.info({ workspaceId, generation }, 'idle workspace flushed and stopped');
   } catch (error) {
     logger.warn({ err: error, workspaceId }, 'stopping an idle workspace failed');
