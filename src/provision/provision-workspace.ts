@@ -21,6 +21,7 @@ import type { FleetServices } from '../runtime/services.js';
 import type { Address } from '../state/address-store.js';
 import type { RuntimePatch } from '../state/runtime-store.js';
 import type { ProcessorContext } from '../workers/processor-context.js';
+import { durableFacts } from './durable-facts.js';
 import { planRestore, type RestoreFacts } from './restore-plan.js';
 
 /**
@@ -65,22 +66,6 @@ async function probeLive(services: FleetServices, address: Address | null, ctx: 
   }
 }
 
-// What the stores and the archive know about the workspace's durable state.
-async function durableFacts(services: FleetServices, workspaceId: string) {
-  const head = await services.checkpoints.current(workspaceId);
-  const linked = await services.archive.current(workspaceId);
-  const history = await services.checkpoints.history(workspaceId, 200);
-  const native = history.find((c) => c.kind === 'provider_native');
-  const revisions = await services.archive.revisions(workspaceId);
-  const migrated = await services.redis.hexists(services.keys.migrated(), workspaceId);
-  const revision = head?.kind === 'portable_workspace' ? head.workspaceRevision : linked;
-  return {
-    revision: revision && revisions.includes(revision) ? revision : null,
-    nativeSnapshot: native?.workspaceRevision ?? null,
-    hadState: history.length > 0 || revisions.length > 0 || migrated === 1,
-  };
-}
-
 export async function provisionWorkspace(services: FleetServices, request: ProvisionRequest, ctx: ProcessorContext): Promise<ProvisionResult> {
   const { workspaceId } = request;
   return services.singleFlight.using(`provision:${workspaceId}`, async (lock) => {
@@ -100,14 +85,14 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
       return { workspaceId, handle: address.handle, generation: address.generation, hostId: address.hostId, provider: address.provider, outcome, source: null };
     }
 
-    const durable = await durableFacts(services, workspaceId);
+    const durable = await durableFacts(services, workspaceId, address);
     // The archive is portable: a restored workspace may move to the requested provider.
     const providerName: ProviderName = request.provider;
     const base = await services.bases.active(request.lane, providerName);
     const plan = planRestore({ live: null, ...durable, base });
     if (plan.outcome === 'conflict') {
       throw new WorkspaceConflictError(
-        `workspace ${workspaceId} has durable history but no restorable revision or snapshot; refusing to recreate it (reset it with \`fleet workspace reset ${workspaceId} --confirm\`)`,
+        `workspace ${workspaceId} is known (it was provisioned before or has durable history) but has no restorable revision or snapshot; refusing to recreate it (reset it with \`fleet workspace reset ${workspaceId} --confirm\`)`,
         { context: { workspaceId } },
       );
     }
