@@ -11,6 +11,8 @@ export interface FleetKeys {
   generation(workspaceId: string): string;
   /** Runtime resource hash (state machine of seed 000). */
   runtime(workspaceId: string): string;
+  /** Sorted set of incarnations being created (`<workspace>:g<generation>`) scored by lease expiry (ms). */
+  pendingCreates(): string;
   /** Merged pending persist request of a workspace (see persist-intent). */
   persistIntent(workspaceId: string): string;
   /** Outcome of the last persist run of a workspace, read by waiters. */
@@ -65,6 +67,7 @@ export function fleetKeys(prefix: string): FleetKeys {
     address: (ws: string) => `${p}:ws:${ws}:addr`,
     generation: (ws: string) => `${p}:ws:${ws}:gen`,
     runtime: (ws: string) => `${p}:ws:${ws}:runtime`,
+    pendingCreates: () => `${p}:pending-creates`,
     persistIntent: (ws: string) => `${p}:ws:${ws}:persist-intent`,
     persistStatus: (ws: string) => `${p}:ws:${ws}:persist-status`,
     persistClaim: (queue: string, jobId: string) => `${p}:persist-claim:${queue}:${jobId}`,

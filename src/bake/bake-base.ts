@@ -67,7 +67,12 @@ export async function bakeBase(services: FleetServices, payload: BakePayload, ct
     const seedId = `bake-${hash.slice(0, 16)}`;
     const generation = Number(await services.redis.incr(`${services.keys.prefix}:bake-seq`));
     await ctx.progress({ step: 'seed', percent: 5 });
-    const seed = await provider.create({ workspaceId: seedId, generation, source: { type: 'empty' }, signal });
+    // The seed is never published: its lease keeps orphan GC away from it while the bake runs.
+    await services.pendingCreates.begin(seedId, generation, services.config.deadlines.bakeMs);
+    const seed = await provider.create({ workspaceId: seedId, generation, source: { type: 'empty' }, signal }).catch(async (error: unknown) => {
+      await services.pendingCreates.end(seedId, generation).catch(() => undefined);
+      throw error;
+    });
     const stepCtx = { ...ctx, signal };
     try {
       await ctx.progress({ step: 'files', percent: 10 });
@@ -137,6 +142,7 @@ export async function bakeBase(services: FleetServices, payload: BakePayload, ct
       throw error;
     } finally {
       await provider.destroy(seed.handle, AbortSignal.timeout(60_000)).catch(() => undefined);
+      await services.pendingCreates.end(seedId, generation).catch(() => undefined);
     }
   });
 }

@@ -115,6 +115,8 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
     });
     if (!begun.applied) throw ProvisionSuperseded(workspaceId, generation, null);
     let created: { handle: string; hostId: string } | null = null;
+    // Written before the provider call: orphan GC never takes a sandbox of this generation while it lasts.
+    await services.pendingCreates.begin(workspaceId, generation, services.config.deadlines.provisionMs);
     try {
       await ctx.progress({ step: 'create', percent: 30 });
       const source =
@@ -165,6 +167,8 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
         throw ProvisionSuperseded(workspaceId, generation, error);
       }
       throw error;
+    } finally {
+      await services.pendingCreates.end(workspaceId, generation).catch(() => undefined);
     }
   });
 }

@@ -18,6 +18,7 @@ import { AddressStore, type Address } from '../state/address-store.js';
 import { CheckpointStore } from '../state/checkpoint-store.js';
 import { PersistIntentStore } from '../state/persist-intent.js';
 import { RuntimeStore } from '../state/runtime-store.js';
+import { PendingCreateStore } from '../state/pending-create-store.js';
 import { HostRegistry } from '../state/host-registry.js';
 import { BaseRegistry } from '../bake/base-registry.js';
 import { SingleFlight, type LockObserver } from '../locks/single-flight.js';
@@ -37,6 +38,8 @@ export interface FleetServices {
   readonly archive: ArchiveStore;
   readonly providers: ProviderRegistry;
   readonly runtime: RuntimeStore;
+  /** Leases of incarnations being created (orphan GC leaves them alone). */
+  readonly pendingCreates: PendingCreateStore;
   readonly hosts: HostRegistry;
   readonly bases: BaseRegistry;
   readonly singleFlight: SingleFlight;
@@ -105,6 +108,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     archive: new ArchiveStore(config.paths.archiveRoot),
     providers,
     runtime: new RuntimeStore(redis, keys),
+    pendingCreates: new PendingCreateStore(redis, keys),
     hosts: new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs),
     bases: new BaseRegistry(redis, keys),
     singleFlight: new SingleFlight(redis, keys, logger, { ttlMs: config.worker.lockTtlMs, maxHoldMs: config.deadlines.provisionMs }, lockObserver ?? lockMetricsObserver(metrics)),

@@ -50,7 +50,7 @@ describe('VercelProvider against the stand-in', () => {
     expect(created.map((request) => request.path)).toEqual(['/v3/sandboxes']);
     expect(created[0]!.headers.authorization).toBe(`Bearer ${standin.credentials.token}`);
     expect(standin.state.sandboxes.get(handle)?.tags).toEqual({ 'fleet-workspace': 'ws-create', 'fleet-generation': '3' });
-    expect(await provider.get(handle, signal())).toEqual({ handle, workspaceId: 'ws-create', generation: 3, hostId: 'vercel', state: 'running' });
+    expect(await provider.get(handle, signal())).toEqual({ handle, workspaceId: 'ws-create', generation: 3, hostId: 'vercel', state: 'running', createdAt: standin.state.sandboxes.get(handle)!.createdAt });
   });
 
   it('adopts its own sandbox when a create is repeated (name taken, HTTP 409) and clears its marker', async () => {
@@ -305,9 +305,9 @@ describe('VercelProvider against the stand-in', () => {
     const listed = await provider.list(signal());
     expect(listed.sort((a, b) => a.handle.localeCompare(b.handle))).toEqual(
       [
-        { handle: handles[0], workspaceId: 'ws-a', generation: 1, hostId: 'vercel', state: 'running' },
-        { handle: handles[1], workspaceId: 'ws-b', generation: 4, hostId: 'vercel', state: 'stopped' },
-        { handle: handles[2], workspaceId: longId, generation: 2, hostId: 'vercel', state: 'running' },
+        { handle: handles[0], workspaceId: 'ws-a', generation: 1, hostId: 'vercel', state: 'running', createdAt: expect.any(Number) },
+        { handle: handles[1], workspaceId: 'ws-b', generation: 4, hostId: 'vercel', state: 'stopped', createdAt: expect.any(Number) },
+        { handle: handles[2], workspaceId: longId, generation: 2, hostId: 'vercel', state: 'running', createdAt: expect.any(Number) },
       ].sort((a, b) => a.handle!.localeCompare(b.handle!)),
     );
     expect(handles[2]!.length).toBeLessThanOrEqual(128);
