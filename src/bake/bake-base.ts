@@ -45,6 +45,18 @@ async function runStep(provider: SandboxProvider, handle: string, step: string, 
   }
 }
 
+// A ready base of the same manifest hash whose snapshot the provider still has; one found expired
+// or deleted is marked `gone` and baked again.
+async function reusable(services: FleetServices, provider: SandboxProvider, providerName: string, hash: string, signal: AbortSignal) {
+  const existing = await services.bases.readyByHash(providerName, hash);
+  if (!existing) return null;
+  const status = await provider.snapshotStatus(existing.snapshotId, signal);
+  if (status === 'usable') return existing;
+  await services.bases.markGone(existing.snapshotId, `snapshot ${status} at provider ${providerName}`);
+  services.logger.warn({ snapshotId: existing.snapshotId, status, manifestHash: hash }, 'the ready base of this manifest is gone at the provider: baking it again');
+  return null;
+}
+
 export async function bakeBase(services: FleetServices, payload: BakePayload, ctx: ProcessorContext): Promise<BakeResult> {
   const started = Date.now();
   const { manifest } = payload;
@@ -59,7 +71,7 @@ export async function bakeBase(services: FleetServices, payload: BakePayload, ct
 
   return services.singleFlight.using(`bake:${hash}`, { maxHoldMs: services.config.deadlines.bakeMs }, async (lock) => {
     const signal = AbortSignal.any([ctx.signal, lock.signal]);
-    const existing = await services.bases.readyByHash(providerName, hash);
+    const existing = await reusable(services, provider, providerName, hash, signal);
     if (existing) {
       await ctx.progress({ step: 'reuse', percent: 100, snapshotId: existing.snapshotId });
       return finish(existing.snapshotId, true);

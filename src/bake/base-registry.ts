@@ -9,7 +9,11 @@ import { FleetError } from '../errors/fleet-error.js';
 import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
 
-export type BaseStatus = 'baking' | 'ready' | 'failed' | 'retired';
+/**
+ * `baking` → `ready` (usable) or `failed` (never activatable); a ready base becomes `gone` when its
+ * provider snapshot turned out expired or deleted, and `retired` once GC deleted it.
+ */
+export type BaseStatus = 'baking' | 'ready' | 'failed' | 'gone' | 'retired';
 
 export interface BaseEntry {
   readonly provider: string;
@@ -53,6 +57,16 @@ if previous ~= '' then redis.call('HSET', ARGV[3] .. ':base:' .. previous, 'acti
 redis.call('HSET', KEYS[2], 'active', '1', 'previousSnapshotId', previous)
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return previous`,
+);
+
+const MARK_GONE = luaScript(
+  'base-mark-gone',
+  `-- Records that a ready base's provider snapshot can no longer seed sandboxes (expired or deleted).
+-- KEYS[1] entry hash   ARGV: why, now
+-- Returns 1 when marked, 0 when the entry is not ready (nothing written).
+if redis.call('HGET', KEYS[1], 'status') ~= 'ready' then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'gone', 'error', ARGV[1], 'retiredAt', ARGV[2])
+return 1`,
 );
 
 // Hash fields → entry.
@@ -138,6 +152,17 @@ export class BaseRegistry {
     if (!id) return null;
     const entry = await this.get(id);
     return entry?.status === 'ready' ? { snapshotId: id, version: entry.version } : null;
+  }
+
+  /** The entry the lane's active pointer names, whatever its status (null when none). */
+  async activeEntry(lane: string, provider: string): Promise<BaseEntry | null> {
+    const id = await this.redis.hget(this.keys.activeBases(), BaseRegistry.laneField(provider, lane));
+    return id ? this.get(id) : null;
+  }
+
+  /** Marks a ready base `gone` (its provider snapshot expired or was deleted); false if it was not ready. */
+  async markGone(snapshotId: string, why: string, now = Date.now()): Promise<boolean> {
+    return (await MARK_GONE.run(this.redis, [this.keys.base(snapshotId)], [why, now])) === 1;
   }
 
   /** Activates a ready entry for its lane; returns the previous active id. */

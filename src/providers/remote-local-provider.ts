@@ -11,7 +11,7 @@ import { HOSTOPS, HostOpPayload, hostOpJobOptions, type HostOpRequest } from '..
 import { parsePayload } from '../queues/payload.js';
 import { waitForJob } from '../producers/wait-for-job.js';
 import { ProviderBusyError, ProviderGoneError, ProviderPermanentError } from './provider-errors.js';
-import type { CreateRequest, ExecRequest, ExecResult, FileToWrite, ReadyMarker, SandboxInfo, SandboxProvider, TreeSource } from './sandbox-provider.js';
+import type { CreateRequest, ExecRequest, ExecResult, FileToWrite, ReadyMarker, SandboxInfo, SandboxProvider, SnapshotStatus, TreeSource } from './sandbox-provider.js';
 
 // The longest a caller waits when its signal carries no deadline of its own.
 const DEFAULT_WAIT_MS = 5 * 60_000;
@@ -94,6 +94,11 @@ export class RemoteLocalProvider implements SandboxProvider {
   }
   snapshot(handle: string, options: { expirationMs: number; signal: AbortSignal }): Promise<{ snapshotId: string }> {
     return this.#call({ op: 'snapshot', handle, args: { expirationMs: options.expirationMs } }, options.signal);
+  }
+  async snapshotStatus(): Promise<SnapshotStatus> {
+    // Local snapshots never expire, and the serving host refuses a missing one at create with a
+    // permanent error: nothing is trusted that the host could not use.
+    return 'usable';
   }
   deleteSnapshot(snapshotId: string, signal: AbortSignal): Promise<void> {
     return this.#call({ op: 'deleteSnapshot', args: { snapshotId } }, signal);

@@ -21,6 +21,7 @@ import type { FleetServices } from '../runtime/services.js';
 import type { Address } from '../state/address-store.js';
 import type { RuntimePatch } from '../state/runtime-store.js';
 import type { ProcessorContext } from '../workers/processor-context.js';
+import { createSource } from './create-source.js';
 import { durableFacts } from './durable-facts.js';
 import { planRestore, type RestoreFacts } from './restore-plan.js';
 
@@ -88,7 +89,9 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
     const durable = await durableFacts(services, workspaceId, address);
     // The archive is portable: a restored workspace may move to the requested provider.
     const providerName: ProviderName = request.provider;
-    const base = await services.bases.active(request.lane, providerName);
+    // The lane's active base, even one found gone: seeding from it is checked at the provider and refused.
+    const activeBase = await services.bases.activeEntry(request.lane, providerName);
+    const base = activeBase && (activeBase.status === 'ready' || activeBase.status === 'gone') ? { snapshotId: activeBase.snapshotId, version: activeBase.version } : null;
     const plan = planRestore({ live: null, ...durable, base });
     if (plan.outcome === 'conflict') {
       throw new WorkspaceConflictError(
@@ -97,12 +100,15 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
       );
     }
 
-    // Bump before the replacement starts, above anything the archive has seen (Redis may have lost writes).
-    const floor = await services.archive.maxGeneration(workspaceId);
-    const generation = await services.addresses.bumpGeneration(workspaceId, floor);
     // New local sandboxes go to the least-loaded live sandbox host (possibly another one).
     const targetHost = providerName === 'local' ? await services.hosts.pickHost(services.config.hostId) : services.config.hostId;
     const provider = providerName === 'local' ? services.localProviderOn(targetHost) : services.providers.get(providerName);
+    // Checked before anything changes: a snapshot source that expired or was deleted is refused here.
+    const runtime = await services.runtime.get(workspaceId);
+    const source = await createSource({ bases: services.bases, logger: ctx.logger }, { workspaceId, plan, providerName, provider, runtime, signal });
+    // Bump before the replacement starts, above anything the archive has seen (Redis may have lost writes).
+    const floor = await services.archive.maxGeneration(workspaceId);
+    const generation = await services.addresses.bumpGeneration(workspaceId, floor);
     const begun = await services.runtime.transition(workspaceId, 'begin', generation, {
       provider: providerName,
       handle: null,
@@ -119,12 +125,6 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
     await services.pendingCreates.begin(workspaceId, generation, services.config.deadlines.provisionMs);
     try {
       await ctx.progress({ step: 'create', percent: 30 });
-      const source =
-        plan.outcome === 'created-from-base'
-          ? { type: 'base-snapshot' as const, snapshotId: plan.source }
-          : plan.outcome === 'restored-native'
-            ? { type: 'workspace-snapshot' as const, snapshotId: plan.source }
-            : { type: 'empty' as const };
       created = await provider.create({ workspaceId, generation, hostId: targetHost, source, signal });
       await transitionOrSupersede(services, workspaceId, 'handle', generation, { handle: created.handle, hostId: created.hostId });
       await ctx.progress({ step: 'restore', percent: 50 });
