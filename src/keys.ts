@@ -23,6 +23,8 @@ export interface FleetKeys {
   readinessProbe(): string;
   /** Sorted set of known workspaces scored by last activity (ms). */
   workspaces(): string;
+  /** Sorted set of what keeps a workspace busy (open turns, running execs and file operations) scored by lease expiry (ms). */
+  activity(workspaceId: string): string;
   /** Checkpoint record hash. */
   checkpoint(checkpointId: string): string;
   /** Sorted set of a workspace's checkpoint ids scored by creation time. */
@@ -73,6 +75,7 @@ export function fleetKeys(prefix: string): FleetKeys {
     persistClaim: (queue: string, jobId: string) => `${p}:persist-claim:${queue}:${jobId}`,
     readinessProbe: () => `${p}:readyz-probe`,
     workspaces: () => `${p}:workspaces`,
+    activity: (ws: string) => `${p}:ws:${ws}:activity`,
     checkpoint: (id: string) => `${p}:ckpt:${id}`,
     checkpoints: (ws: string) => `${p}:ws:${ws}:ckpts`,
     head: (ws: string) => `${p}:ws:${ws}:head`,

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { PersistPayload, ProvisionPayload, RollbackInput, Generation, WorkspaceId } from '../queues/index.js';
+import { TurnRequest } from '../producers/turns.js';
 
 /** Persist over HTTP: the queue payload minus fields only the producer sets. */
 export const PersistRequest = PersistPayload.omit({ requestId: true, requestSeq: true, rollbackTo: true });
@@ -23,9 +24,15 @@ export const CheckpointsRequest = z
   })
   .strict();
 
+export const TURN_ACTIONS = ['open', 'close'] as const;
+
+/** Open or close a turn of a workspace (the workspace is not idle while a turn is open). */
+export const TurnsRequest = TurnRequest.extend({ action: z.enum(TURN_ACTIONS, { error: 'must be "open" or "close"' }) }).strict();
+
 export const PathParams = z.object({ workspaceId: WorkspaceId }).strict();
 
 export const ProvisionBody = ProvisionPayload.omit({ workspaceId: true });
 export const PersistBody = PersistRequest.omit({ workspaceId: true });
 export const CheckpointsBody = CheckpointsRequest.omit({ workspaceId: true });
 export const RollbackBody = RollbackInput.omit({ workspaceId: true });
+export const TurnsBody = TurnsRequest.omit({ workspaceId: true });

@@ -6,7 +6,7 @@ import type { FleetServices } from '../runtime/services.js';
 import { describeWorkspace } from '../status/describe-workspace.js';
 import { workspaceHistory } from '../status/workspace-history.js';
 import { enqueuedResult, withPathId, type ApiRoute } from './api-route.js';
-import { CheckpointsBody, CheckpointsRequest, PathParams, PersistBody, PersistRequest, ProvisionBody, RollbackBody } from './request-schemas.js';
+import { CheckpointsBody, CheckpointsRequest, PathParams, PersistBody, PersistRequest, ProvisionBody, RollbackBody, TurnsBody, TurnsRequest } from './request-schemas.js';
 
 const WS = '/v1/workspaces/{workspaceId}';
 
@@ -74,6 +74,21 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
         ...(request.everyMs === undefined ? {} : { everyMs: request.everyMs }),
       });
       return { status: 200, body: { workspaceId: request.workspaceId, action: 'start', ...started } };
+    },
+  },
+  {
+    method: 'post',
+    path: `${WS}/turns`,
+    operationId: 'turnWorkspace',
+    summary: 'Open or close a turn: the workspace is not idle (never reaped) while a turn is open; an open turn expires after ttlMs (default FLEET_TURN_TTL_MS)',
+    body: TurnsBody,
+    waitable: false,
+    errorStatuses: [404],
+    result: '200 { workspaceId, turnId, open, expiresAt, wasOpen? }',
+    async handle(services, { params, body }) {
+      const { action, ...request } = parsePayload('turn request', TurnsRequest, withPathId(body, params.workspaceId));
+      const result = action === 'open' ? await services.client.openTurn(request) : await services.client.closeTurn({ workspaceId: request.workspaceId, turnId: request.turnId });
+      return { status: 200, body: result };
     },
   },
   {

@@ -19,6 +19,8 @@ import { CheckpointStore } from '../state/checkpoint-store.js';
 import { PersistIntentStore } from '../state/persist-intent.js';
 import { RuntimeStore } from '../state/runtime-store.js';
 import { PendingCreateStore } from '../state/pending-create-store.js';
+import { ActivityStore } from '../state/activity-store.js';
+import { activityTrackedProvider } from './activity-tracked-provider.js';
 import { HostRegistry } from '../state/host-registry.js';
 import { BaseRegistry } from '../bake/base-registry.js';
 import { SingleFlight, type LockObserver } from '../locks/single-flight.js';
@@ -40,6 +42,8 @@ export interface FleetServices {
   readonly runtime: RuntimeStore;
   /** Leases of incarnations being created (orphan GC leaves them alone). */
   readonly pendingCreates: PendingCreateStore;
+  /** Open turns and running operations of workspaces (the idle reaper reaps only quiescent ones). */
+  readonly activity: ActivityStore;
   readonly hosts: HostRegistry;
   readonly bases: BaseRegistry;
   readonly singleFlight: SingleFlight;
@@ -47,7 +51,10 @@ export interface FleetServices {
   readonly metrics: MetricsRecorder;
   /** Producer sharing the client connection (checkpoint ticks, reaps, flushes). */
   readonly client: FleetClient;
-  /** The provider of an incarnation; a local one on another host is reached through its hostops queue. */
+  /**
+   * The provider of an incarnation (a local one on another host is reached through its hostops
+   * queue); its execs and file operations count as the workspace's activity.
+   */
   providerFor(address: Address): SandboxProvider;
   /** The local provider of a host (this one, or a remote one through its hostops queue). */
   localProviderOn(hostId: string): SandboxProvider;
@@ -97,24 +104,28 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     }
     return remote;
   };
+  const addresses = new AddressStore(redis, keys);
+  const activity = new ActivityStore(redis, keys, { turnTtlMs: config.turnTtlMs, leaseMs: config.worker.heartbeatIntervalMs * 3, logger });
+  const rawProviderFor = (address: Address) => (address.provider === 'local' ? localProviderOn(address.hostId) : providers.get(address.provider));
   return {
     config,
     redis,
     keys,
     logger,
-    addresses: new AddressStore(redis, keys),
+    addresses,
     intents: new PersistIntentStore(redis, keys),
     checkpoints: new CheckpointStore(redis, keys),
     archive: new ArchiveStore(config.paths.archiveRoot),
     providers,
     runtime: new RuntimeStore(redis, keys),
     pendingCreates: new PendingCreateStore(redis, keys),
+    activity,
     hosts: new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs),
     bases: new BaseRegistry(redis, keys),
     singleFlight: new SingleFlight(redis, keys, logger, { ttlMs: config.worker.lockTtlMs, maxHoldMs: config.deadlines.provisionMs }, lockObserver ?? lockMetricsObserver(metrics)),
     metrics,
     client,
-    providerFor: (address) => (address.provider === 'local' ? localProviderOn(address.hostId) : providers.get(address.provider)),
+    providerFor: (address) => activityTrackedProvider(rawProviderFor(address), { activity, addresses }, address.workspaceId),
     localProviderOn,
     close: async () => {
       await metrics.flush?.();

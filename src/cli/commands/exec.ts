@@ -34,7 +34,6 @@ export function registerExec(program: Command, ctx: CliContext, run: (action: ()
             signal: AbortSignal.timeout(timeoutMs + 5_000),
             ...(json ? {} : { onStdout: (c: Buffer) => ctx.io.stdout(c.toString()), onStderr: (c: Buffer) => ctx.io.stderr(c.toString()) }),
           });
-          await services.addresses.touch(workspaceId);
           if (json) printResult(ctx.io, true, { workspaceId, handle: address.handle, ...result }, () => '');
           else if (result.timedOut) ctx.io.stderr(`fleet: exec timed out after ${timeoutMs} ms\n`);
           return result.exitCode ?? (result.timedOut ? 124 : 128);
