@@ -31,6 +31,12 @@ export interface FleetKeys {
   checkpoints(workspaceId: string): string;
   /** Attached (current) checkpoint id of a workspace. */
   head(workspaceId: string): string;
+  /** Sorted set of a workspace's attached checkpoint ids scored by attach sequence. */
+  attached(workspaceId: string): string;
+  /** Counter of a workspace's attaches (the score of the attached set). */
+  attachSeq(workspaceId: string): string;
+  /** Hash `<kind>|<revision>` → checkpoint id of a workspace (a revision is recorded once). */
+  checkpointIndex(workspaceId: string): string;
   /** Sorted set of all unattached checkpoint ids scored by creation time (GC index). */
   unattached(): string;
   /** Redlock resource key. */
@@ -79,6 +85,9 @@ export function fleetKeys(prefix: string): FleetKeys {
     checkpoint: (id: string) => `${p}:ckpt:${id}`,
     checkpoints: (ws: string) => `${p}:ws:${ws}:ckpts`,
     head: (ws: string) => `${p}:ws:${ws}:head`,
+    attached: (ws: string) => `${p}:ws:${ws}:attached`,
+    attachSeq: (ws: string) => `${p}:ws:${ws}:attach-seq`,
+    checkpointIndex: (ws: string) => `${p}:ws:${ws}:ckpt-index`,
     unattached: () => `${p}:ckpt-unattached`,
     lock: (resource: string) => `${p}:lock:${resource}`,
     workers: () => `${p}:workers`,

@@ -20,6 +20,7 @@ import { PersistIntentStore } from '../state/persist-intent.js';
 import { RuntimeStore } from '../state/runtime-store.js';
 import { PendingCreateStore } from '../state/pending-create-store.js';
 import { ActivityStore } from '../state/activity-store.js';
+import { WorkspaceResetStore } from '../state/workspace-reset-store.js';
 import { activityTrackedProvider } from './activity-tracked-provider.js';
 import { HostRegistry } from '../state/host-registry.js';
 import { BaseRegistry } from '../bake/base-registry.js';
@@ -44,6 +45,8 @@ export interface FleetServices {
   readonly pendingCreates: PendingCreateStore;
   /** Open turns and running operations of workspaces (the idle reaper reaps only quiescent ones). */
   readonly activity: ActivityStore;
+  /** The atomic removal of a workspace's records (`fleet workspace reset`). */
+  readonly resets: WorkspaceResetStore;
   readonly hosts: HostRegistry;
   readonly bases: BaseRegistry;
   readonly singleFlight: SingleFlight;
@@ -120,6 +123,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     runtime: new RuntimeStore(redis, keys),
     pendingCreates: new PendingCreateStore(redis, keys),
     activity,
+    resets: new WorkspaceResetStore(redis, keys),
     hosts: new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs),
     bases: new BaseRegistry(redis, keys),
     singleFlight: new SingleFlight(redis, keys, logger, { ttlMs: config.worker.lockTtlMs, maxHoldMs: config.deadlines.provisionMs }, lockObserver ?? lockMetricsObserver(metrics)),
