@@ -57,6 +57,10 @@ export interface FleetKeys {
   base(snapshotId: string): string;
   /** Sorted set of all base snapshot ids scored by creation time. */
   bases(): string;
+  /** Set of workspaces that started from a base snapshot (provenance index for retirement). */
+  baseRefs(snapshotId: string): string;
+  /** The ready base snapshot id of a manifest hash on a provider (bake reuse). */
+  baseByHash(provider: string, manifestHash: string): string;
   /** Hash lane → active base snapshot id. */
   activeBases(): string;
   /** Hash of migration state: workspace → migrated-at. */
@@ -98,6 +102,8 @@ export function fleetKeys(prefix: string): FleetKeys {
     metrics: () => `${p}:metrics`,
     base: (id: string) => `${p}:base:${id}`,
     bases: () => `${p}:bases`,
+    baseRefs: (id: string) => `${p}:base:${id}:refs`,
+    baseByHash: (provider: string, hash: string) => `${p}:bases:hash:${provider}:${hash}`,
     activeBases: () => `${p}:bases:active`,
     migrated: () => `${p}:migrated`,
     backfillSweep: () => `${p}:backfill:sweep`,

@@ -124,6 +124,8 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
     // Written before the provider call: orphan GC never takes a sandbox of this generation while it lasts.
     await services.pendingCreates.begin(workspaceId, generation, services.config.deadlines.provisionMs);
     try {
+      // Referenced before the sandbox exists: GC can never retire a base a provision is copying.
+      if (plan.outcome === 'created-from-base') await services.bases.addReference(plan.source, workspaceId);
       await ctx.progress({ step: 'create', percent: 30 });
       created = await provider.create({ workspaceId, generation, hostId: targetHost, source, signal });
       await transitionOrSupersede(services, workspaceId, 'handle', generation, { handle: created.handle, hostId: created.hostId });
@@ -146,7 +148,6 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
         return { workspaceId, handle: winner.handle, generation: winner.generation, hostId: winner.hostId, provider: winner.provider, outcome: 'reused', source: null };
       }
       await transitionOrSupersede(services, workspaceId, 'ready', generation, { outcome: plan.outcome, source: plan.source });
-      if (plan.outcome === 'created-from-base') await services.bases.addReference(plan.source, workspaceId);
       // A replaced incarnation on a dead host is left to that host's janitor when it returns.
       if (address && address.handle !== created.handle && (await services.hosts.isAlive(address.hostId, address.provider, services.config.hostId))) {
         await retire(services, address, ctx);
