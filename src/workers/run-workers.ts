@@ -16,6 +16,7 @@ import { notImplemented } from './not-implemented.js';
 import type { Processor } from './processor-context.js';
 import { wrapProcessor } from './wrap-processor.js';
 import { FleetWorker } from './fleet-worker.js';
+import { effectiveTimeouts } from './effective-timeouts.js';
 import type { MetricsRecorder } from '../metrics/metrics-recorder.js';
 
 export interface StartWorkersOptions {
@@ -47,7 +48,7 @@ export interface RunningWorkers {
 export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorkers> {
   const { config, queues, processors, connection, logger, workerOptions = {}, onFinalFailure, metrics, internal = [] } = options;
   const keys = fleetKeys(config.redis.prefix);
-  const workers: { name: string; bullName: string; worker: FleetWorker }[] = [];
+  const workers: { name: string; bullName: string; definition: QueueDefinition; worker: FleetWorker }[] = [];
   const specs = [
     ...queues.map((name) => ({ definition: QUEUES[name] as QueueDefinition, processor: processors[name] ?? notImplemented(name), public: name as QueueName | null })),
     ...internal.map((q) => ({ definition: q.definition, processor: q.processor, public: null })),
@@ -58,7 +59,16 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     const bullName = definition.hostBound ? `${name}@${config.hostId}` : name;
     const worker = new FleetWorker(
       bullName,
-      wrapProcessor({ definition, bullQueueName: bullName, processor, deadlineMs: definition.deadlineMs(config), logger, redisAddress: redisAddress(connection), ...(metrics ? { metrics } : {}) }),
+      wrapProcessor({
+        definition,
+        bullQueueName: bullName,
+        processor,
+        deadlineMs: definition.deadlineMs(config),
+        ...(definition.jobDeadlineMs ? { jobDeadlineMs: (payload: unknown) => definition.jobDeadlineMs!(payload, config) } : {}),
+        logger,
+        redisAddress: redisAddress(connection),
+        ...(metrics ? { metrics } : {}),
+      }),
       {
         connection,
         prefix: config.redis.prefix,
@@ -88,7 +98,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         );
       }
     });
-    workers.push({ name, bullName, worker });
+    workers.push({ name, bullName, definition, worker });
   }
   await Promise.all(workers.map(({ worker }) => worker.waitUntilReady()));
 
@@ -101,6 +111,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     logger,
   });
   logger.info({ queues: workers.map((w) => w.bullName), concurrency: config.worker.concurrency ?? 'per queue' }, 'workers started');
+  logger.info({ timeouts: effectiveTimeouts(config, workers) }, 'effective timeouts');
 
   let closing: Promise<void> | null = null;
   return {
