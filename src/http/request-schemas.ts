@@ -4,7 +4,7 @@
  * the body before parsing. `*Body` variants (without `workspaceId`) document the bodies.
  */
 import { z } from 'zod';
-import { PersistPayload, ProvisionPayload, RollbackInput, Generation, WorkspaceId } from '../queues/index.js';
+import { PersistPayload, ProvisionPayload, RollbackInput, Generation, RevisionId, WorkspaceId } from '../queues/index.js';
 import { TurnRequest } from '../producers/turns.js';
 
 /** Persist over HTTP: the queue payload minus fields only the producer sets. */
@@ -36,3 +36,11 @@ export const PersistBody = PersistRequest.omit({ workspaceId: true });
 export const CheckpointsBody = CheckpointsRequest.omit({ workspaceId: true });
 export const RollbackBody = RollbackInput.omit({ workspaceId: true });
 export const TurnsBody = TurnsRequest.omit({ workspaceId: true });
+/** Documents the reject body (the validating schema adds the path's workspaceId). */
+export const RejectCheckpointBody = z
+  .object({
+    generation: Generation,
+    checkpointId: z.uuid().optional(),
+    revision: RevisionId.optional(),
+  })
+  .strict();

@@ -60,6 +60,8 @@ import { waitForJob } from './wait-for-job.js';
 import { waitForPersist } from './wait-for-persist.js';
 import { ActivityStore } from '../state/activity-store.js';
 import { closeTurn, openTurn, type TurnInput, type TurnResult } from './turns.js';
+import { CheckpointStore } from '../state/checkpoint-store.js';
+import { rejectCheckpoint, type RejectCheckpointInput, type RejectCheckpointResult } from './reject-checkpoint.js';
 
 /** How long `{ wait: true }` waits by default. */
 export const DEFAULT_WAIT_MS = 5 * 60_000;
@@ -102,6 +104,11 @@ export interface FleetClient {
   openTurn(input: TurnInput): Promise<TurnResult>;
   /** Closes a turn: the idle TTL counts from now. */
   closeTurn(input: Omit<TurnInput, 'ttlMs'>): Promise<TurnResult>;
+  /**
+   * Rejects a checkpoint whose turn failed: the head falls back to the previous attached one
+   * (fenced on `generation`; a no-op when something newer decided). Returns what is now current.
+   */
+  rejectCheckpoint(input: RejectCheckpointInput): Promise<RejectCheckpointResult>;
   /** Makes an earlier revision's content current again (a new revision) and restores the live tree. */
   rollback(input: RollbackInput, options?: WaitOptions): Promise<Enqueued<RollbackResult>>;
   backfill(input: BackfillInput, options?: WaitOptions): Promise<Enqueued<unknown>>;
@@ -124,6 +131,7 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
   const pool = new QueuePool(redis, config.redis.prefix, blocking);
   const addresses = new AddressStore(redis, keys);
   const intents = new PersistIntentStore(redis, keys);
+  const checkpoints = new CheckpointStore(redis, keys);
   const turns = { addresses, activity: new ActivityStore(redis, keys, { turnTtlMs: config.turnTtlMs, leaseMs: config.worker.heartbeatIntervalMs * 3 }), turnTtlMs: config.turnTtlMs };
 
   // Adds a job and optionally waits for it.
@@ -206,6 +214,7 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
 
     openTurn: (input) => openTurn(turns, input),
     closeTurn: (input) => closeTurn(turns, input),
+    rejectCheckpoint: (input) => rejectCheckpoint({ checkpoints }, input),
 
     async rollback(input, options = {}) {
       const payload = parsePayload('rollback payload', RollbackInput, input);

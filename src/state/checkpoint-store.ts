@@ -271,6 +271,14 @@ export class CheckpointStore {
    * Fenced on `generation`; a no-op when the head is no longer `checkpointId`.
    */
   async rollbackCurrent(workspaceId: string, checkpointId: string, generation: number): Promise<Checkpoint | null> {
+    return (await this.rejectCurrent(workspaceId, checkpointId, generation)).current;
+  }
+
+  /**
+   * `rollbackCurrent` telling whether it rolled back (`rejected`) or found the head already moved
+   * on (a no-op: something newer decided), with the checkpoint the workspace now points at.
+   */
+  async rejectCurrent(workspaceId: string, checkpointId: string, generation: number): Promise<{ rejected: boolean; current: Checkpoint | null }> {
     const checkpoint = await this.get(checkpointId);
     const reply = (await ROLLBACK.run(
       this.redis,
@@ -282,7 +290,7 @@ export class CheckpointStore {
       throw new StaleGenerationError(workspaceId, generation, Number(reply[1]));
     }
     const head = String(reply[1]);
-    return head ? this.get(head) : null;
+    return { rejected: reply[0] === 1, current: head ? await this.get(head) : null };
   }
 
   /** Deletes up to `limit` (clamped to 1000) never-attached checkpoints older than `before`. */

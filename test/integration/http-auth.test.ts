@@ -52,6 +52,7 @@ describe('/openapi.json', () => {
         'POST /v1/workspaces/{workspaceId}/persist',
         'POST /v1/workspaces/{workspaceId}/checkpoints',
         'POST /v1/workspaces/{workspaceId}/turns',
+        'POST /v1/workspaces/{workspaceId}/checkpoints/reject',
         'GET /v1/workspaces/{workspaceId}',
         'GET /v1/workspaces/{workspaceId}/revisions',
         'POST /v1/workspaces/{workspaceId}/rollback',
