@@ -14,6 +14,7 @@ import type { SandboxProvider } from '../providers/sandbox-provider.js';
 import { lazyVercelProvider } from '../providers/vercel/lazy-vercel-provider.js';
 import { RemoteLocalProvider } from '../providers/remote-local-provider.js';
 import { vercelConnection } from '../providers/vercel/vercel-connection.js';
+import { vercelConfigured } from '../providers/provider-hosts.js';
 import { AddressStore, type Address } from '../state/address-store.js';
 import { CheckpointStore } from '../state/checkpoint-store.js';
 import { PersistIntentStore } from '../state/persist-intent.js';
@@ -89,8 +90,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     onRsyncExit: (code) => void metrics.rsyncExit(code),
   });
   // The Vercel provider exists when it is the default or credentials are configured.
-  const vercelConfigured = config.provider === 'vercel' || config.vercel.token !== null || config.vercel.oidcToken !== null;
-  const useVercel = vercelConfigured && !extraProviders.some((p) => p.name === 'vercel');
+  const useVercel = vercelConfigured(config) && !extraProviders.some((p) => p.name === 'vercel');
   // Credentials are checked now (a bad setting fails start-up); the SDK loads on first use.
   if (useVercel) vercelConnection(config.vercel);
   const vercel = useVercel ? [lazyVercelProvider(config, { persistent: config.vercel.persistent, sandboxTimeoutMs: config.vercel.sandboxTimeoutMs })] : [];
