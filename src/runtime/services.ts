@@ -120,7 +120,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     checkpoints: new CheckpointStore(redis, keys),
     archive: new ArchiveStore(config.paths.archiveRoot),
     providers,
-    runtime: new RuntimeStore(redis, keys),
+    runtime: new RuntimeStore(redis, keys, config.deadlines.provisionMs),
     pendingCreates: new PendingCreateStore(redis, keys),
     activity,
     resets: new WorkspaceResetStore(redis, keys),

@@ -12,7 +12,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { FleetKeys } from '../keys.js';
-import { RUNTIME_TRANSITIONS, TRANSITION_SCRIPTS, type RuntimeState, type RuntimeTransitionName } from './runtime-transitions.js';
+import { TRANSITION_SCRIPTS, type RuntimeState, type RuntimeTransitionName } from './runtime-transitions.js';
 
 export type { RuntimeState } from './runtime-transitions.js';
 
@@ -56,6 +56,8 @@ export class RuntimeStore {
   constructor(
     private readonly redis: Redis,
     private readonly keys: FleetKeys,
+    /** A provisioning record not updated for this long belongs to a dead provisioner. @default 300000 */
+    private readonly staleProvisioningMs = 5 * 60_000,
   ) {}
 
   async get(workspaceId: string): Promise<RuntimeResource | null> {
@@ -89,14 +91,9 @@ export class RuntimeStore {
     const reply = (await TRANSITION_SCRIPTS[name].run(
       this.redis,
       [this.keys.runtime(workspaceId), this.keys.generation(workspaceId)],
-      [generation, now, ...toFields(patch)],
+      [generation, now, now - this.staleProvisioningMs, ...toFields(patch)],
     )) as [number, string?, number?, number?];
     if (reply[0] === 1) return { applied: true };
     return { applied: false, state: (reply[1] ?? 'none') as RuntimeState | 'none', generation: Number(reply[2] ?? 0), counter: Number(reply[3] ?? 0) };
-  }
-
-  /** The target state of a transition (for messages). */
-  static target(name: RuntimeTransitionName): RuntimeState {
-    return RUNTIME_TRANSITIONS[name].to;
   }
 }

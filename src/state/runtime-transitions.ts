@@ -7,9 +7,14 @@
  *
  *   (none) ─begin→ provisioning ─ready→ ready ─stop→ stopped
  *                       │                 ▲           │
- *                       └─fail→ error     └──confirm──┘   (confirm also from provisioning/error
- *                                                           of the same or an older generation)
+ *                       └─fail→ error     └──confirm──┘
  *   any state of an older generation ─begin→ provisioning (a new incarnation starts)
+ *
+ * `confirm` records the published incarnation (reused or resumed) as ready. It is allowed over a
+ * record of the same or an older generation, and over a newer generation's record only when that
+ * attempt is over without an incarnation: `error`, or `provisioning` not updated for the
+ * provision deadline (its provisioner died). A newer provisioning still at work is never
+ * overwritten.
  */
 import { luaScript, type LuaScript } from '../lib/lua-script.js';
 
@@ -19,9 +24,10 @@ export type RuntimeState = 'pending' | 'provisioning' | 'ready' | 'stopped' | 'e
  * How the transition's generation relates to the record:
  * - `newer`: a new incarnation; the record (if any) is of an older generation.
  * - `same`: the record is of exactly this generation.
- * - `not-newer`: the record (if any) is of this or an older generation.
+ * - `published`: the record (if any) is of this or an older generation, or of a newer attempt
+ *   that is over without an incarnation (`error`, or `provisioning` gone stale).
  */
-export type GenerationRule = 'newer' | 'same' | 'not-newer';
+export type GenerationRule = 'newer' | 'same' | 'published';
 
 export interface RuntimeTransition {
   readonly name: string;
@@ -46,30 +52,41 @@ export const RUNTIME_TRANSITIONS = Object.freeze({
     name: 'confirm',
     to: 'ready',
     from: ['none', 'provisioning', 'ready', 'stopped', 'error'],
-    generation: 'not-newer',
-    current: true,
+    generation: 'published',
+    // A failed newer attempt leaves the counter above the published generation: not a reason to refuse.
+    current: false,
     description: 'the published incarnation was confirmed by its provider (reused or resumed)',
   },
-  stop: { name: 'stop', to: 'stopped', from: ['ready'], generation: 'same', current: true, description: 'an idle incarnation is stopped (files kept)' },
+  stop: { name: 'stop', to: 'stopped', from: ['ready'], generation: 'same', current: false, description: 'an idle incarnation is stopped (files kept)' },
 } satisfies Record<string, RuntimeTransition>);
 
 export type RuntimeTransitionName = keyof typeof RUNTIME_TRANSITIONS;
 
-/** Whether a transition may be applied to a record (pure: the same rule the script enforces). */
-export function transitionAllowed(t: RuntimeTransition, record: { state: RuntimeState | 'none'; generation: number }, generation: number, counter: number): boolean {
+/** The record as a transition sees it. */
+export interface RecordFacts {
+  readonly state: RuntimeState | 'none';
+  readonly generation: number;
+  readonly updatedAt: number;
+}
+
+/**
+ * Whether a transition may be applied (pure: the same rule the script enforces). `staleBefore`:
+ * a provisioning record last updated before it belongs to a dead provisioner.
+ */
+export function transitionAllowed(t: RuntimeTransition, record: RecordFacts, generation: number, counter: number, staleBefore: number): boolean {
   if (!t.from.includes(record.state)) return false;
   if (t.current && counter !== generation) return false;
   if (record.state === 'none') return t.generation !== 'same';
   if (t.generation === 'newer') return record.generation < generation;
   if (t.generation === 'same') return record.generation === generation;
-  return record.generation <= generation;
+  return record.generation <= generation || record.state === 'error' || (record.state === 'provisioning' && record.updatedAt < staleBefore);
 }
 
-// The Lua condition of a generation rule (recGen = the record's, gen = the transition's).
+// The Lua condition of a generation rule (recGen and updated = the record's, gen = the transition's).
 const RULE_LUA: Record<GenerationRule, string> = {
   newer: "state == 'none' or recGen < gen",
   same: "state ~= 'none' and recGen == gen",
-  'not-newer': "state == 'none' or recGen <= gen",
+  published: "state == 'none' or recGen <= gen or state == 'error' or (state == 'provisioning' and updated < tonumber(ARGV[3]))",
 };
 
 // One script per transition: its allowed states and rules are constants of the script.
@@ -80,10 +97,12 @@ function transitionScript(t: RuntimeTransition): LuaScript {
     `-- Runtime transition "${t.name}" → ${t.to}: ${t.description}.
 -- Allowed previous states: ${t.from.join(', ')} ('none' = no record); generation rule: ${t.generation}${t.current ? '; the workspace generation counter must equal the generation' : ''}.
 -- KEYS[1] runtime hash   KEYS[2] generation counter of the workspace
--- ARGV[1] generation   ARGV[2] now (ms)   ARGV[3..] field/value pairs to set with the state
+-- ARGV[1] generation   ARGV[2] now (ms)   ARGV[3] stale-before (ms: an older provisioning record is dead)
+-- ARGV[4..] field/value pairs to set with the state
 -- Returns {1} applied | {0, state|'none', recordGeneration, counter} refused (nothing written)
 local state = redis.call('HGET', KEYS[1], 'state') or 'none'
 local recGen = tonumber(redis.call('HGET', KEYS[1], 'generation') or '0')
+local updated = tonumber(redis.call('HGET', KEYS[1], 'updatedAt') or '0')
 local counter = tonumber(redis.call('GET', KEYS[2]) or '0')
 local gen = tonumber(ARGV[1])
 local allowed = { ${allowed} }
@@ -92,7 +111,7 @@ ${t.current ? 'if counter ~= gen then return {0, state, recGen, counter} end' : 
 if not (${RULE_LUA[t.generation]}) then return {0, state, recGen, counter} end
 redis.call('HSETNX', KEYS[1], 'createdAt', ARGV[2])
 redis.call('HSET', KEYS[1], 'state', '${t.to}', 'generation', ARGV[1], 'updatedAt', ARGV[2])
-if #ARGV > 2 then redis.call('HSET', KEYS[1], unpack(ARGV, 3)) end
+if #ARGV > 3 then redis.call('HSET', KEYS[1], unpack(ARGV, 4)) end
 return {1}`,
   );
 }

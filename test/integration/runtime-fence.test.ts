@@ -5,6 +5,7 @@ import { provisionWorkspace } from '../../src/provision/provision-workspace.js';
 import { createServices } from '../../src/runtime/services.js';
 import { createLogger } from '../../src/logger.js';
 import { runGc } from '../../src/gc/run-gc.js';
+import { ProviderPermanentError } from '../../src/providers/provider-errors.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { deferred } from '../helpers/fleet-harness.js';
 import { delegatingProvider } from '../helpers/delegating-provider.js';
@@ -62,11 +63,39 @@ describe('runtime transitions are fenced', () => {
     expect(await runtime.transition('w', 'begin', 1)).toMatchObject({ applied: false, state: 'ready', generation: 1 });
     // A newer generation exists in the counter: transitions of generation 1 that need it are refused.
     await addresses.bumpGeneration('w', 0);
-    expect(await runtime.transition('w', 'stop', 1)).toMatchObject({ applied: false, counter: 2 });
+    expect(await runtime.transition('w', 'handle', 1, { handle: 'h' })).toMatchObject({ applied: false, counter: 2 });
     expect(await runtime.transition('w', 'begin', 2, { provider: 'local' })).toEqual({ applied: true });
+    // The published generation 1 is not confirmed over generation 2 while that provisioner is at work.
+    expect(await runtime.transition('w', 'confirm', 1)).toMatchObject({ applied: false, state: 'provisioning', generation: 2 });
     expect(await runtime.transition('w', 'fail', 1, { error: 'late' })).toMatchObject({ applied: false, state: 'provisioning', generation: 2 });
     expect(await runtime.transition('w', 'fail', 2, { error: 'Boom: x' })).toEqual({ applied: true });
     expect(await runtime.get('w')).toMatchObject({ state: 'error', generation: 2, error: 'Boom: x', provider: 'local', outcome: 'created-empty' });
+    // Generation 2 failed without an incarnation: the published generation 1 is confirmed again.
+    expect(await runtime.transition('w', 'confirm', 1)).toEqual({ applied: true });
+    expect(await runtime.get('w')).toMatchObject({ state: 'ready', generation: 1 });
     expect((await runtime.get('w'))!.createdAt).toBeGreaterThan(0);
+  });
+
+  it('19.4: a failed newer attempt never blocks reusing the published incarnation (no livelock after an outage)', async () => {
+    const h = await createHarness();
+    const first = await h.provision('ws');
+    await h.write('ws', { 'a.txt': 'a' });
+    await h.persist('ws');
+    const real = h.services.providers.get('local');
+    // An outage: the probe says gone, the rebuild's create fails.
+    const outage = delegatingProvider(real, {
+      get: async () => null,
+      create: async () => {
+        throw new ProviderPermanentError('local', 'create', 'provider unreachable');
+      },
+    });
+    const during = createServices({ config: h.config, redis: testConnection(h.config), logger: createLogger({ level: 'silent' }), extraProviders: [outage] });
+    addCleanup(() => during.close());
+    const failed = await provisionWorkspace(during, { workspaceId: 'ws', provider: 'local', lane: 'default' }, h.ctx()).catch((e: { code?: string }) => e.code);
+    expect(failed).toBe('ProviderPermanent');
+    expect(await h.services.runtime.get('ws')).toMatchObject({ state: 'error', generation: 2 });
+    // The outage is over: the published generation 1 is still there and is reused.
+    expect(await h.provision('ws')).toMatchObject({ outcome: 'reused', generation: 1, handle: first.handle });
+    expect(await h.services.runtime.get('ws')).toMatchObject({ state: 'ready', generation: 1, handle: first.handle });
   });
 });
