@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 /**
  * `npm run loadtest -- provision [--requests N] [--workspaces W] [--producers P] [--workers K]`:
  * runs the provisioning load test against a private redis-server and prints one JSON object.
@@ -22,8 +23,9 @@ async function main(): Promise<void> {
   if (which !== 'provision') throw new Error(`unknown load test ${which} (known: provision)`);
   const dir = await mkdtemp(path.join(tmpdir(), 'fleet-loadtest-'));
   const port = await freePort();
-  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
-  const url = `redis://127.0.0.1:${port}`;
+  const password = randomBytes(16).toString('hex');
+  const redis = spawn('redis-server', ['--requirepass', password, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const url = `redis://:${password}@127.0.0.1:${port}`;
   for (;;) {
     const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
     probe.on('error', () => undefined);

@@ -12,4 +12,5 @@ export const BENCHMARKS: Readonly<Record<string, () => Promise<{ default: Benchm
   provision: () => import('./provision.js'),
   'provision-from-base': () => import('./provision-from-base.js'),
   backfill: () => import('./backfill.js'),
+  'sandbox-exec': () => import('./sandbox-exec.js'),
 };

@@ -1,16 +1,17 @@
 /**
  * Fault injection while the workload runs: SIGKILL and SIGSTOP/SIGCONT of workers, SIGKILL of
- * rsync children, a Redis restart (AOF), the archive made read-only for a while (a read-only bind
- * mount as root, chattr +i as a fallback, chmod when not root), a host that stops
- * heartbeating (all its processes paused), and a Vercel outage (the loopback stand-in refuses
- * connections for a while).
+ * their child processes (the `sync -f` of a persist's durability step, a restore's rsync, a
+ * `mkfifo`), a Redis restart (AOF), the archive made read-only for a while (a read-only bind
+ * mount as root, chattr +i as a fallback, chmod when not root), a host that stops heartbeating
+ * (all its processes paused), and a Vercel outage (the loopback stand-in refuses connections for
+ * a while).
  */
 import { spawnSync } from 'node:child_process';
 import type { ManagedProcess } from './fleet-processes.js';
 import type { Rng } from './prng.js';
 import type { RedisProcess } from './redis-process.js';
 
-export type FaultName = 'killWorker' | 'pauseWorker' | 'killRsync' | 'restartRedis' | 'archiveReadOnly' | 'hostStop' | 'vercelOutage';
+export type FaultName = 'killWorker' | 'pauseWorker' | 'killChild' | 'restartRedis' | 'archiveReadOnly' | 'hostStop' | 'vercelOutage';
 
 export interface FaultContext {
   readonly rng: Rng;
@@ -64,21 +65,21 @@ export async function injectFault(name: FaultName, ctx: FaultContext): Promise<v
       victim.signal('SIGCONT');
       return;
     }
-    case 'killRsync': {
-      // Wait (briefly) for an rsync to be running, so the kill lands mid-transfer. Only rsyncs
-      // started by this run's workers: the machine is shared, other tenants' rsyncs are not ours.
+    case 'killChild': {
+      // Wait (briefly) for a worker's child process (a persist's `sync -f`, a restore's rsync),
+      // so the kill lands mid-step. Only children of this run's workers: the machine is shared.
       let pids: string[] = [];
       for (let i = 0; i < 100 && pids.length === 0; i++) {
         const parents = processes.filter((p) => p.alive && p.child?.pid).map((p) => String(p.child!.pid));
-        if (parents.length > 0) pids = spawnSync('pgrep', ['-x', 'rsync', '-P', parents.join(',')]).stdout.toString().split('\n').filter(Boolean);
+        if (parents.length > 0) pids = spawnSync('pgrep', ['-P', parents.join(','), '-x', 'rsync|sync|mkfifo|cp']).stdout.toString().split('\n').filter(Boolean);
         if (pids.length === 0) await pause(20);
       }
       if (pids.length === 0) {
-        log('fault: no rsync running to kill');
+        log('fault: no worker child running to kill');
         return;
       }
       const pid = Number(rng.pick(pids));
-      log(`fault: SIGKILL rsync ${pid}`);
+      log(`fault: SIGKILL worker child ${pid}`);
       try {
         process.kill(pid, 'SIGKILL');
       } catch {

@@ -1,5 +1,6 @@
 /** A private redis-server with AOF for the chaos run, restartable in place. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 
 export class RedisProcess {
@@ -7,14 +8,16 @@ export class RedisProcess {
   constructor(
     readonly port: number,
     readonly dir: string,
+    /** Every Redis the fleet uses has a password (config refuses a URL without one). */
+    readonly password: string = randomBytes(16).toString('hex'),
   ) {}
 
   get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
+    return `redis://:${this.password}@127.0.0.1:${this.port}`;
   }
 
   async start(): Promise<void> {
-    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
+    this.child = spawn('redis-server', ['--port', String(this.port), '--requirepass', this.password, '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
     for (let i = 0; i < 400; i++) {
       const probe = new Redis(this.url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
       probe.on('error', () => undefined);

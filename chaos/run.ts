@@ -118,14 +118,14 @@ async function main(): Promise<number> {
   const ctx: WorkloadContext = { client, providers, rng, counters };
   // The last `vercelCount` workspaces live on Vercel.
   const models = Array.from({ length: workspaceCount }, (_, i) => newModel(`chaos-${i}`, i >= workspaceCount - vercelCount ? 'vercel' : 'local'));
-  const faults: Record<FaultName, number> = { killWorker: 0, pauseWorker: 0, killRsync: 0, restartRedis: 0, archiveReadOnly: 0, hostStop: 0, vercelOutage: 0 };
+  const faults: Record<FaultName, number> = { killWorker: 0, pauseWorker: 0, killChild: 0, restartRedis: 0, archiveReadOnly: 0, hostStop: 0, vercelOutage: 0 };
 
   const endAt = Date.now() + durationS * 1_000;
   const agents = models.map(async (model) => {
     while (Date.now() < endAt) await runTurn(ctx, model);
   });
   // Every fault kind in each round (shuffled), the frequent ones twice, so a short run sees them all.
-  const round: FaultName[] = ['killWorker', 'killWorker', 'pauseWorker', 'pauseWorker', 'killRsync', 'killRsync', 'restartRedis', 'archiveReadOnly', 'hostStop', ...(vercelCount > 0 ? (['vercelOutage'] as const) : [])];
+  const round: FaultName[] = ['killWorker', 'killWorker', 'pauseWorker', 'pauseWorker', 'killChild', 'killChild', 'restartRedis', 'archiveReadOnly', 'hostStop', ...(vercelCount > 0 ? (['vercelOutage'] as const) : [])];
   const injector = (async () => {
     await pause(3_000);
     while (Date.now() < endAt - 5_000) {

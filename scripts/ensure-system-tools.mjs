@@ -9,6 +9,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 const TOOLS = [
   { bin: 'redis-server', apt: 'redis-server', brew: 'redis' },
   { bin: 'rsync', apt: 'rsync', brew: 'rsync' },
+  // Namespaced local sandboxes (FLEET_LOCAL_ISOLATION); without it `auto` falls back to none with a warning.
+  ...(process.platform === 'linux' ? [{ bin: 'bwrap', apt: 'bubblewrap', brew: 'bubblewrap' }] : []),
   ...(process.argv.includes('--tests') ? [{ bin: 'chromium', apt: 'chromium', brew: '--cask chromium' }] : []),
 ];
 

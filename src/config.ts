@@ -99,6 +99,28 @@ function gcSchedule() {
 
 const anyText = (fallback: string | null) => field<string | null>('a non-empty string', (raw) => raw, fallback);
 
+/** Sandbox uids: one per workspace, never 0, never a system or `nobody` (65534) uid. */
+export interface UidRange {
+  readonly first: number;
+  readonly last: number;
+}
+const UID_MIN = 65_536;
+const UID_MAX = 2_147_483_647;
+
+// `first-last`, both inside [UID_MIN, UID_MAX].
+function uidRange(fallback: UidRange) {
+  return field<UidRange>(
+    `a range first-last of uids between ${UID_MIN} and ${UID_MAX}, first <= last`,
+    (raw) => {
+      const match = /^(\d+)-(\d+)$/.exec(raw);
+      if (!match) return undefined;
+      const [first, last] = [Number(match[1]), Number(match[2])];
+      return first >= UID_MIN && last <= UID_MAX && first <= last ? Object.freeze({ first, last }) : undefined;
+    },
+    fallback,
+  );
+}
+
 /** The raw environment schema: one entry per variable, in README order. */
 export const EnvSchema = z.object({
   REDIS_URL: matching(/^rediss?:\/\/\S+$/, 'a redis:// or rediss:// URL (unset = embedded redis-server)', null),
@@ -135,7 +157,19 @@ export const EnvSchema = z.object({
   FLEET_GC_DEADLINE_MS: durationMs(10 * 60_000, 100),
   FLEET_EXEC_DEADLINE_MS: durationMs(60_000, 100),
   FLEET_EXEC_ENV_ALLOWLIST: list(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names', ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TERM', 'TZ']),
+  FLEET_LOCAL_ISOLATION: oneOf(['auto', 'namespaces', 'none'] as const, 'auto'),
+  FLEET_SANDBOX_NETWORK: oneOf(['none', 'host'] as const, 'none'),
+  FLEET_SANDBOX_UID_RANGE: uidRange({ first: 200_000, last: 299_999 }),
+  FLEET_SANDBOX_PIDS: integer(512, 16, 1_000_000),
+  FLEET_SANDBOX_FILE_BYTES: integer(4 * 1024 ** 3, 1_024 * 1_024, Number.MAX_SAFE_INTEGER, ' of bytes'),
+  FLEET_SANDBOX_OPEN_FILES: integer(4_096, 64, 1_048_576),
+  FLEET_SANDBOX_CPU_SECONDS: integer(3_600, 0, 31 * 24 * 3_600, ' of seconds'),
+  FLEET_SANDBOX_MEMORY_MB: integer(4_096, 16, 16 * 1024 * 1024),
+  FLEET_SANDBOX_CPU_WEIGHT: integer(100, 1, 10_000),
+  FLEET_SANDBOX_TMP_MB: integer(256, 1, 1024 * 1024),
+  FLEET_SANDBOX_CGROUP_ROOT: anyText('/sys/fs/cgroup'),
   FLEET_SHRINK_GUARD_PCT: integer(50, 0, 100),
+  FLEET_ARCHIVE_FORMAT: oneOf(['1', '2'] as const, '1'),
   FLEET_TREE_MAX_DEPTH: integer(DEFAULT_TREE_LIMITS.maxDepth, 8, 4_096),
   FLEET_TREE_MAX_ENTRIES: integer(DEFAULT_TREE_LIMITS.maxEntries, 1_000, 100_000_000),
   FLEET_TREE_MAX_FILE_BYTES: integer(DEFAULT_TREE_LIMITS.maxFileBytes, 1_024, Number.MAX_SAFE_INTEGER, ' of bytes'),
@@ -220,6 +254,22 @@ export interface Config {
     /** Values of the allowlisted variables taken from the fleet's environment at start-up. */
     readonly env: Readonly<Record<string, string>>;
   };
+  /** How the local provider contains the commands it runs (see src/sandbox/). */
+  readonly sandbox: {
+    /**
+     * `namespaces`: every command under bubblewrap as the workspace's own uid; `none`: as the
+     * fleet's user with the host in view (development only); `auto`: namespaces when the
+     * start-up probe passes, else none with a warning. @default "auto"
+     */
+    readonly isolation: 'auto' | 'namespaces' | 'none';
+    /** `none`: a network namespace with only its own loopback; `host`: the host's network. @default "none" */
+    readonly network: 'none' | 'host';
+    /** Uids handed out, one per workspace, never shared. @default 200000-299999 */
+    readonly uidRange: UidRange;
+    readonly limits: SandboxLimitsConfig;
+    /** cgroup v2 mount where per-command cgroups are made when it is delegable. @default "/sys/fs/cgroup" */
+    readonly cgroupRoot: string;
+  };
   /** PATH used to find system tools (rsync, tar, redis-server). */
   readonly systemPath: string;
   /**
@@ -229,6 +279,8 @@ export interface Config {
   readonly bakeEnvSource: Readonly<Record<string, string>>;
   /** What one persist takes from a live tree (entries over a limit are refused; the rest is archived). */
   readonly treeLimits: TreeLimits;
+  /** The format new revisions are written in (docs/archive-format.md); both are always read. @default 1 */
+  readonly archiveFormat: 1 | 2;
   readonly retention: {
     readonly shrinkGuardPct: number;
     readonly keepRevisions: number;
@@ -249,6 +301,49 @@ export interface Config {
     /** Session lifetime sent at create. @default 2700000 (45 min) */
     readonly sandboxTimeoutMs: number;
   };
+}
+
+/** Limits of one sandboxed command: rlimits always, cgroup v2 limits where the tree is delegable. */
+export interface SandboxLimitsConfig {
+  /** Processes of the workspace's uid (RLIMIT_NPROC; cgroup pids.max). @default 512 */
+  readonly pids: number;
+  /** Largest file a command may write (RLIMIT_FSIZE). @default 4 GiB */
+  readonly fileBytes: number;
+  /** Open files per process (RLIMIT_NOFILE). @default 4096 */
+  readonly openFiles: number;
+  /** CPU seconds per process (RLIMIT_CPU; 0 = unlimited). @default 3600 */
+  readonly cpuSeconds: number;
+  /** Memory of one command's processes (cgroup memory.max; not enforced without cgroups). @default 4096 */
+  readonly memoryMb: number;
+  /** Relative CPU share (cgroup cpu.weight). @default 100 */
+  readonly cpuWeight: number;
+  /** Size of the private /tmp (a tmpfs, so it counts as memory). @default 256 */
+  readonly tmpMb: number;
+}
+
+// Refuses a production Redis without a password while sandboxes are isolated (see README).
+function checkRedisPassword(url: string | null, isolation: Env['FLEET_LOCAL_ISOLATION']): void {
+  if (url === null || isolation === 'none') return;
+  let password = '';
+  try {
+    password = new URL(url).password;
+  } catch {
+    password = '';
+  }
+  if (password === '') {
+    throw new ConfigError(
+      'REDIS_URL',
+      'a URL with a password (redis://:<password>@host:port): sandboxes must not be able to use the fleet\'s Redis (FLEET_LOCAL_ISOLATION=none exempts it)',
+      url,
+    );
+  }
+}
+
+// Host networking puts the loopback HTTP API in every sandbox's reach: it must not be open.
+function checkSandboxNetwork(network: Env['FLEET_SANDBOX_NETWORK'], isolation: Env['FLEET_LOCAL_ISOLATION'], tokens: readonly string[]): void {
+  if (network === 'host' && isolation !== 'none' && tokens.length === 0) {
+    throw new ConfigError('FLEET_SANDBOX_NETWORK', 'none unless FLEET_API_TOKENS is set: with host networking a sandbox reaches the loopback HTTP API, open without tokens', network);
+  }
 }
 
 // Recursively freezes a plain object graph.
@@ -275,6 +370,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     throw new ConfigError(variable, issue.message, raw[variable]);
   }
   const e = parsed.data;
+  checkRedisPassword(e.REDIS_URL, e.FLEET_LOCAL_ISOLATION);
+  checkSandboxNetwork(e.FLEET_SANDBOX_NETWORK, e.FLEET_LOCAL_ISOLATION, e.FLEET_API_TOKENS);
   const home = path.resolve(cwd, e.FLEET_HOME!);
   const under = (value: string | null, fallback: string) => path.resolve(cwd, value ?? path.join(home, fallback));
   const httpHost = e.FLEET_HTTP_HOST ?? (e.FLEET_API_TOKENS.length > 0 ? '0.0.0.0' : '127.0.0.1');
@@ -317,6 +414,21 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       envAllowlist: e.FLEET_EXEC_ENV_ALLOWLIST,
       env: Object.fromEntries(e.FLEET_EXEC_ENV_ALLOWLIST.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]!]]))),
     },
+    sandbox: {
+      isolation: e.FLEET_LOCAL_ISOLATION,
+      network: e.FLEET_SANDBOX_NETWORK,
+      uidRange: e.FLEET_SANDBOX_UID_RANGE,
+      limits: {
+        pids: e.FLEET_SANDBOX_PIDS,
+        fileBytes: e.FLEET_SANDBOX_FILE_BYTES,
+        openFiles: e.FLEET_SANDBOX_OPEN_FILES,
+        cpuSeconds: e.FLEET_SANDBOX_CPU_SECONDS,
+        memoryMb: e.FLEET_SANDBOX_MEMORY_MB,
+        cpuWeight: e.FLEET_SANDBOX_CPU_WEIGHT,
+        tmpMb: e.FLEET_SANDBOX_TMP_MB,
+      },
+      cgroupRoot: path.resolve(cwd, e.FLEET_SANDBOX_CGROUP_ROOT!),
+    },
     systemPath: env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     bakeEnvSource: Object.fromEntries(
       Object.entries(env).filter(
@@ -324,6 +436,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
           entry[1] !== undefined && !/^(FLEET_|REDIS_|VERCEL_)/.test(entry[0]) && !/(TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|PRIVATE|AUTH)/i.test(entry[0]),
       ),
     ),
+    archiveFormat: e.FLEET_ARCHIVE_FORMAT === '2' ? 2 : 1,
     treeLimits: {
       ...DEFAULT_TREE_LIMITS,
       maxDepth: e.FLEET_TREE_MAX_DEPTH,
@@ -386,7 +499,19 @@ export const CONFIG_DOCS: Readonly<Record<(typeof CONFIG_VARIABLES)[number], rea
   FLEET_GC_DEADLINE_MS: ['600000', 'Deadline of one gc job'],
   FLEET_EXEC_DEADLINE_MS: ['60000', 'Default deadline of `fleet exec`'],
   FLEET_EXEC_ENV_ALLOWLIST: ['PATH,HOME,LANG,LC_ALL,TERM,TZ', 'Environment passed to commands run in a workspace'],
+  FLEET_LOCAL_ISOLATION: ['auto', 'How local sandboxes are contained: `namespaces` (bubblewrap, a uid per workspace), `none` (the fleet user, whole host in view: development only), `auto` (namespaces when the start-up probe passes, else none with a warning)'],
+  FLEET_SANDBOX_NETWORK: ['none', 'Network of a namespaced sandbox: `none` (its own loopback only) or `host` (needs `FLEET_API_TOKENS`)'],
+  FLEET_SANDBOX_UID_RANGE: ['200000-299999', 'Uids given to workspaces, one each, never shared or reused'],
+  FLEET_SANDBOX_PIDS: ['512', 'Processes of one workspace (RLIMIT_NPROC of its uid; cgroup pids.max where delegable)'],
+  FLEET_SANDBOX_FILE_BYTES: ['4294967296', 'Largest file a sandboxed command may write (RLIMIT_FSIZE)'],
+  FLEET_SANDBOX_OPEN_FILES: ['4096', 'Open files per sandboxed process (RLIMIT_NOFILE)'],
+  FLEET_SANDBOX_CPU_SECONDS: ['3600', 'CPU seconds per sandboxed process (RLIMIT_CPU; 0 = unlimited)'],
+  FLEET_SANDBOX_MEMORY_MB: ['4096', 'Memory of one sandboxed command (cgroup memory.max; only where the cgroup v2 tree is delegable)'],
+  FLEET_SANDBOX_CPU_WEIGHT: ['100', 'CPU weight of one sandboxed command (cgroup cpu.weight; only where delegable)'],
+  FLEET_SANDBOX_TMP_MB: ['256', 'Size of the private /tmp of a sandboxed command (tmpfs)'],
+  FLEET_SANDBOX_CGROUP_ROOT: ['/sys/fs/cgroup', 'cgroup v2 mount under which per-command cgroups are made when it is delegable'],
   FLEET_SHRINK_GUARD_PCT: ['50', 'A reconcile removing more than this % of files is refused without force'],
+  FLEET_ARCHIVE_FORMAT: ['1', 'Format of new revisions: `1` hard-linked trees, `2` content-addressed objects and trees (docs/archive-format.md); both are read'],
   FLEET_TREE_MAX_DEPTH: ['1024', 'Deepest directory level a persist walks; deeper entries are refused (the rest is archived)'],
   FLEET_TREE_MAX_ENTRIES: ['1000000', 'Most entries a persist takes from one live tree; the rest are refused'],
   FLEET_TREE_MAX_FILE_BYTES: ['17179869184', 'Largest file a persist copies (16 GiB); larger files are refused and keep their archived version'],

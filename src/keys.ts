@@ -69,6 +69,12 @@ export interface FleetKeys {
   backfillSweep(): string;
   /** Lease of the backfill sweep of one source (a token with a TTL). */
   backfillSweepLease(source: string): string;
+  /** The sandbox uid of a workspace (set once, never changed; see sandbox-uid-store). */
+  sandboxUid(workspaceId: string): string;
+  /** Hash uid → workspace of every sandbox uid ever handed out (never reused). */
+  sandboxUidOwners(): string;
+  /** Next uid to try (the allocation cursor). */
+  sandboxUidCursor(): string;
 }
 
 /** Builds the key set for a prefix. */
@@ -108,5 +114,8 @@ export function fleetKeys(prefix: string): FleetKeys {
     migrated: () => `${p}:migrated`,
     backfillSweep: () => `${p}:backfill:sweep`,
     backfillSweepLease: (source: string) => `${p}:backfill:sweep:${source}:lease`,
+    sandboxUid: (ws: string) => `${p}:ws:${ws}:sandbox-uid`,
+    sandboxUidOwners: () => `${p}:sandbox-uids`,
+    sandboxUidCursor: () => `${p}:sandbox-uid-cursor`,
   });
 }

@@ -68,6 +68,17 @@ export function redisUrlAddress(url: string): string {
   }
 }
 
+/** A `redis://` URL with its password masked, for what the fleet prints. */
+export function redactedRedisUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString().replace(/\/$/, '');
+  } catch {
+    return 'an unparsable REDIS_URL';
+  }
+}
+
 /** Quits a connection, falling back to disconnect when Redis does not answer in time. */
 export async function closeRedis(redis: Redis, timeoutMs = 1_000): Promise<void> {
   if (redis.status === 'end') return;

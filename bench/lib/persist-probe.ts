@@ -69,7 +69,10 @@ export function persistProbe(base: PersistDeps): PersistProbe {
       archive: timedMethods(base.archive, ['readManifest', 'writeManifest', 'commit', 'flipCurrent'], 'archive', spans, marks),
       checkpoints: timedMethods(base.checkpoints, ['record', 'attach'], 'checkpoints', spans, marks),
     },
-    onProgress: (update) => void marks.set(`step:${update.step}`, performance.now()),
+    // The first report of each step marks its start (a step reports progress many times).
+    onProgress: (update) => {
+      if (!marks.has(`step:${update.step}`)) marks.set(`step:${update.step}`, performance.now());
+    },
     phases: () => ({
       prepare_ms: at('step:link') - started,
       build_ms: at('step:scan') - at('step:link'),

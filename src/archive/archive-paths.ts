@@ -1,15 +1,21 @@
 /**
  * The archive layout (other tools rely on it):
  *
- *   {archiveRoot}/{workspaceId}/current            symlink → revs/{revision}
- *   {archiveRoot}/{workspaceId}/revs/{revision}/   exactly the workspace tree (immutable)
+ *   {archiveRoot}/{workspaceId}/current            symlink → revs/{revision} (format 1)
+ *                                                   or revs/{revision}.rev.json (format 2)
+ *   {archiveRoot}/{workspaceId}/revs/{revision}/   format 1: exactly the workspace tree (immutable)
  *   {archiveRoot}/{workspaceId}/revs/{revision}.manifest.json
+ *   {archiveRoot}/{workspaceId}/revs/{revision}.rev.json   format 2: the revision record
+ *   {archiveRoot}/.store/                          format 2: objects and trees (object-store.ts)
+ *
+ * (docs/archive-format.md describes both formats for readers in other languages)
  *
  * and the temporaries a commit writes, then renames into place (a failed or killed one leaves
  * them behind as litter; `tempKindOf` is the one place that recognises them):
  *
  *   {archiveRoot}/{workspaceId}/revs/.tmp-{revision}/                  a revision being written (never reachable from current)
  *   {archiveRoot}/{workspaceId}/revs/{revision}.manifest.json.tmp-{hex}  a manifest being written
+ *   {archiveRoot}/{workspaceId}/revs/{revision}.rev.json.tmp-{hex}       a revision record being written
  *   {archiveRoot}/{workspaceId}/current.tmp-{hex}                       the next `current` link, before its rename
  */
 import path from 'node:path';
@@ -19,13 +25,15 @@ export const REVISION_ID_PATTERN = /^r\d{8}T\d{9}Z-g\d+-[a-z0-9]{6}$/;
 /** Marks every temporary name: the prefix of a temporary revision, the infix of a temporary file. */
 export const TMP_PREFIX = '.tmp-';
 export const MANIFEST_SUFFIX = '.manifest.json';
+/** Format 2 revision records. */
+export const RECORD_SUFFIX = '.rev.json';
 const CURRENT = 'current';
 
 /** What a temporary of the archive would have become. */
 export type ArchiveTempKind = 'revision' | 'manifest' | 'current';
 
 // `{revision}.manifest.json.tmp-{hex}` and `current.tmp-{hex}` (the hex is a random nonce).
-const MANIFEST_TEMP = new RegExp(`^${REVISION_ID_PATTERN.source.slice(1, -1)}${escape(MANIFEST_SUFFIX)}${escape(TMP_PREFIX)}[0-9a-f]+$`);
+const MANIFEST_TEMP = new RegExp(`^${REVISION_ID_PATTERN.source.slice(1, -1)}(${escape(MANIFEST_SUFFIX)}|${escape(RECORD_SUFFIX)})${escape(TMP_PREFIX)}[0-9a-f]+$`);
 const CURRENT_TEMP = new RegExp(`^${CURRENT}${escape(TMP_PREFIX)}[0-9a-f]+$`);
 
 export interface ArchivePaths {
@@ -34,13 +42,17 @@ export interface ArchivePaths {
   readonly revs: string;
   revision(id: string): string;
   manifest(id: string): string;
+  /** A format 2 revision record. */
+  record(id: string): string;
+  /** A temporary record of revision `id`; `nonce` is random hex. */
+  recordTmp(id: string, nonce: string): string;
   tmp(id: string): string;
   /** A temporary manifest of revision `id`; `nonce` is random hex. */
   manifestTmp(id: string, nonce: string): string;
   /** A temporary `current` link; `nonce` is random hex. */
   currentTmp(nonce: string): string;
   /** `current`'s link text for a revision (relative, so the archive can move). */
-  currentTarget(id: string): string;
+  currentTarget(id: string, format?: 1 | 2): string;
 }
 
 export function archivePaths(archiveRoot: string, workspaceId: string): ArchivePaths {
@@ -52,10 +64,12 @@ export function archivePaths(archiveRoot: string, workspaceId: string): ArchiveP
     revs,
     revision: (id) => path.join(revs, id),
     manifest: (id) => path.join(revs, `${id}${MANIFEST_SUFFIX}`),
+    record: (id) => path.join(revs, `${id}${RECORD_SUFFIX}`),
+    recordTmp: (id, nonce) => path.join(revs, `${id}${RECORD_SUFFIX}${TMP_PREFIX}${nonce}`),
     tmp: (id) => path.join(revs, `${TMP_PREFIX}${id}`),
     manifestTmp: (id, nonce) => path.join(revs, `${id}${MANIFEST_SUFFIX}${TMP_PREFIX}${nonce}`),
     currentTmp: (nonce) => path.join(dir, `${CURRENT}${TMP_PREFIX}${nonce}`),
-    currentTarget: (id) => `revs/${id}`,
+    currentTarget: (id, format = 1) => (format === 2 ? `revs/${id}${RECORD_SUFFIX}` : `revs/${id}`),
   };
 }
 
@@ -84,4 +98,12 @@ function escape(text: string): string {
 export function revisionAt(archiveRoot: string, workspaceId: string, dir: string): string | null {
   const revision = path.basename(dir);
   return WORKSPACE_ID_PATTERN.test(workspaceId) && REVISION_ID_PATTERN.test(revision) && archivePaths(archiveRoot, workspaceId).revision(revision) === dir ? revision : null;
+}
+
+/** Like `revisionAt`, for the record of a format 2 revision (`{archiveRoot}/{ws}/revs/{revision}.rev.json`). */
+export function recordAt(archiveRoot: string, workspaceId: string, file: string): string | null {
+  const name = path.basename(file);
+  if (!name.endsWith(RECORD_SUFFIX)) return null;
+  const revision = name.slice(0, -RECORD_SUFFIX.length);
+  return WORKSPACE_ID_PATTERN.test(workspaceId) && REVISION_ID_PATTERN.test(revision) && archivePaths(archiveRoot, workspaceId).record(revision) === file ? revision : null;
 }

@@ -7,9 +7,12 @@
 import { lstat, mkdir, readFile, readdir, readlink, rename, rm, symlink, open } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { archivePaths, MANIFEST_SUFFIX, REVISION_ID_PATTERN, tempKindOf, type ArchivePaths, type ArchiveTempKind } from './archive-paths.js';
+import { archivePaths, MANIFEST_SUFFIX, RECORD_SUFFIX, REVISION_ID_PATTERN, tempKindOf, type ArchivePaths, type ArchiveTempKind } from './archive-paths.js';
 import { fsyncDir } from './fsync.js';
-import type { RevisionManifest } from './manifest.js';
+import { treeHashOf, type RevisionManifest } from './manifest.js';
+import { ObjectStore } from './object-store.js';
+import { flattenTree } from './revision-reader.js';
+import { parseRevisionRecord, type RevisionRecord } from './revision-record.js';
 import { classifyStorageError } from '../errors/classify-storage-error.js';
 
 // Rethrows a filesystem error of `operation` on `path` as a typed storage error.
@@ -35,7 +38,12 @@ export interface ArchiveTemp {
 const nonce = () => randomBytes(4).toString('hex');
 
 export class ArchiveStore {
-  constructor(readonly root: string) {}
+  /** Format 2's shared objects and trees. */
+  readonly objects: ObjectStore;
+
+  constructor(readonly root: string) {
+    this.objects = new ObjectStore(root);
+  }
 
   paths(workspaceId: string): ArchivePaths {
     return archivePaths(this.root, workspaceId);
@@ -52,7 +60,7 @@ export class ArchiveStore {
   async current(workspaceId: string): Promise<string | null> {
     try {
       const target = await readlink(this.paths(workspaceId).current);
-      const id = target.replace(/^revs\//, '');
+      const id = target.replace(/^revs\//, '').replace(RECORD_SUFFIX, '');
       return REVISION_ID_PATTERN.test(id) ? id : null;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
@@ -64,7 +72,8 @@ export class ArchiveStore {
   async flipCurrent(workspaceId: string, revision: string): Promise<void> {
     const paths = this.paths(workspaceId);
     const tmp = paths.currentTmp(nonce());
-    await symlink(paths.currentTarget(revision), tmp).catch(typed('flip current', tmp));
+    const format = (await this.formatOf(workspaceId, revision)) ?? 1;
+    await symlink(paths.currentTarget(revision, format), tmp).catch(typed('flip current', tmp));
     try {
       await rename(tmp, paths.current);
     } catch (error) {
@@ -109,7 +118,17 @@ export class ArchiveStore {
     await fsyncDir(paths.revs).catch(typed('fsync', paths.revs));
   }
 
+  /**
+   * The manifest of a revision: format 1's file, or for format 2 its trees listed as manifest
+   * entries (every path, in walk order; reads every tree of the revision).
+   */
   async readManifest(workspaceId: string, revision: string): Promise<RevisionManifest | null> {
+    const record = await this.readRecord(workspaceId, revision);
+    if (record) {
+      const entries = await flattenTree(this.objects, record.root);
+      const { format: _format, root: _root, scanStartedAt: _scan, entries: _count, ...meta } = record;
+      return { format: 2, ...meta, treeHash: treeHashOf(entries), entries };
+    }
     try {
       return JSON.parse(await readFile(this.paths(workspaceId).manifest(revision), 'utf8')) as RevisionManifest;
     } catch (error) {
@@ -118,11 +137,62 @@ export class ArchiveStore {
     }
   }
 
-  /** Committed revision ids (directory and manifest present), oldest first. */
+  /** A format 2 revision's record; null when the revision has none (format 1, or absent). */
+  async readRecord(workspaceId: string, revision: string): Promise<RevisionRecord | null> {
+    const file = this.paths(workspaceId).record(revision);
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw classifyStorageError(error, 'read revision record', file);
+    }
+    return parseRevisionRecord(bytes, file);
+  }
+
+  /** Writes a record durably (temporary file, fsync, rename, directory fsync): the step that makes a format 2 revision exist. */
+  async writeRecord(record: RevisionRecord): Promise<void> {
+    const paths = this.paths(record.workspaceId);
+    const tmp = paths.recordTmp(record.revision, nonce());
+    const handle = await open(tmp, 'wx', 0o600).catch(typed('write revision record', tmp));
+    try {
+      try {
+        await handle.writeFile(JSON.stringify(record));
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(tmp, paths.record(record.revision));
+    } catch (error) {
+      await rm(tmp, { force: true }).catch(() => undefined);
+      typed('write revision record', tmp)(error);
+    }
+    await fsyncDir(paths.revs).catch(typed('fsync', paths.revs));
+  }
+
+  /**
+   * What a provider restores a revision from (`importTree`): the record of a format 2 revision,
+   * or the directory of a format 1 one.
+   */
+  async revisionSource(workspaceId: string, revision: string): Promise<string> {
+    const paths = this.paths(workspaceId);
+    return (await this.formatOf(workspaceId, revision)) === 2 ? paths.record(revision) : paths.revision(revision);
+  }
+
+  /** The format a committed revision is stored in; null when it is not a committed revision. */
+  async formatOf(workspaceId: string, revision: string): Promise<1 | 2 | null> {
+    const names = new Set(await this.#names(workspaceId));
+    if (names.has(`${revision}${RECORD_SUFFIX}`)) return 2;
+    return names.has(revision) && names.has(`${revision}${MANIFEST_SUFFIX}`) ? 1 : null;
+  }
+
+  /** Committed revision ids of both formats (format 1: directory and manifest; format 2: record), oldest first. */
   async revisions(workspaceId: string): Promise<string[]> {
     const names = await this.#names(workspaceId);
     const set = new Set(names);
-    return names.filter((n) => REVISION_ID_PATTERN.test(n) && set.has(`${n}${MANIFEST_SUFFIX}`)).sort();
+    const ids = names.filter((n) => REVISION_ID_PATTERN.test(n) && set.has(`${n}${MANIFEST_SUFFIX}`));
+    for (const n of names) if (n.endsWith(RECORD_SUFFIX) && REVISION_ID_PATTERN.test(n.slice(0, -RECORD_SUFFIX.length))) ids.push(n.slice(0, -RECORD_SUFFIX.length));
+    return [...new Set(ids)].sort();
   }
 
   /** Temporary revision directories (litter of interrupted persists, or in progress). */
@@ -158,8 +228,9 @@ export class ArchiveStore {
   async maxGeneration(workspaceId: string): Promise<number> {
     let max = 0;
     for (const revision of await this.revisions(workspaceId)) {
-      const manifest = await this.readManifest(workspaceId, revision);
-      if (manifest && manifest.generation > max) max = manifest.generation;
+      const record = await this.readRecord(workspaceId, revision).catch(() => null);
+      const generation = record?.generation ?? (await this.readManifest(workspaceId, revision))?.generation ?? 0;
+      if (generation > max) max = generation;
     }
     return max;
   }

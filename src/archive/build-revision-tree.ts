@@ -23,7 +23,7 @@ import { mkdir } from 'node:fs/promises';
 import type { RevisionManifest, ScanResult } from './manifest.js';
 import { classifyStorageError } from '../errors/classify-storage-error.js';
 import type { TreeLimitError } from '../errors/tree-limit-error.js';
-import { DirHandle, lstatBigint, sameInode } from '../tree/dir-handle.js';
+import { DirHandle, stillAt } from '../tree/dir-handle.js';
 import type { TreeLimits } from '../tree/tree-limits.js';
 import { indexManifest } from './prior-index.js';
 import { RevisionBuilder } from './revision-builder.js';
@@ -73,11 +73,7 @@ export interface BuiltTree extends ScanResult {
   readonly rootIntact: () => Promise<boolean>;
 }
 
-/** True when `dir` is still the directory `opened` described, and not removed. */
-async function stillThere(dir: string, opened: DirHandle): Promise<boolean> {
-  const now = await lstatBigint(dir).catch(() => null);
-  return now !== null && sameInode(now, opened.stats) && now.nlink > 0n;
-}
+
 
 // Opens a directory the fleet named, with a typed error.
 async function openRoot(dir: string, role: string): Promise<DirHandle> {
@@ -107,8 +103,7 @@ export async function buildRevisionTree(options: BuildRevisionTreeOptions): Prom
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     await builder.build(src, dst, basisRoot);
-    const rootChanged = !(await stillThere(source, src)) || (await src.stat()).nlink === 0n;
-    const identity = src.stats;
+    const rootChanged = !(await stillAt(source, src)) || (await src.stat()).nlink === 0n;
     const entries = builder.entries();
     let files = 0;
     let bytes = 0;
@@ -124,18 +119,15 @@ export async function buildRevisionTree(options: BuildRevisionTreeOptions): Prom
       copiedFiles: builder.copiedFiles,
       linkedFiles: builder.linkedFiles,
       keptEntries: builder.keptEntries,
-      vanished: builder.vanished,
-      walked: builder.walked,
-      refused: builder.refused,
-      refusedCount: builder.refusedCount,
-      skipped: { ...builder.skipped },
-      hardLinks: builder.hardLinks,
-      strippedModes: builder.strippedModes,
+      vanished: builder.tally.vanished,
+      walked: builder.tally.walked,
+      refused: builder.tally.refused,
+      refusedCount: builder.tally.refusedCount,
+      skipped: { ...builder.tally.skipped },
+      hardLinks: builder.tally.hardLinks,
+      strippedModes: builder.tally.strippedModes,
       rootChanged,
-      rootIntact: async () => {
-        const now = await lstatBigint(source).catch(() => null);
-        return now !== null && sameInode(now, identity) && now.nlink > 0n;
-      },
+      rootIntact: () => stillAt(source, src),
     };
   } finally {
     await basisRoot?.close();

@@ -43,12 +43,13 @@ export interface RevisionMeta {
   readonly reason: string;
   readonly turnId: string | null;
   readonly parent: string | null;
-  readonly mode: 'reconcile' | 'upload-only' | 'restore' | 'rollback' | 'backfill';
+  readonly mode: 'reconcile' | 'upload-only' | 'restore' | 'rollback' | 'backfill' | 'migrate';
   readonly createdAt: string;
 }
 
 export interface RevisionManifest extends RevisionMeta {
-  readonly format: 1;
+  /** 1: read from a manifest file; 2: listed from a format 2 revision's trees. */
+  readonly format: 1 | 2;
   readonly files: number;
   readonly bytes: number;
   readonly treeHash: string;

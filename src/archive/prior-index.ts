@@ -31,3 +31,10 @@ export function indexManifest(manifest: RevisionManifest | null): PriorIndex {
   }
   return index;
 }
+
+/** How many entries the indexed revision has below the directory `key` (0 when it has none). */
+export function subtreeSize(index: PriorIndex, key: string): number {
+  let n = 0;
+  for (const [name, entry] of index.get(key) ?? []) n += 1 + (entry.t === 'd' ? subtreeSize(index, key === '' ? name : `${key}/${name}`) : 0);
+  return n;
+}

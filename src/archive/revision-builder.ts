@@ -12,35 +12,26 @@
  * in a bounded pool; manifest entries keep the walk order through slots.
  */
 import type { BigIntStats } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
-import type { ManifestEntry } from './manifest.js';
-import { childRel, decodePath, encodePath, typeOf, vanished } from './tree-walk.js';
 import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
-import { TreeLimitError, type TreeLimit } from '../errors/tree-limit-error.js';
-import { mapBounded } from '../lib/map-bounded.js';
-import { copyFileData, isSparse } from '../tree/copy-file-data.js';
-import { CREATE_FILE_FLAGS, READ_FILE_FLAGS, type DirHandle } from '../tree/dir-handle.js';
-import { sameMtime, setFileTime } from '../tree/file-times.js';
+import { TaskPool } from '../lib/task-pool.js';
+import type { DirHandle } from '../tree/dir-handle.js';
+import { sameMtime } from '../tree/file-times.js';
 import { makeFifo } from '../tree/make-fifo.js';
 import type { TreeLimits } from '../tree/tree-limits.js';
-import { bytesOf, keyOf, type PriorIndex } from './prior-index.js';
+import { copyEntry, UNREADABLE, type CopiedEntry } from './copy-entry.js';
+import { describeSource, type LiveItem } from './describe-source.js';
+import type { ManifestEntry } from './manifest.js';
+import { bytesOf, keyOf, subtreeSize, type PriorIndex } from './prior-index.js';
+import { storedMode } from './stored-mode.js';
+import { childRel, decodePath, encodePath, typeOf, vanished } from './tree-walk.js';
+import { WalkTally } from './walk-tally.js';
 
 /** File copies and links in flight at once (keeps libuv's thread pool busy without flooding it). */
 const FILE_CONCURRENCY = 16;
-/** lstat calls of one directory in flight at once. */
-const LSTAT_CONCURRENCY = 16;
-/** Entries walked between two progress reports. */
-const PROGRESS_EVERY = 2_000;
-/** Refusals kept in full (the rest are only counted). */
-const REFUSALS_KEPT = 100;
-/** Setuid and setgid never reach the archive: a root-owned copy of an agent's setuid file is a privilege escalation. */
-const STORED_MODE_BITS = 0o1777;
 /** A link that cannot be made falls back to a copy (the basis vanished, its link count is full, another filesystem). */
 const COPY_INSTEAD = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EMLINK', 'EXDEV']);
 /** Errors of the new revision's filesystem that no fallback can help. */
 const STORAGE_FAILURES = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO']);
-/** Source errors that refuse one entry (it keeps its previous state) instead of failing the persist. */
-const UNREADABLE = new Set(['EACCES', 'EPERM', 'EIO', 'EOVERFLOW', 'ENAMETOOLONG', 'EINVAL']);
 
 export interface BuilderOptions {
   readonly index: PriorIndex;
@@ -67,13 +58,6 @@ interface Frame {
   readonly tasks: Promise<void>[];
 }
 
-interface LiveItem {
-  readonly name: Buffer;
-  readonly key: string;
-  readonly stats: BigIntStats;
-  readonly target?: Buffer;
-}
-
 interface Subdir {
   readonly name: Buffer;
   readonly key: string;
@@ -89,29 +73,22 @@ interface LinkTarget {
   readonly entry: ManifestEntry;
 }
 
-/** Stored permission bits of a source mode. */
-const storedMode = (mode: bigint | number) => Number(BigInt(mode) & BigInt(STORED_MODE_BITS));
 
 export class RevisionBuilder {
   readonly #o: BuilderOptions;
   readonly #slots: (ManifestEntry | null)[] = [];
-  readonly #pool = new Set<Promise<void>>();
+  readonly #pool: TaskPool;
   readonly #inodes = new Map<string, Promise<LinkTarget | null>>();
-  #failure: { error: unknown } | undefined;
-  walked = 0;
+  readonly tally: WalkTally;
   linkedFiles = 0;
   copiedFiles = 0;
   keptEntries = 0;
-  vanished = 0;
-  hardLinks = 0;
-  strippedModes = 0;
   newFifos = 0;
-  readonly refused: TreeLimitError[] = [];
-  refusedCount = 0;
-  readonly skipped = { devices: 0, sockets: 0 };
 
   constructor(options: BuilderOptions) {
     this.#o = options;
+    this.#pool = new TaskPool(FILE_CONCURRENCY, options.signal);
+    this.tally = new WalkTally(options.onProgress);
   }
 
   /** Manifest entries in walk order (after `build`). */
@@ -123,36 +100,17 @@ export class RevisionBuilder {
   async build(src: DirHandle, dst: DirHandle, basis: DirHandle | null): Promise<void> {
     try {
       await this.#directory({ rel: Buffer.alloc(0), depth: 1, src, dst, basis, prior: this.#o.index.get(''), tasks: [] });
-      await this.#drain();
+      await this.#pool.drain();
       await this.#setDirectory(dst, src.stats, '.');
     } catch (error) {
-      await Promise.allSettled(this.#pool);
+      await this.#pool.settle();
       throw error;
     }
   }
 
-  // Fails the build with the first error of a pooled task.
-  #check(): void {
-    this.#o.signal.throwIfAborted();
-    if (this.#failure) throw this.#failure.error;
-  }
-
   // Runs `work` in the bounded pool as part of `frame`.
-  async #schedule(frame: Frame, work: () => Promise<void>): Promise<void> {
-    while (this.#pool.size >= FILE_CONCURRENCY) await Promise.race(this.#pool);
-    this.#check();
-    const task: Promise<void> = work()
-      .catch((error: unknown) => {
-        this.#failure ??= { error };
-      })
-      .finally(() => this.#pool.delete(task));
-    this.#pool.add(task);
-    frame.tasks.push(task);
-  }
-
-  async #drain(): Promise<void> {
-    await Promise.all(this.#pool);
-    this.#check();
+  #schedule(frame: Frame, work: () => Promise<void>): Promise<void> {
+    return this.#pool.schedule(frame.tasks, work);
   }
 
   #slot(entry: ManifestEntry | null): number {
@@ -164,55 +122,9 @@ export class RevisionBuilder {
     return classifyStorageError(error, `persist ${operation}`, encodePath(rel) || '.');
   }
 
-  #refuse(limit: TreeLimit, rel: Buffer, detail: string): void {
-    this.refusedCount += 1;
-    if (this.refused.length < REFUSALS_KEPT) this.refused.push(new TreeLimitError(limit, encodePath(rel), detail));
-  }
-
-  #tick(): void {
-    this.walked += 1;
-    if (this.walked % PROGRESS_EVERY === 0) this.#o.onProgress?.(this.walked);
-  }
-
-  /**
-   * Lists and describes the source's entries of a directory. Vanished ones are dropped and
-   * counted; unreadable ones are refused, and `keepAll` says the listing is incomplete (refused
-   * entries, or more names than the entry limit leaves), so previous entries it lacks are kept.
-   */
-  async #describe(frame: Frame): Promise<{ items: LiveItem[]; refused: Set<string>; keepAll: boolean }> {
-    const { src } = frame;
-    const refused = new Set<string>();
-    if (!src) return { items: [], refused, keepAll: true };
-    const budget = Math.max(0, this.#o.limits.maxEntries - this.walked);
-    const names = await src.names(budget).catch((error: unknown) => {
-      // Removed meanwhile (the open handle reads as empty; this is a stranger failure).
-      if (vanished(error)) return Object.assign([] as Buffer[], { truncated: false });
-      throw classifyStorageError(error, 'persist read', encodePath(frame.rel) || '.');
-    });
-    if (names.truncated) this.#refuse('entries', frame.rel, `directory has more entries than the ${this.#o.limits.maxEntries}-entry limit leaves; the rest were not read`);
-    const items = await mapBounded(names, LSTAT_CONCURRENCY, async (name): Promise<LiveItem | null> => {
-      try {
-        const stats = await src.lstat(name);
-        return { name, key: keyOf(name), stats, ...(stats.isSymbolicLink() ? { target: await src.readlink(name) } : {}) };
-      } catch (error) {
-        if (vanished(error)) {
-          this.vanished += 1;
-          return null;
-        }
-        if (UNREADABLE.has(errnoOf(error) ?? '')) {
-          this.#refuse('unreadable', childRel(frame.rel, name), `cannot be read (${errnoOf(error)})`);
-          refused.add(keyOf(name));
-          return null;
-        }
-        throw classifyStorageError(error, 'persist read', encodePath(childRel(frame.rel, name)));
-      }
-    });
-    return { items: items.filter((i): i is LiveItem => i !== null), refused, keepAll: names.truncated === true };
-  }
-
   async #directory(frame: Frame): Promise<void> {
-    this.#check();
-    const { items: live, refused, keepAll } = await this.#describe(frame);
+    this.#pool.check();
+    const { items: live, refused, keepAll } = frame.src ? await describeSource(frame.src, frame.rel, this.tally, this.#o.limits.maxEntries) : { items: [], refused: new Set<string>(), keepAll: true };
     const liveKeys = new Set(live.map((i) => i.key));
     // Previous entries the source lacks that stay: all of them when upload-only or when the
     // listing is incomplete, else the refused ones (entries refused later are kept by `#keep`).
@@ -228,7 +140,7 @@ export class RevisionBuilder {
 
     for (const sub of subdirs) await this.#subdirectory(frame, sub);
     await Promise.all(frame.tasks);
-    this.#check();
+    this.#pool.check();
     // A source directory removed while it was read (`rm -rf` under the walk): its entries vanished with it.
     if (frame.src && (await frame.src.stat()).nlink === 0n) this.#vanishedDirectory(frame.rel);
   }
@@ -238,35 +150,30 @@ export class RevisionBuilder {
    * had below it: a tree being wiped shows up as the files that went missing, not as one entry.
    */
   #vanishedDirectory(rel: Buffer): void {
-    const count = (key: string): number => {
-      let n = 0;
-      for (const [name, entry] of this.#o.index.get(key) ?? []) n += 1 + (entry.t === 'd' ? count(key === '' ? name : `${key}/${name}`) : 0);
-      return n;
-    };
-    this.vanished += Math.max(1, count(keyOf(rel)));
+    this.tally.vanished += Math.max(1, subtreeSize(this.#o.index, keyOf(rel)));
   }
 
   // One entry of the source.
   async #live(frame: Frame, item: LiveItem, subdirs: Subdir[]): Promise<void> {
-    this.#tick();
+    this.tally.tick();
     const rel = childRel(frame.rel, item.name);
     const { limits } = this.#o;
-    if (this.walked > limits.maxEntries) {
-      this.#refuse('entries', rel, `over the ${limits.maxEntries}-entry limit`);
+    if (this.tally.walked > limits.maxEntries) {
+      this.tally.refuse('entries', rel, `over the ${limits.maxEntries}-entry limit`);
       return this.#keep(frame, item.key, subdirs);
     }
     if (rel.length > limits.maxPathBytes) {
-      this.#refuse('path-bytes', rel, `path is ${rel.length} bytes, over the ${limits.maxPathBytes}-byte limit`);
+      this.tally.refuse('path-bytes', rel, `path is ${rel.length} bytes, over the ${limits.maxPathBytes}-byte limit`);
       return this.#keep(frame, item.key, subdirs);
     }
     const p = encodePath(rel);
     const { stats } = item;
     const mode = storedMode(stats.mode & 0o7777n);
-    if (mode !== Number(stats.mode & 0o7777n)) this.strippedModes += 1;
+    if (mode !== Number(stats.mode & 0o7777n)) this.tally.strippedModes += 1;
     switch (typeOf(stats)) {
       case 'dir': {
         if (frame.depth >= limits.maxDepth) {
-          this.#refuse('depth', rel, `directory at depth ${frame.depth} reaches the ${limits.maxDepth}-level limit`);
+          this.tally.refuse('depth', rel, `directory at depth ${frame.depth} reaches the ${limits.maxDepth}-level limit`);
           return this.#keep(frame, item.key, subdirs);
         }
         await frame.dst.mkdir(item.name, 0o700).catch((e: unknown) => Promise.reject(this.#destError(e, 'mkdir', rel)));
@@ -284,11 +191,11 @@ export class RevisionBuilder {
         return this.#fifo(frame, item, rel, p, mode);
       case 'socket':
         // A socket inode carries nothing restorable (its listener is gone after a restore).
-        this.skipped.sockets += 1;
+        this.tally.skipped.sockets += 1;
         return;
       default:
         // Block and character devices: never archived.
-        this.skipped.devices += 1;
+        this.tally.skipped.devices += 1;
         return;
     }
   }
@@ -353,7 +260,7 @@ export class RevisionBuilder {
           const target = await first;
           if (target && (await this.#linkWithin(frame, item.name, target))) {
             this.#slots[slot] = { ...target.entry, p };
-            this.hardLinks += 1;
+            this.tally.hardLinks += 1;
             return;
           }
           await this.#fileWork(frame, item, rel, p, mode, slot);
@@ -420,60 +327,25 @@ export class RevisionBuilder {
       }
       return;
     }
-    this.#slots[slot] = { p, t: 'f', m: copied.m, s: copied.s, h: copied.h, i: copied.i, n: copied.n };
+    this.#slots[slot] = { p, t: 'f', ...copied };
     this.copiedFiles += 1;
   }
 
-  /**
-   * Copies file `name` of `from` into `to`, hashing it. Null when the source vanished or is no
-   * longer a regular file; 'refused' when it is unreadable or larger than `maxBytes`.
-   */
-  async #copy(from: DirHandle, to: DirHandle, name: Buffer, rel: Buffer, maxBytes: number): Promise<Omit<ManifestEntry, 'p' | 't'> | null | 'refused'> {
-    let source: FileHandle;
-    try {
-      source = await from.openFile(name, READ_FILE_FLAGS);
-    } catch (error) {
-      if (vanished(error)) {
-        this.vanished += 1;
+  // `copyEntry`, with its outcomes counted: null when the source vanished, 'refused' when it was refused.
+  async #copy(from: DirHandle, to: DirHandle, name: Buffer, rel: Buffer, maxBytes: number): Promise<CopiedEntry | null | 'refused'> {
+    const outcome = await copyEntry(from, to, name, rel, { maxBytes, signal: this.#o.signal });
+    switch (outcome.kind) {
+      case 'copied':
+        return outcome.entry;
+      case 'vanished':
+        this.tally.vanished += 1;
         return null;
-      }
-      if (UNREADABLE.has(errnoOf(error) ?? '')) {
-        this.#refuse('unreadable', rel, `cannot be opened (${errnoOf(error)})`);
+      case 'unreadable':
+        this.tally.refuse('unreadable', rel, `cannot be opened (${outcome.errno})`);
         return 'refused';
-      }
-      throw classifyStorageError(error, 'persist read', encodePath(rel));
-    }
-    try {
-      const stats = await source.stat({ bigint: true });
-      // Swapped for a FIFO, device or directory since it was listed.
-      if (!stats.isFile()) {
-        this.vanished += 1;
-        return null;
-      }
-      if (stats.size > BigInt(maxBytes)) {
-        this.#refuse('file-bytes', rel, `file of ${stats.size} bytes is over the ${maxBytes}-byte limit`);
+      case 'too-large':
+        this.tally.refuse('file-bytes', rel, `file of ${outcome.bytes} bytes is over the ${maxBytes}-byte limit`);
         return 'refused';
-      }
-      const mode = storedMode(stats.mode & 0o7777n);
-      let out: FileHandle;
-      try {
-        out = await to.openFile(name, CREATE_FILE_FLAGS, 0o600);
-      } catch (error) {
-        throw this.#destError(error, 'create', rel);
-      }
-      try {
-        const data = await copyFileData(source, out, Number(stats.size), isSparse(stats), this.#o.signal);
-        await out.chmod(mode);
-        await setFileTime(out, stats.mtimeNs);
-        const { ino } = await out.stat({ bigint: true });
-        return { m: mode, s: data.bytes, h: data.hash, i: Number(ino), n: stats.mtimeNs.toString() };
-      } catch (error) {
-        throw this.#destError(error, 'copy', rel);
-      } finally {
-        await out.close();
-      }
-    } finally {
-      await source.close();
     }
   }
 
@@ -490,7 +362,7 @@ export class RevisionBuilder {
     }
     if (this.newFifos >= this.#o.limits.maxNewFifos) {
       this.#slots[slot] = null;
-      this.#refuse('fifos', rel, `more than ${this.#o.limits.maxNewFifos} new FIFOs in one persist`);
+      this.tally.refuse('fifos', rel, `more than ${this.#o.limits.maxNewFifos} new FIFOs in one persist`);
       return;
     }
     this.newFifos += 1;
@@ -507,7 +379,7 @@ export class RevisionBuilder {
         src = await frame.src.openDir(sub.name);
       } catch (error) {
         if (vanished(error)) this.#vanishedDirectory(rel);
-        else if (UNREADABLE.has(errnoOf(error) ?? '')) this.#refuse('unreadable', rel, `directory cannot be opened (${errnoOf(error)})`);
+        else if (UNREADABLE.has(errnoOf(error) ?? '')) this.tally.refuse('unreadable', rel, `directory cannot be opened (${errnoOf(error)})`);
         else throw classifyStorageError(error, 'persist read', encodePath(rel));
         // Gone from the source: a reconcile drops it, unless it was refused or upload-only keeps it.
         const keep = sub.prior?.t === 'd' && (this.#o.keepMissing || !vanished(error));

@@ -3,9 +3,16 @@
  * loopback port with AOF on and data under `<FLEET_HOME>/redis`, records its address in
  * `<FLEET_HOME>/redis.json` so every other `fleet` command run from the same directory finds
  * it, and stops it on exit. A server left running by a killed `fleet up` is adopted.
+ *
+ * The server requires a password generated at its first start (32 random bytes): it is written
+ * to `<FLEET_HOME>/redis/redis.conf` (mode 0600, read by redis-server, never on its command line
+ * where /proc/<pid>/cmdline would show it) and to `redis.json` (mode 0600) inside FLEET_HOME
+ * (0700), so no sandbox uid can read it and every fleet process and CLI run as the fleet's user
+ * can.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, readFile, rm, writeFile, rename } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, rm, writeFile, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { FleetError } from '../errors/fleet-error.js';
@@ -13,6 +20,7 @@ import type { Logger } from '../logger.js';
 import { delay } from '../runtime/with-timeout.js';
 import { freePort } from '../lib/free-port.js';
 import { processAlive } from '../lib/process-alive.js';
+import { redisUrlAddress } from '../redis.js';
 
 /** Thrown when the embedded server cannot be started or found. */
 export class EmbeddedRedisError extends FleetError {
@@ -21,6 +29,7 @@ export class EmbeddedRedisError extends FleetError {
 }
 
 export interface EmbeddedRedisState {
+  /** `redis://:<password>@127.0.0.1:<port>` (a secret: the state file is 0600). */
   readonly url: string;
   readonly port: number;
   readonly pid: number;
@@ -62,9 +71,13 @@ export async function pingRedis(url: string, timeoutMs = 1_000): Promise<boolean
   }
 }
 
-/** Arguments of the private server (pure; exported for tests). */
+/** The config file holding the server's password (0600). */
+export const configFile = (dataDir: string) => path.join(dataDir, 'redis.conf');
+
+/** Arguments of the private server (pure; exported for tests): its config file first. */
 export function redisServerArgs(port: number, dataDir: string): string[] {
   return [
+    configFile(dataDir),
     '--port', String(port),
     '--bind', '127.0.0.1',
     '--dir', dataDir,
@@ -82,10 +95,11 @@ export function redisServerArgs(port: number, dataDir: string): string[] {
 export async function startEmbeddedRedis({ home, logger, startTimeoutMs = 15_000 }: { home: string; logger: Logger; startTimeoutMs?: number }): Promise<EmbeddedRedis> {
   const dataDir = path.join(home, 'redis');
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await chmod(home, 0o700);
   const previous = await readEmbeddedState(home);
   if (previous && (await pingRedis(previous.url))) {
     if (processAlive(previous.ownerPid) && previous.ownerPid !== process.pid) {
-      throw new EmbeddedRedisError(`fleet up is already running here (pid ${previous.ownerPid}, Redis ${previous.url}); stop it first or use REDIS_URL=${previous.url}`);
+      throw new EmbeddedRedisError(`fleet up is already running here (pid ${previous.ownerPid}, Redis ${redisUrlAddress(previous.url)}); stop it first or use REDIS_URL=<the url in ${stateFile(home)}>`);
     }
     logger.warn({ url: previous.url, pid: previous.pid }, 'adopting embedded redis-server left running by a previous fleet up');
     const state = { ...previous, ownerPid: process.pid };
@@ -94,6 +108,7 @@ export async function startEmbeddedRedis({ home, logger, startTimeoutMs = 15_000
   }
 
   const port = await freePort();
+  const password = await serverPassword(dataDir);
   // Own process group: a Ctrl-C aimed at `fleet up` must not stop Redis before the workers drain;
   // we stop it last. If `fleet up` is SIGKILLed the server survives and the next `fleet up` adopts it.
   const child: ChildProcess = spawn('redis-server', redisServerArgs(port, dataDir), { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
@@ -104,7 +119,7 @@ export async function startEmbeddedRedis({ home, logger, startTimeoutMs = 15_000
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
-  const url = `redis://127.0.0.1:${port}`;
+  const url = `redis://:${password}@127.0.0.1:${port}`;
   const deadline = Date.now() + startTimeoutMs;
   for (;;) {
     const early = await Promise.race([exited.then((code) => `exited with code ${code}`), spawnError.then((e) => e.message), delay(50).then(() => null)]);
@@ -136,10 +151,25 @@ export async function startEmbeddedRedis({ home, logger, startTimeoutMs = 15_000
   };
 }
 
-// Atomic write of the state file.
+// The server's password: kept in its config file across restarts (the AOF outlives a fleet up).
+async function serverPassword(dataDir: string): Promise<string> {
+  const existing = await readFile(configFile(dataDir), 'utf8').catch(() => null);
+  const match = existing === null ? null : /^requirepass ([0-9a-f]{64})$/m.exec(existing);
+  if (match) {
+    await chmod(configFile(dataDir), 0o600);
+    return match[1]!;
+  }
+  const password = randomBytes(32).toString('hex');
+  const tmp = `${configFile(dataDir)}.${process.pid}.tmp`;
+  await writeFile(tmp, `# written by fleet up: the embedded server's password (keep this file 0600)\nrequirepass ${password}\n`, { mode: 0o600 });
+  await rename(tmp, configFile(dataDir));
+  return password;
+}
+
+// Atomic write of the state file (0600: it holds the password).
 async function writeState(home: string, state: EmbeddedRedisState): Promise<void> {
   const tmp = `${stateFile(home)}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(state, null, 2));
+  await writeFile(tmp, JSON.stringify(state, null, 2), { mode: 0o600 });
   await rename(tmp, stateFile(home));
 }
 

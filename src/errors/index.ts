@@ -14,3 +14,5 @@ export * from './empty-source-error.js';
 export * from './shrink-guard-error.js';
 export * from './workspace-conflict-error.js';
 export * from './bake-failed-error.js';
+export * from './sandbox-uids-exhausted-error.js';
+export * from './isolation-unavailable-error.js';

@@ -64,7 +64,7 @@ export async function checkReadiness({ redis, keys, config }: { redis: Redis; ke
         })
       : Promise.resolve({ ok: false, detail: 'not checked: redis unreachable' }),
     check('archive', async () => {
-      await mkdir(config.paths.archiveRoot, { recursive: true });
+      await mkdir(config.paths.archiveRoot, { recursive: true, mode: 0o700 });
       await access(config.paths.archiveRoot, constants.W_OK);
       return { ok: true, detail: `${config.paths.archiveRoot} is writable` };
     }),

@@ -6,6 +6,10 @@
 import { z } from 'zod';
 import { PersistPayload, ProvisionPayload, RollbackInput, Generation, RevisionId, WorkspaceId } from '../queues/index.js';
 import { TurnRequest } from '../producers/turns.js';
+import { ExecArgs } from '../queues/hostops-args.js';
+
+/** Exec over HTTP: the hostops exec arguments (same rules), the deadline optional. */
+export const ExecRequest = ExecArgs.extend({ workspaceId: WorkspaceId, timeoutMs: ExecArgs.shape.timeoutMs.optional() }).strict();
 
 /** Persist over HTTP: the queue payload minus fields only the producer sets. */
 export const PersistRequest = PersistPayload.omit({ requestId: true, requestSeq: true, rollbackTo: true });
@@ -44,3 +48,4 @@ export const RejectCheckpointBody = z
     revision: RevisionId.optional(),
   })
   .strict();
+export const ExecBody = ExecRequest.omit({ workspaceId: true });

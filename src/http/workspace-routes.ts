@@ -1,4 +1,4 @@
-/** Routes of one workspace: provision, persist, checkpoints, describe, revisions, rollback. */
+/** Routes of one workspace: provision, persist, exec, checkpoints, describe, revisions, rollback. */
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import { WorkspaceNotFoundError } from '../errors/workspace-not-found-error.js';
 import { ProvisionPayload, RollbackInput, parsePayload } from '../queues/index.js';
@@ -6,8 +6,11 @@ import type { FleetServices } from '../runtime/services.js';
 import { describeWorkspace } from '../status/describe-workspace.js';
 import { workspaceHistory } from '../status/workspace-history.js';
 import { enqueuedResult, withPathId, type ApiRoute } from './api-route.js';
-import { CheckpointsBody, CheckpointsRequest, PathParams, PersistBody, PersistRequest, ProvisionBody, RejectCheckpointBody, RollbackBody, TurnsBody, TurnsRequest } from './request-schemas.js';
+import { CheckpointsBody, CheckpointsRequest, ExecBody, ExecRequest, PathParams, PersistBody, PersistRequest, ProvisionBody, RejectCheckpointBody, RollbackBody, TurnsBody, TurnsRequest } from './request-schemas.js';
 import { RejectCheckpointRequest, rejectCheckpoint } from '../producers/reject-checkpoint.js';
+
+/** Grace past an exec's own deadline for the sandbox to be torn down before the call gives up. */
+const EXEC_TEARDOWN_GRACE_MS = 5_000;
 
 const WS = '/v1/workspaces/{workspaceId}';
 
@@ -54,6 +57,31 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
       // Fail fast at the edge; the worker's fence stays the authority.
       if (address.generation !== payload.generation) throw new StaleGenerationError(payload.workspaceId, payload.generation, address.generation);
       return enqueuedResult(wait, await services.client.persist(payload, wait));
+    },
+  },
+  {
+    method: 'post',
+    path: `${WS}/exec`,
+    operationId: 'execWorkspace',
+    summary: "Run a command in the workspace's live sandbox (cwd = its tree; namespaced: as the workspace's uid with only its tree in view) and answer when it ends",
+    body: ExecBody,
+    waitable: false,
+    errorStatuses: [404, 502],
+    result: '200 { workspaceId, handle, exitCode, signal, stdout, stderr, timedOut, durationMs } (stdout/stderr: at most 1 MiB each)',
+    async handle(services, { params, body }) {
+      const request = parsePayload('exec request', ExecRequest, withPathId(body, params.workspaceId));
+      const address = await services.addresses.get(request.workspaceId);
+      if (!address) throw new WorkspaceNotFoundError(request.workspaceId);
+      const timeoutMs = request.timeoutMs ?? services.config.deadlines.execMs;
+      const result = await services.providerFor(address).exec(address.handle, {
+        cmd: request.cmd,
+        ...(request.cwd ? { cwd: request.cwd } : {}),
+        env: { ...services.config.exec.env, ...(request.env ?? {}) },
+        timeoutMs,
+        signal: AbortSignal.timeout(timeoutMs + EXEC_TEARDOWN_GRACE_MS),
+      });
+      await services.addresses.touch(request.workspaceId);
+      return { status: 200, body: { workspaceId: request.workspaceId, handle: address.handle, ...result } };
     },
   },
   {

@@ -34,6 +34,7 @@ import { DirHandle } from '../tree/dir-handle.js';
 import { removeTree } from '../tree/remove-tree.js';
 import { vanishedTolerance, type TreeLimits } from '../tree/tree-limits.js';
 import { buildRevisionTree, type BuiltTree } from '../archive/build-revision-tree.js';
+import { persistToStore } from './persist-to-store.js';
 import { shrinkGuardRefusal } from './shrink-guard.js';
 
 export interface PersistRequest {
@@ -56,6 +57,8 @@ export interface PersistDeps {
   readonly systemPath: string;
   /** What a persist takes from a live tree. */
   readonly treeLimits: TreeLimits;
+  /** The format new revisions are written in (1: hard-linked trees; 2: objects and trees). */
+  readonly archiveFormat: 1 | 2;
 }
 
 export interface PersistContext {
@@ -100,6 +103,14 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
 
   const paths = await deps.archive.ensure(workspaceId);
   const { head, revision: currentRevision } = await resolveHead(deps, workspaceId, ctx.logger);
+  if (deps.archiveFormat === 2) {
+    const tree = await provider.openTree(address.handle, ctx.signal);
+    try {
+      return await persistToStore(deps, request, ctx, { head, currentRevision, tree, revision: newRevisionId(generation), started });
+    } finally {
+      await tree.release();
+    }
+  }
   const current: RevisionManifest | null = currentRevision ? await deps.archive.readManifest(workspaceId, currentRevision) : null;
   if (current && current.generation > generation) {
     await deps.addresses.countFenceRejection();
@@ -202,7 +213,7 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
 }
 
 // True when the live tree has no entries; a tree that cannot be opened as a real directory is an empty source.
-async function isEmptyTree(root: string, workspaceId: string): Promise<boolean> {
+export async function isEmptyTree(root: string, workspaceId: string): Promise<boolean> {
   let dir: DirHandle;
   try {
     dir = await DirHandle.open(root);
@@ -220,7 +231,7 @@ async function isEmptyTree(root: string, workspaceId: string): Promise<boolean> 
  * Refuses to commit a torn tree: its root was removed or replaced while it was read, or (for a
  * reconcile, which would delete whatever it missed) more entries vanished than normal work explains.
  */
-function checkSourceIntact(request: PersistRequest, scan: BuiltTree): void {
+export function checkSourceIntact(request: PersistRequest, scan: Pick<BuiltTree, 'rootChanged' | 'vanished' | 'walked'>): void {
   const context = { workspaceId: request.workspaceId, vanished: scan.vanished, walked: scan.walked };
   if (scan.rootChanged) {
     throw new TreeChangedError(`workspace ${request.workspaceId}: the live tree was removed or replaced while it was read; nothing committed`, { context });
@@ -230,8 +241,11 @@ function checkSourceIntact(request: PersistRequest, scan: BuiltTree): void {
   }
 }
 
+/** What a walk reports about the entries it did not take. */
+type TreeReportSource = Pick<BuiltTree, 'refused' | 'refusedCount' | 'skipped' | 'strippedModes'>;
+
 // Logs what the tree held that the archive does not take (refused entries, skipped devices and sockets).
-function reportTree(logger: Logger, workspaceId: string, scan: BuiltTree): void {
+export function reportTree(logger: Logger, workspaceId: string, scan: TreeReportSource): void {
   for (const refusal of scan.refused) logger.warn({ err: refusal, workspaceId }, `persist refused ${refusal.path} (${refusal.limit})`);
   if (scan.refusedCount > scan.refused.length) logger.warn({ workspaceId, refused: scan.refusedCount }, `persist refused ${scan.refusedCount - scan.refused.length} more entries`);
   const { devices, sockets } = scan.skipped;
@@ -240,7 +254,7 @@ function reportTree(logger: Logger, workspaceId: string, scan: BuiltTree): void 
 }
 
 /** The result fields describing what a persist did not take. */
-function treeReport(scan: BuiltTree): Pick<PersistResult, 'refusedEntries' | 'refusedPaths' | 'skippedEntries'> {
+export function treeReport(scan: TreeReportSource): Pick<PersistResult, 'refusedEntries' | 'refusedPaths' | 'skippedEntries'> {
   return {
     refusedEntries: scan.refusedCount,
     refusedPaths: scan.refused.slice(0, 20).map((r) => `${r.path} (${r.limit})`),

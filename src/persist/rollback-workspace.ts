@@ -11,6 +11,9 @@ import { FleetError } from '../errors/fleet-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { RollbackResult } from '../queues/persist.js';
 import type { FleetServices } from '../runtime/services.js';
+import { commitRecord } from '../archive/commit-record.js';
+import type { RevisionRecord } from '../archive/revision-record.js';
+import type { Address } from '../state/address-store.js';
 import { removeTree } from '../tree/remove-tree.js';
 import { UNLIMITED_TREE } from '../tree/tree-limits.js';
 import { buildRevisionTree } from '../archive/build-revision-tree.js';
@@ -36,6 +39,8 @@ export async function rollbackWorkspace(services: FleetServices, request: Rollba
     await services.addresses.countFenceRejection();
     throw new StaleGenerationError(workspaceId, generation, address?.generation ?? null);
   }
+  const sourceRecord = await services.archive.readRecord(workspaceId, source);
+  if (sourceRecord) return rollbackRecord(services, request, sourceRecord, address, ctx, started);
   const sourceManifest = await services.archive.readManifest(workspaceId, source);
   if (!sourceManifest) throw new RevisionNotFoundError(`workspace ${workspaceId} has no committed revision ${source}`, { context: { workspaceId, revision: source } });
   const head = await services.checkpoints.current(workspaceId);
@@ -85,4 +90,39 @@ export async function rollbackWorkspace(services: FleetServices, request: Rollba
   } finally {
     await removeTree(tmp).catch(() => undefined);
   }
+}
+
+/**
+ * A rollback to a format 2 revision: a new record naming the old revision's root tree (nothing is
+ * copied: the objects and trees are shared), committed like any revision, then restored.
+ */
+async function rollbackRecord(services: FleetServices, request: RollbackRequest, source: RevisionRecord, address: Address, ctx: PersistContext, started: number): Promise<RollbackResult> {
+  const { workspaceId, generation } = request;
+  const head = await services.checkpoints.current(workspaceId);
+  const parent = head?.workspaceRevision ?? (await services.archive.current(workspaceId));
+  await services.archive.ensure(workspaceId);
+  const revision = newRevisionId(generation);
+  const record: RevisionRecord = {
+    ...source,
+    revision,
+    generation,
+    reason: 'rollback',
+    turnId: null,
+    parent,
+    mode: 'rollback',
+    createdAt: new Date().toISOString(),
+    // The restored live files carry the archived times: no racily-clean window applies to them.
+    scanStartedAt: source.scanStartedAt,
+  };
+  await commitRecord({ archive: services.archive, checkpoints: services.checkpoints, systemPath: services.config.systemPath }, record, {
+    head,
+    signal: ctx.signal,
+    onStep: (step) => ctx.progress({ step, percent: step === 'commit' ? 40 : 55 }),
+  });
+  await ctx.progress({ step: 'restore', percent: 70 });
+  const provider = services.providerFor(address);
+  await provider.importTree(address.handle, services.archive.paths(workspaceId).record(revision), ctx.signal);
+  await provider.markReady(address.handle, { generation, source: revision, readyAt: Date.now() }, ctx.signal);
+  await ctx.progress({ step: 'done', percent: 100 });
+  return { workspaceId, revision, restoredFrom: request.revision, generation, files: record.files, durationMs: Date.now() - started };
 }

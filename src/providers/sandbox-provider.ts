@@ -83,6 +83,11 @@ export interface FileToWrite {
 /** A local directory holding the workspace tree, valid until `release()`. */
 export interface TreeSource {
   readonly path: string;
+  /**
+   * Where the host keeps this tree's stat cache (archive format 2), outside every sandbox's view;
+   * absent when the tree is a fresh copy each time (its stats say nothing).
+   */
+  readonly statCache?: string;
   release(): Promise<void>;
 }
 

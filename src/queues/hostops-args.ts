@@ -123,8 +123,8 @@ export const ReadFileArgs = z.object({ path: TreePath }).strict();
  */
 export const ImportTreeArgs = z
   .object({
-    from: NoNul(4_096, 'a path').refine((p) => path.isAbsolute(p) && path.normalize(p) === p && REVISION_ID_PATTERN.test(path.basename(p)) && path.basename(path.dirname(p)) === 'revs', {
-      error: 'must be the absolute path of an archive revision directory (…/<workspace>/revs/<revision>)',
+    from: NoNul(4_096, 'a path').refine((p) => path.isAbsolute(p) && path.normalize(p) === p && REVISION_ID_PATTERN.test(path.basename(p).replace(/\.rev\.json$/, '')) && path.basename(path.dirname(p)) === 'revs', {
+      error: 'must be the absolute path of an archive revision directory or record (…/<workspace>/revs/<revision>[.rev.json])',
     }),
   })
   .strict();

@@ -57,6 +57,11 @@ export interface PersistResult {
   readonly refusedPaths?: readonly string[];
   /** Device nodes and sockets in the live tree (never archived). */
   readonly skippedEntries?: number;
+  /** Format 2: bytes of the objects this run wrote (content the archive did not have yet). */
+  readonly storedBytes?: number;
+  /** Format 2: objects and tree objects this run wrote. */
+  readonly newObjects?: number;
+  readonly newTrees?: number;
 }
 
 export const persistJobOptions = retryingJob(5, 2_000);

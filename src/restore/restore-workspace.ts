@@ -32,6 +32,6 @@ export async function restoreWorkspace(deps: RestoreDeps, provider: SandboxProvi
   }
   // importTree clears the marker before it touches the tree (provider contract); a fresh
   // incarnation without a revision never had one (create clears it).
-  if (revision) await provider.importTree(handle, deps.archive.paths(workspaceId).revision(revision), signal);
+  if (revision) await provider.importTree(handle, await deps.archive.revisionSource(workspaceId, revision), signal);
   await provider.markReady(handle, { generation, source: revision ?? 'empty', readyAt: Date.now() }, signal);
 }

@@ -58,6 +58,14 @@ export async function startFleetProcess({ config, queues, hosts = [config.hostId
 
     const services = createServices({ config, redis: client, logger });
     releasers.add('services', () => services.close());
+    // The start-up probe: `none` is logged as a warning, `namespaces` unavailable stops start-up.
+    const isolation = await services.isolation();
+    if (isolation.mode === 'namespaces') {
+      logger.info(
+        { isolation: isolation.mode, network: isolation.network, cgroups: isolation.cgroupParent !== null },
+        `sandboxes: namespaces, network ${isolation.network}, ${isolation.cgroupParent ? 'cgroup v2 limits and rlimits' : `rlimits only (${isolation.cgroupReason})`}`,
+      );
+    }
     const built = { ...buildProcessors(services), ...(processors ?? {}) };
     // This host's live trees are served here only when this host is among the served hosts.
     const ownHost = hosts.includes(config.hostId) && queues.includes('persist');

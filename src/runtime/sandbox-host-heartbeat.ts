@@ -12,7 +12,8 @@ export async function startSandboxHostHeartbeat(services: FleetServices, interva
     const recount = beats % 5 === 0;
     beats += 1;
     const sandboxes = recount ? (await services.providers.get('local').list(AbortSignal.timeout(intervalMs * 2))).filter((s) => s.state === 'running').length : undefined;
-    await services.hosts.reportSandboxHost(config.hostId, { capacity: config.hostCapacity, ...(sandboxes === undefined ? {} : { sandboxes }) });
+    const isolation = (await services.isolation()).mode;
+    await services.hosts.reportSandboxHost(config.hostId, { capacity: config.hostCapacity, isolation, ...(sandboxes === undefined ? {} : { sandboxes }) });
   };
   await beat();
   const timer = setInterval(() => {

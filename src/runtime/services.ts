@@ -30,6 +30,9 @@ import type { MetricsRecorder } from '../metrics/metrics-recorder.js';
 import { RedisMetricsRecorder } from '../metrics/redis-metrics-recorder.js';
 import { lockMetricsObserver } from '../metrics/lock-metrics-observer.js';
 import { observedProvider } from '../metrics/observed-provider.js';
+import { SandboxUidStore } from '../state/sandbox-uid-store.js';
+import { prepareIsolation } from '../sandbox/prepare-isolation.js';
+import type { Isolation } from '../sandbox/isolation.js';
 
 export interface FleetServices {
   readonly config: Config;
@@ -50,6 +53,10 @@ export interface FleetServices {
   readonly resets: WorkspaceResetStore;
   readonly hosts: HostRegistry;
   readonly bases: BaseRegistry;
+  /** The sandbox uid of every workspace (fleet-wide, never reused). */
+  readonly sandboxUids: SandboxUidStore;
+  /** How this process's local provider contains commands (probed once). */
+  isolation(): Promise<Isolation>;
   readonly singleFlight: SingleFlight;
   /** Fleet-wide metrics (written to Redis; read back by `/metrics`). */
   readonly metrics: MetricsRecorder;
@@ -79,6 +86,8 @@ export interface ServicesOptions {
 export function createServices({ config, redis, logger, extraProviders = [], lockObserver, metrics: givenMetrics }: ServicesOptions): FleetServices {
   const keys = fleetKeys(config.redis.prefix);
   const metrics = givenMetrics ?? new RedisMetricsRecorder(redis, keys, logger);
+  const sandboxUids = new SandboxUidStore(redis, keys, config.sandbox.uidRange);
+  const isolation = () => prepareIsolation(config, logger);
   const local = new LocalProvider({
     hostId: config.hostId,
     liveRoot: config.paths.liveRoot,
@@ -88,12 +97,13 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     copyTimeoutMs: config.deadlines.persistMs,
     treeLimits: config.treeLimits,
     onRsyncExit: (code) => void metrics.rsyncExit(code),
+    sandbox: { isolation, uidFor: (workspaceId) => sandboxUids.allocate(workspaceId) },
   });
   // The Vercel provider exists when it is the default or credentials are configured.
   const useVercel = vercelConfigured(config) && !extraProviders.some((p) => p.name === 'vercel');
   // Credentials are checked now (a bad setting fails start-up); the SDK loads on first use.
   if (useVercel) vercelConnection(config.vercel);
-  const vercel = useVercel ? [lazyVercelProvider(config, { persistent: config.vercel.persistent, sandboxTimeoutMs: config.vercel.sandboxTimeoutMs })] : [];
+  const vercel = useVercel ? [lazyVercelProvider(config, { persistent: config.vercel.persistent, sandboxTimeoutMs: config.vercel.sandboxTimeoutMs, systemPath: config.systemPath })] : [];
   // Every provider call is timed and its outcome counted (fleet_provider_calls_total).
   const providers = new ProviderRegistry([local, ...vercel, ...extraProviders].map((provider) => observedProvider(provider, metrics)));
   const client = createFleetClient({ config, connection: redis });
@@ -126,6 +136,8 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     resets: new WorkspaceResetStore(redis, keys),
     hosts: new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs),
     bases: new BaseRegistry(redis, keys),
+    sandboxUids,
+    isolation,
     singleFlight: new SingleFlight(redis, keys, logger, { ttlMs: config.worker.lockTtlMs, maxHoldMs: config.deadlines.provisionMs }, lockObserver ?? lockMetricsObserver(metrics)),
     metrics,
     client,

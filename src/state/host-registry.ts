@@ -30,11 +30,22 @@ export class HostRegistry {
     return score !== null && Number(score) >= now - this.intervalMs * 3;
   }
 
-  /** Heartbeat of a sandbox host with its load (running sandboxes) and capacity. */
-  async reportSandboxHost(hostId: string, load: { sandboxes?: number; capacity: number }, now = Date.now()): Promise<void> {
+  /** Heartbeat of a sandbox host with its load (running sandboxes), capacity and isolation mode. */
+  async reportSandboxHost(hostId: string, load: { sandboxes?: number; capacity: number; isolation?: string }, now = Date.now()): Promise<void> {
     const fields: Record<string, string> = { capacity: String(load.capacity), seenAt: String(now) };
+    if (load.isolation !== undefined) fields.isolation = load.isolation;
     if (load.sandboxes !== undefined) fields.sandboxes = String(load.sandboxes);
     await this.redis.multi().zadd(this.keys.sandboxHosts(), now, hostId).hset(this.keys.host(hostId), fields).exec();
+  }
+
+  /** The isolation mode each host last reported (`namespaces` / `none`); hosts that never did are absent. */
+  async isolationOf(hostIds: readonly string[]): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const hostId of hostIds) {
+      const mode = await this.redis.hget(this.keys.host(hostId), 'isolation');
+      if (mode) out[hostId] = mode;
+    }
+    return out;
   }
 
   /**

@@ -13,6 +13,7 @@ import { countLiveWorkers } from '../runtime/worker-registry.js';
 import { listLiveWorkers } from './live-workers.js';
 import { readPersistLag } from './persist-lag.js';
 import { fleetQueueNames, knownHostIds } from './queue-names.js';
+import { HostRegistry } from '../state/host-registry.js';
 
 export { allQueueNames, knownHostIds } from './queue-names.js';
 
@@ -40,6 +41,8 @@ export interface FleetStatus {
   readonly fenceRejections: number;
   /** The alert: queues with waiting jobs that no live worker serves (empty when all is well). */
   readonly unservedQueues: readonly UnservedQueue[];
+  /** How each sandbox host contains its local sandboxes (`namespaces`, or `none`: no isolation). */
+  readonly isolation: Readonly<Record<string, string>>;
 }
 
 const zero = (): JobCounts => ({ waiting: 0, active: 0, delayed: 0, completed: 0, failed: 0 });
@@ -84,5 +87,6 @@ export async function readFleetStatus(redis: Redis, keys: FleetKeys, config: Con
   const workers = await countLiveWorkers(redis, keys, config.worker.heartbeatIntervalMs);
   const lag = await readPersistLag(redis, keys);
   const fenceRejections = Number((await redis.hget(keys.counters(), 'fenceRejections')) ?? 0);
-  return { queues, byQueue, workers, hosts, activeWorkspaces: lag.activeWorkspaces, maxPersistLagMs: lag.maxPersistLagMs, fenceRejections, unservedQueues };
+  const isolation = await new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs).isolationOf(hosts);
+  return { queues, byQueue, workers, hosts, activeWorkspaces: lag.activeWorkspaces, maxPersistLagMs: lag.maxPersistLagMs, fenceRejections, unservedQueues, isolation };
 }

@@ -191,6 +191,12 @@ export class DirHandle {
   }
 }
 
+/** True while `path` still names the directory `opened` described, and it was not removed. */
+export async function stillAt(path: string, opened: Pick<DirHandle, 'stats'>): Promise<boolean> {
+  const now = await lstatBigint(path).catch(() => null);
+  return now !== null && sameInode(now, opened.stats) && now.nlink > 0n;
+}
+
 /** True when two stats name the same inode on the same device. */
 export function sameInode(a: BigIntStats, b: BigIntStats): boolean {
   return a.ino === b.ino && a.dev === b.dev;

@@ -1,6 +1,6 @@
 // `npm start` on a clean checkout brings the fleet up with an embedded Redis; `fleet status`
 // finds it from the same directory without configuration; SIGTERM stops everything.
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fleet-env.js';
@@ -14,7 +14,8 @@ describe('npm start', () => {
     const env = { FLEET_HOME: home, FLEET_LOG_LEVEL: 'warn', FLEET_HEARTBEAT_INTERVAL_MS: '500', FLEET_HTTP_PORT: '0', npm_config_update_notifier: 'false' };
     const up = spawnTracked('npm', ['start', '--silent'], { env, cwd: ROOT });
     await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);
-    expect(up.stdout()).toMatch(/redis\s+redis:\/\/127\.0\.0\.1:\d+ \(embedded/);
+    // The embedded server's password is generated and never printed.
+    expect(up.stdout()).toMatch(/redis\s+redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ \(embedded/);
     const web = /web\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(up.stdout())![1]!;
     expect((await fetch(`${web}/healthz`)).status).toBe(200);
 
@@ -28,6 +29,17 @@ describe('npm start', () => {
     expect(parsed.workers).toBe(1);
 
     const { url } = JSON.parse((await import('node:fs')).readFileSync(state, 'utf8')) as { url: string };
+    const password = new URL(url).password;
+    expect(password).toMatch(/^[0-9a-f]{64}$/);
+    expect(up.stdout()).not.toContain(password);
+    expect(statSync(state).mode & 0o777).toBe(0o600);
+    expect(statSync(path.join(home, 'redis', 'redis.conf')).mode & 0o777).toBe(0o600);
+    expect(statSync(home).mode & 0o777).toBe(0o700);
+    // Without the password the server answers nothing but NOAUTH.
+    const anonymous = new URL(url);
+    anonymous.password = '';
+    expect(await ping(anonymous.toString())).toBe(false);
+    expect(await ping(url)).toBe(true);
     const pid = Number(/process\s+pid (\d+)/.exec(up.stdout())![1]);
     process.kill(pid, 'SIGTERM');
     const exit = await up.exited;

@@ -1,6 +1,7 @@
 // A hostile agent through the front door: `fleet up`, the agent's code runs through `fleet exec`,
 // turns end with `fleet persist`, checkpoints are upload-only persists, the sandbox dies and
 // `fleet provision` restores it; `fleet verify` and the outside world are checked from outside.
+import { readFileSync } from 'node:fs';
 import { rm, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -17,7 +18,7 @@ describe('hostile tree through the CLI', () => {
     await writeFile(path.join(outside, 'secret.txt'), CANARY);
     await mkdir(path.join(outside, 'sub'));
     await writeFile(path.join(outside, 'sub', 'keep.txt'), CANARY);
-    const env = { FLEET_HOME: home, FLEET_LOG_LEVEL: 'warn', FLEET_HEARTBEAT_INTERVAL_MS: '500', FLEET_SHUTDOWN_FLUSH_MS: '0', FLEET_TREE_MAX_DEPTH: '64', FLEET_CHECKPOINT_INTERVAL_MS: '3600000' };
+    const env = { FLEET_HOME: home, FLEET_LOG_LEVEL: 'warn', FLEET_HEARTBEAT_INTERVAL_MS: '500', FLEET_SHUTDOWN_FLUSH_MS: '0', FLEET_TREE_MAX_DEPTH: '64', FLEET_CHECKPOINT_INTERVAL_MS: '3600000', FLEET_HTTP_PORT: '0' };
     const fleet = (args: string[]) => runFleet(args, env);
     const json = async <T>(args: string[]): Promise<T> => {
       const run = await fleet([...args, '--json']);
@@ -51,7 +52,8 @@ describe('hostile tree through the CLI', () => {
         `ln -s ${home}/live/victim/root victim-live`,
         "mkfifo pipe && printf 'a' > '-rf' && printf 'b' > \"$(printf 'new\\nline')\" && printf 'c' > 'back\\slash'",
         'echo one > hard-a && ln hard-a hard-b && truncate -s 100M sparse.bin && echo s > setuid && chmod 4755 setuid',
-        `python3 ${HOSTILE_FIXTURE} deep . 80`,
+        // The agent's code runs in its sandbox, where the host's fixture path does not exist: it brings the script along.
+        `echo ${readFileSync(HOSTILE_FIXTURE).toString('base64')} | base64 -d > .hostile.py && python3 .hostile.py deep . 80 && rm .hostile.py`,
       ].join(' && '),
     );
     // Checkpoints (upload-only) and a turn end (reconcile), while the agent swaps a directory with a link out.
@@ -65,9 +67,12 @@ describe('hostile tree through the CLI', () => {
     await swapper.stop();
     // The loop stopped in either state; put the directory back where the archive had it.
     await sh('attacker', 'if [ -L d ]; then mv d t && mv s d && mv t s; fi');
-    // Failures are typed (a torn reconcile is refused and retried), never raw.
-    for (const outcome of outcomes) expect(['ok', 'TreeChanged'], outcomes.join(', ')).toContain(outcome);
-    const turnEnd = await json<{ result: { refusedEntries: number; refusedPaths: string[]; skippedEntries: number } }>(['persist', 'attacker', '--delete', '--wait']);
+    // Failures are typed, never raw: a torn reconcile is refused (TreeChanged, retried), and a
+    // reconcile that catches `d` swapped away would delete most files (ShrinkGuard).
+    for (const outcome of outcomes) expect(['ok', 'TreeChanged', 'ShrinkGuard'], outcomes.join(', ')).toContain(outcome);
+    // The last archived state may have `d`'s files under `s` (swapped): moving them back is a
+    // mass deletion the shrink guard would refuse, so this turn end is forced.
+    const turnEnd = await json<{ result: { refusedEntries: number; refusedPaths: string[]; skippedEntries: number } }>(['persist', 'attacker', '--delete', '--force', '--wait']);
     expect(turnEnd.result.refusedEntries).toBeGreaterThanOrEqual(1);
     expect(turnEnd.result.refusedPaths[0]).toMatch(/^d(\/d)* \(depth\)$/);
 

@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { addCleanup } from './cleanup.js';
+import { removeTree } from '../../src/tree/remove-tree.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createRedis } from '../../src/redis.js';
 import type { Redis } from 'ioredis';
-import { rm } from 'node:fs/promises';
 
 export const testRedisUrl = (): string => inject('redisUrl');
 
@@ -19,7 +19,8 @@ export const uniquePrefix = (): string => `{t-${randomUUID().slice(0, 12)}}`;
 export async function tempDir(label = 'fleet'): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), `${label}-`));
   addCleanup(async () => {
-    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    // By handles: trees deeper than PATH_MAX (hostile-tree tests) defeat Node's fs.rm.
+    await removeTree(dir).catch(() => undefined);
   });
   return dir;
 }

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { freePort, waitForPing } from './redis-server.js';
+import { freePort, newRedisPassword, waitForPing } from './redis-server.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -18,10 +18,11 @@ let dir: string | undefined;
 export async function setup(project: TestProject): Promise<void> {
   dir = await mkdtemp(path.join(tmpdir(), 'fleet-test-redis-'));
   const port = await freePort();
-  child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--maxmemory-policy', 'noeviction', '--maxclients', '10000'], {
+  const password = newRedisPassword();
+  child = spawn('redis-server', ['--requirepass', password, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--maxmemory-policy', 'noeviction', '--maxclients', '10000'], {
     stdio: 'ignore',
   });
-  const url = `redis://127.0.0.1:${port}`;
+  const url = `redis://:${password}@127.0.0.1:${port}`;
   await waitForPing(url, 15_000);
   project.provide('redisUrl', url);
 }

@@ -81,7 +81,7 @@ export async function plantHostileTree(root: string, outside: string, victimPath
   await chmod(path.join(root, 'locked-dir'), 0o000);
   await writeFile(path.join(root, 'setuid.sh'), '#!/bin/sh\nid\n');
   await chmod(path.join(root, 'setuid.sh'), 0o4755);
-  const sparseBytes = 1024 ** 3;
+  const sparseBytes = 64 * 1024 ** 2;
   await writeFile(path.join(root, 'sparse.bin'), 'head');
   await truncate(path.join(root, 'sparse.bin'), sparseBytes);
   await writeFile(path.join(root, 'linked-a.txt'), 'one inode');

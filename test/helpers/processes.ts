@@ -19,14 +19,15 @@ export interface Spawned {
 }
 
 /** Spawns a process in its own process group (so rsync children die with it when killed). */
-export function spawnTracked(command: string, args: readonly string[], options: { env?: Record<string, string>; cwd?: string } = {}): Spawned {
+export function spawnTracked(command: string, args: readonly string[], options: { env?: Record<string, string>; cwd?: string; untracked?: boolean } = {}): Spawned {
   const child = spawn(command, args, {
     cwd: options.cwd ?? ROOT,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...(options.env ?? {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
-  tracked.add(child);
+  // An untracked process outlives each test (a fleet shared by a file's tests); its owner kills it.
+  if (!options.untracked) tracked.add(child);
   let out = '';
   let err = '';
   const listeners = new Set<() => void>();
@@ -84,6 +85,11 @@ export async function runFleet(args: readonly string[], env: Record<string, stri
 /** Starts `fleet <args>` (long-running). */
 export function startFleet(args: readonly string[], env: Record<string, string>, cwd?: string): Spawned {
   return spawnTracked(process.execPath, [FLEET_BIN, ...args], { env, ...(cwd ? { cwd } : {}) });
+}
+
+/** Starts `fleet <args>` for a whole test file: not killed after each test; the file kills it (afterAll). */
+export function startSharedFleet(args: readonly string[], env: Record<string, string>): Spawned {
+  return spawnTracked(process.execPath, [FLEET_BIN, ...args], { env, untracked: true });
 }
 
 /** Kills a tracked process group. */

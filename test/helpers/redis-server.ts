@@ -1,6 +1,10 @@
 // Helpers to run private redis-server processes (the shared one, and ones a test restarts).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+
+/** A fresh password for a test server: every Redis the fleet uses has one (config refuses a URL without it). */
+export const newRedisPassword = (): string => randomBytes(16).toString('hex');
 
 export { freePort } from '../../src/lib/free-port.js';
 
@@ -34,16 +38,17 @@ export class RedisServer {
     readonly aof = true,
     /** More redis-server arguments (e.g. `['--maxmemory', '2mb']`). */
     readonly extraArgs: readonly string[] = [],
+    readonly password: string = newRedisPassword(),
   ) {}
 
   get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
+    return `redis://:${this.password}@127.0.0.1:${this.port}`;
   }
 
   async start(): Promise<void> {
     this.child = spawn(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', this.aof ? 'yes' : 'no', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction', ...this.extraArgs],
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', this.aof ? 'yes' : 'no', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction', '--requirepass', this.password, ...this.extraArgs],
       { stdio: 'ignore' },
     );
     await waitForPing(this.url, 15_000);

@@ -45,6 +45,21 @@ describe('HTTP API: workspace routes', () => {
     expect(conflictingId).toMatchObject({ status: 400, body: { error: { code: 'PayloadInvalid', field: 'workspaceId' } } });
   });
 
+  it('exec: runs in the workspace sandbox and answers with the result; 404 without a live sandbox, 400 bad fields, nothing run', async () => {
+    const h = await createWebHarness();
+    await testWorkers(h.config, ['provision', 'persist']);
+    expect((await answer(h.request('/v1/workspaces/ws-x/provision?wait=true', { json: {} }))).status).toBe(200);
+    const ran = await answer(h.request('/v1/workspaces/ws-x/exec', { json: { cmd: ['sh', '-c', 'mkdir -p sub && cd sub && echo "$GREETING" > hi.txt && cat hi.txt && exit 3'], env: { GREETING: 'hello' }, timeoutMs: 20_000 } }));
+    expect(ran).toMatchObject({ status: 200, body: { workspaceId: 'ws-x', exitCode: 3, stdout: 'hello\n', timedOut: false } });
+    expect(await answer(h.request('/v1/workspaces/ws-x/exec', { json: { cmd: ['cat', 'hi.txt'], cwd: 'sub' } }))).toMatchObject({ status: 200, body: { exitCode: 0, stdout: 'hello\n' } });
+    expect(await answer(h.request('/v1/workspaces/nobody/exec', { json: { cmd: ['true'] } }))).toMatchObject({ status: 404, body: { error: { code: 'WorkspaceNotFound' } } });
+    expect(await answer(h.request('/v1/workspaces/ws-x/exec', { json: {} }))).toMatchObject({ status: 400, body: { error: { field: 'cmd' } } });
+    expect(await answer(h.request('/v1/workspaces/ws-x/exec', { json: { cmd: 'touch pwned' } }))).toMatchObject({ status: 400, body: { error: { field: 'cmd' } } });
+    expect(await answer(h.request('/v1/workspaces/ws-x/exec', { json: { cmd: ['true'], cwd: '../..' } }))).toMatchObject({ status: 400, body: { error: { field: 'cwd' } } });
+    expect(await answer(h.request('/v1/workspaces/ws-x/exec', { json: { cmd: ['true'], timeoutMs: 0 } }))).toMatchObject({ status: 400, body: { error: { field: 'timeoutMs' } } });
+    expect(await answer(h.request('/v1/workspaces/ws-x/exec', { json: { cmd: ['true'], shell: true } }))).toMatchObject({ status: 400 });
+  });
+
   it('persist: writes a revision with ?wait=true; 404 unknown workspace, 409 stale generation, 400 bad fields', async () => {
     const { h, persisted } = await persistedWorkspace();
     expect(persisted).toMatchObject({ queue: 'persist@local', result: { workspaceId: 'ws-1', generation: 1, files: 2, unchanged: false } });

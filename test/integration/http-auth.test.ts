@@ -53,6 +53,7 @@ describe('/openapi.json', () => {
         'POST /v1/workspaces/{workspaceId}/checkpoints',
         'POST /v1/workspaces/{workspaceId}/turns',
         'POST /v1/workspaces/{workspaceId}/checkpoints/reject',
+        'POST /v1/workspaces/{workspaceId}/exec',
         'GET /v1/workspaces/{workspaceId}',
         'GET /v1/workspaces/{workspaceId}/revisions',
         'POST /v1/workspaces/{workspaceId}/rollback',
@@ -69,6 +70,9 @@ describe('/openapi.json', () => {
     expect(schema.properties.reason.enum).toContain('turn-end');
     expect(Object.keys(persist.responses).sort()).toEqual(['200', '202', '400', '401', '404', '409', '413', '415', '500', '502', '503', '504']);
     expect(persist.parameters.map((p: { name: string }) => p.name)).toEqual(['workspaceId', 'wait', 'timeoutMs']);
+    const exec = doc.paths['/v1/workspaces/{workspaceId}/exec'].post.requestBody.content['application/json'].schema;
+    expect(exec.required).toEqual(['cmd']);
+    expect(Object.keys(exec.properties).sort()).toEqual(['cmd', 'cwd', 'env', 'timeoutMs']);
     expect(doc.paths['/v1/gc'].post.requestBody.content['application/json'].schema.properties.kind.enum).toEqual(['unattached', 'retention', 'litter', 'bases', 'orphans', 'idle']);
   });
 });

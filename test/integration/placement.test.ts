@@ -6,6 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { livePaths } from '../../src/providers/local/live-paths.js';
+import { SANDBOX_WORKDIR } from '../../src/sandbox/sandbox-command.js';
 import { testWorkers } from '../helpers/fleet-harness.js';
 import { tempDir } from '../helpers/fleet-env.js';
 import { createHarness } from '../helpers/workspace-harness.js';
@@ -27,7 +28,8 @@ describe('placement across hosts', () => {
     const remote = h.services.providerFor((await h.services.addresses.get('ws'))!);
     const ran = await remote.exec(placed.handle, { cmd: ['sh', '-c', 'echo "made on b" > note.txt && pwd'], timeoutMs: 10_000, signal: AbortSignal.timeout(20_000) });
     expect(ran.exitCode).toBe(0);
-    expect(ran.stdout.trim()).toBe(livePaths(hostBRoot, 'ws').root);
+    // The command runs in host-b's sandbox, where its tree is /workspace.
+    expect(ran.stdout.trim()).toBe(SANDBOX_WORKDIR);
     expect(await readFile(path.join(livePaths(hostBRoot, 'ws').root, 'note.txt'), 'utf8')).toBe('made on b\n');
     expect(await h.provision('ws')).toMatchObject({ outcome: 'reused', hostId: 'host-b' });
 

@@ -7,21 +7,11 @@ import { bakeBase } from '../../src/bake/bake-base.js';
 import { BaseManifest } from '../../src/bake/manifest.js';
 import { provisionWorkspace } from '../../src/provision/provision-workspace.js';
 import { parsePayload } from '../../src/queues/payload.js';
-import { addCleanup } from '../helpers/cleanup.js';
-import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
-import { createHarness } from '../helpers/workspace-harness.js';
+import { createVercelHarness } from '../helpers/vercel-harness.js';
 
 describe('fleet on Vercel (stand-in)', () => {
   it('bakes a base, provisions from it, execs, persists into the archive, stops, resumes and restores', async () => {
-    const standin = await VercelStandin.start();
-    addCleanup(() => standin.close());
-    const h = await createHarness({
-      FLEET_PROVIDER: 'vercel',
-      FLEET_VERCEL_TOKEN: standin.credentials.token,
-      FLEET_VERCEL_TEAM_ID: standin.credentials.teamId,
-      FLEET_VERCEL_PROJECT_ID: standin.credentials.projectId,
-      FLEET_VERCEL_API_URL: standin.url,
-    });
+    const { h } = await createVercelHarness();
     const vercel = h.services.providers.get('vercel');
     const signal = () => AbortSignal.timeout(30_000);
     const manifest = parsePayload('manifest', BaseManifest, {

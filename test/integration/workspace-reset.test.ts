@@ -16,7 +16,8 @@ async function workspaceKeys(h: Harness, workspaceId: string): Promise<string[]>
     cursor = next;
     found.push(...keys);
   } while (cursor !== '0');
-  return found.map((key) => key.slice(`${h.services.keys.prefix}:ws:${workspaceId}:`.length)).sort();
+  // The sandbox uid stays the workspace's across a reset (uids are never reused; sandbox-uid-store.ts).
+  return found.map((key) => key.slice(`${h.services.keys.prefix}:ws:${workspaceId}:`.length)).filter((name) => name !== 'sandbox-uid').sort();
 }
 
 describe('workspace reset', () => {

@@ -67,7 +67,7 @@ describe('archive temporaries', () => {
     const paths = await archive.ensure('ws');
     // A non-empty directory where the manifest goes: the final rename fails.
     await mkdir(path.join(paths.manifest(REV), 'blocker'), { recursive: true });
-    await expect(archive.writeManifest('ws', manifest(REV))).rejects.toMatchObject({ code: expect.stringMatching(/^E/) });
+    await expect(archive.writeManifest('ws', manifest(REV))).rejects.toMatchObject({ errno: expect.stringMatching(/^E/), retryable: expect.any(Boolean) });
     expect(await archive.temps('ws')).toEqual([]);
     expect(await listing(archive)).toEqual(['revs', `revs/${REV}.manifest.json`, `revs/${REV}.manifest.json/blocker`]);
   });
@@ -76,7 +76,7 @@ describe('archive temporaries', () => {
     const archive = new ArchiveStore(await tempDir('archive'));
     const paths = await archive.ensure('ws');
     await mkdir(path.join(paths.current, 'blocker'), { recursive: true });
-    await expect(archive.flipCurrent('ws', REV)).rejects.toMatchObject({ code: expect.stringMatching(/^E/) });
+    await expect(archive.flipCurrent('ws', REV)).rejects.toMatchObject({ errno: expect.stringMatching(/^E/), retryable: expect.any(Boolean) });
     expect(await archive.temps('ws')).toEqual([]);
   });
 
@@ -85,7 +85,7 @@ describe('archive temporaries', () => {
     await archive.ensure('ws');
     await archive.writeManifest('ws', manifest(REV));
     // No temporary revision to rename: the commit fails.
-    await expect(archive.commit('ws', REV)).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(archive.commit('ws', REV)).rejects.toMatchObject({ code: 'StorageIo', errno: 'ENOENT' });
     expect(await listing(archive)).toEqual(['revs']);
   });
 });

@@ -12,9 +12,6 @@ const BAD_VALUES: Record<string, string> = {
   FLEET_CHECKPOINT_INTERVAL_MS: '30s',
   FLEET_IDLE_TTL_MS: '-1',
   FLEET_TURN_TTL_MS: '500',
-  FLEET_TREE_MAX_DEPTH: '7',
-  FLEET_TREE_MAX_ENTRIES: '999',
-  FLEET_TREE_MAX_FILE_BYTES: '1023',
   FLEET_SHUTDOWN_GRACE_MS: '0',
   FLEET_SHUTDOWN_FLUSH_MS: 'soon',
   FLEET_HTTP_PORT: '70000',
@@ -36,6 +33,10 @@ const BAD_VALUES: Record<string, string> = {
   FLEET_EXEC_DEADLINE_MS: '10 000',
   FLEET_EXEC_ENV_ALLOWLIST: 'PATH,1BAD',
   FLEET_SHRINK_GUARD_PCT: '101',
+  FLEET_ARCHIVE_FORMAT: '3',
+  FLEET_TREE_MAX_DEPTH: '3',
+  FLEET_TREE_MAX_ENTRIES: 'many',
+  FLEET_TREE_MAX_FILE_BYTES: '-1',
   FLEET_KEEP_REVISIONS: '0',
   FLEET_KEEP_REVISIONS_MIN_AGE_MS: 'a day',
   FLEET_UNATTACHED_GRACE_MS: 'later',
@@ -46,6 +47,16 @@ const BAD_VALUES: Record<string, string> = {
   FLEET_VERCEL_API_URL: 'ftp://example.com',
   FLEET_VERCEL_PERSISTENT: 'sometimes',
   FLEET_VERCEL_SANDBOX_TIMEOUT_MS: '5',
+  FLEET_LOCAL_ISOLATION: 'chroot',
+  FLEET_SANDBOX_NETWORK: 'bridge',
+  FLEET_SANDBOX_UID_RANGE: '1000-2000',
+  FLEET_SANDBOX_PIDS: '2',
+  FLEET_SANDBOX_FILE_BYTES: '1G',
+  FLEET_SANDBOX_OPEN_FILES: '3',
+  FLEET_SANDBOX_CPU_SECONDS: '-1',
+  FLEET_SANDBOX_MEMORY_MB: '1',
+  FLEET_SANDBOX_CPU_WEIGHT: '0',
+  FLEET_SANDBOX_TMP_MB: '0',
 };
 
 describe('loadConfig', () => {
@@ -62,11 +73,45 @@ describe('loadConfig', () => {
   });
 
   it('parses durations in milliseconds and lists', () => {
-    const config = loadConfig({ FLEET_CHECKPOINT_INTERVAL_MS: '5000', FLEET_API_TOKENS: 'aaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbb', REDIS_URL: 'redis://h:1/2' }, '/x');
+    const config = loadConfig({ FLEET_CHECKPOINT_INTERVAL_MS: '5000', FLEET_API_TOKENS: 'aaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbb', REDIS_URL: 'redis://:pw@h:1/2' }, '/x');
     expect(config.checkpointIntervalMs).toBe(5_000);
     expect(config.http.apiTokens).toEqual(['aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb']);
     expect(config.http.host).toBe('0.0.0.0');
-    expect(config.redis.url).toBe('redis://h:1/2');
+    expect(config.redis.url).toBe('redis://:pw@h:1/2');
+  });
+
+  it('compiles the sandbox settings: isolation auto, no network, a uid range, rlimits', () => {
+    const config = loadConfig({ FLEET_SANDBOX_UID_RANGE: '300000-300009', FLEET_SANDBOX_PIDS: '64' }, '/x');
+    expect(config.sandbox.isolation).toBe('auto');
+    expect(config.sandbox.network).toBe('none');
+    expect(config.sandbox.uidRange).toEqual({ first: 300_000, last: 300_009 });
+    expect(config.sandbox.limits.pids).toBe(64);
+    expect(config.sandbox.cgroupRoot).toBe('/sys/fs/cgroup');
+    expect(() => loadConfig({ FLEET_SANDBOX_UID_RANGE: '300010-300000' })).toThrow(/FLEET_SANDBOX_UID_RANGE/);
+    // 65534 (nobody) and every system uid lie below the smallest accepted uid.
+    expect(() => loadConfig({ FLEET_SANDBOX_UID_RANGE: '60000-70000' })).toThrow(/FLEET_SANDBOX_UID_RANGE/);
+  });
+
+  it('refuses a REDIS_URL without a password unless isolation is none, naming REDIS_URL', () => {
+    for (const url of ['redis://h:6379', 'redis://user@h:6379', 'redis://:@h:6379']) {
+      let caught: unknown;
+      try {
+        loadConfig({ REDIS_URL: url });
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught, url).toBeInstanceOf(ConfigError);
+      expect((caught as ConfigError).variable).toBe('REDIS_URL');
+      expect((caught as ConfigError).message).toMatch(/^REDIS_URL: expected a URL with a password/);
+    }
+    expect(loadConfig({ REDIS_URL: 'redis://h:6379', FLEET_LOCAL_ISOLATION: 'none' }).redis.url).toBe('redis://h:6379');
+    expect(loadConfig({ REDIS_URL: 'rediss://default:s3cret@h:6380' }).redis.url).toBe('rediss://default:s3cret@h:6380');
+  });
+
+  it('refuses host networking for sandboxes while the HTTP API is open (no tokens)', () => {
+    expect(() => loadConfig({ FLEET_SANDBOX_NETWORK: 'host' })).toThrow(/^FLEET_SANDBOX_NETWORK: expected none unless FLEET_API_TOKENS is set/);
+    expect(loadConfig({ FLEET_SANDBOX_NETWORK: 'host', FLEET_API_TOKENS: 'aaaaaaaaaaaaaaaa' }).sandbox.network).toBe('host');
+    expect(loadConfig({ FLEET_SANDBOX_NETWORK: 'host', FLEET_LOCAL_ISOLATION: 'none' }).sandbox.network).toBe('host');
   });
 
   it('documents every variable', () => {
@@ -90,7 +135,7 @@ describe('loadConfig', () => {
   }
 
   it('covers every variable that has a validation rule', () => {
-    const free = new Set(['FLEET_HOME', 'FLEET_LIVE_ROOT', 'FLEET_ARCHIVE_ROOT', 'FLEET_SNAPSHOT_ROOT', 'FLEET_LEGACY_ROOT', 'FLEET_HTTP_HOST', 'FLEET_ADMIN_PASSWORD', 'FLEET_VERCEL_TOKEN', 'FLEET_VERCEL_TEAM_ID', 'FLEET_VERCEL_PROJECT_ID', 'VERCEL_OIDC_TOKEN']);
+    const free = new Set(['FLEET_HOME', 'FLEET_LIVE_ROOT', 'FLEET_ARCHIVE_ROOT', 'FLEET_SNAPSHOT_ROOT', 'FLEET_LEGACY_ROOT', 'FLEET_SANDBOX_CGROUP_ROOT', 'FLEET_HTTP_HOST', 'FLEET_ADMIN_PASSWORD', 'FLEET_VERCEL_TOKEN', 'FLEET_VERCEL_TEAM_ID', 'FLEET_VERCEL_PROJECT_ID', 'VERCEL_OIDC_TOKEN']);
     const untested = CONFIG_VARIABLES.filter((v) => !free.has(v) && !(v in BAD_VALUES));
     expect(untested).toEqual([]);
   });

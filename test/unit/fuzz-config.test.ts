@@ -24,7 +24,7 @@ const nearMiss = fc.oneof(
 const badEnv = fc
   .record({
     bad: fc.uniqueArray(fc.record({ variable: fc.constantFrom(...CHECKED), value: fc.oneof(hostileString, nearMiss) }), { minLength: 1, maxLength: 3, selector: (b) => b.variable }),
-    good: fc.constantFrom<Record<string, string>>({}, { FLEET_HOME: '/tmp/x', FLEET_CONCURRENCY: '8' }, { REDIS_URL: 'redis://127.0.0.1:6379', FLEET_PREFIX: '{t}' }),
+    good: fc.constantFrom<Record<string, string>>({}, { FLEET_HOME: '/tmp/x', FLEET_CONCURRENCY: '8' }, { REDIS_URL: 'redis://:pw@127.0.0.1:6379', FLEET_PREFIX: '{t}' }),
   })
   .filter(({ bad }) => bad.every(({ variable, value }) => isBad(variable, value)));
 

@@ -62,6 +62,7 @@ describe('docker-compose.yml', () => {
     expect(redis.image).toMatch(/^redis:7/);
     expect(redis.command.join(' ')).toContain('--appendonly yes');
     expect(redis.command.join(' ')).toContain('--maxmemory-policy noeviction');
+    expect(redis.command.join(' ')).toContain('--requirepass ${REDIS_PASSWORD:?');
   });
 
   it('runs every queue with a real fleet command and a valid environment', async () => {
@@ -70,7 +71,7 @@ describe('docker-compose.yml', () => {
     for (const [name, service] of Object.entries(compose.services)) {
       if (name === 'redis') continue;
       served.push(...checkFleetArgs(service.command));
-      expect(service.environment?.REDIS_URL).toBe('redis://redis:6379');
+      expect(service.environment?.REDIS_URL).toBe('redis://:${REDIS_PASSWORD}@redis:6379');
       expect(() => loadConfig(service.environment ?? {})).not.toThrow();
     }
     expect(served.sort()).toEqual(NEEDED);

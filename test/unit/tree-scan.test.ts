@@ -8,6 +8,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeManifest, scanTree } from '../../src/archive/manifest.js';
 import { absoluteBytes, walkTree } from '../../src/archive/tree-walk.js';
+import { removeTree } from '../../src/tree/remove-tree.js';
+import { HOSTILE_FIXTURE } from '../helpers/hostile-tree.js';
 
 let root: string;
 
@@ -15,7 +17,8 @@ beforeEach(async () => {
   root = await mkdtemp(path.join(tmpdir(), 'fleet-scan-'));
 });
 afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
+  // By handles: Node's fs.rm cannot remove a tree deeper than PATH_MAX.
+  await removeTree(root);
 });
 
 // The reference: a serial walk in bytewise name order.
@@ -50,6 +53,21 @@ async function buildTree(dir: string): Promise<void> {
 }
 
 describe('walkTree', () => {
+  it('walks a tree deeper than PATH_MAX (2,100 levels) by handles, without ENAMETOOLONG', async () => {
+    execFileSync('python3', [HOSTILE_FIXTURE, 'deep', root, '2100']);
+    let dirs = 0;
+    let deepest = 0;
+    for await (const e of walkTree(root)) {
+      if (e.type === 'dir') dirs += 1;
+      deepest = Math.max(deepest, e.rel.length);
+      if (e.type === 'file') expect(e.rel.toString()).toBe(`${'d/'.repeat(2100)}leaf.txt`);
+    }
+    expect(dirs).toBe(2100);
+    expect(deepest).toBeGreaterThan(4096);
+    const scan = await scanTree(root, null);
+    expect(scan.files).toBe(1);
+  });
+
   it('yields exactly what a serial walk yields, in the same order', async () => {
     await buildTree(root);
     const walked = [];

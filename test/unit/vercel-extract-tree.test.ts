@@ -101,6 +101,14 @@ describe('extractTree', () => {
     expect(await listTree(dest)).toEqual({ kept: expect.stringMatching(/^file 644 /) });
   });
 
+  it('skips entries whose path is past the archive path limit instead of failing (a tree nested past PATH_MAX)', async () => {
+    const deep = `${Array.from({ length: 2_100 }, () => 'd').join('/')}/leaf.txt`;
+    const archive = tarArchive(paxEntry({ path: deep }), tarEntry({ name: 'deep-placeholder', content: 'deep' }), tarEntry({ name: 'kept', content: 'k' }));
+    const summary = await extractTree(chunked(archive), dest);
+    expect(summary).toMatchObject({ files: 1, skipped: 1 });
+    expect(await listTree(dest)).toEqual({ kept: expect.stringMatching(/^file 644 /) });
+  });
+
   it('copies hard links to files extracted earlier', async () => {
     const archive = tarArchive(tarEntry({ name: 'a', content: 'same' }), tarEntry({ name: 'b', type: '1', linkname: 'a' }));
     await extractTree(chunked(archive), dest);

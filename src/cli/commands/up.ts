@@ -10,6 +10,7 @@ import { installShutdownHandlers } from '../../runtime/shutdown.js';
 import { assertSystemTools } from '../../system-tools.js';
 import type { CliContext } from '../context.js';
 import { printResult, table } from '../output.js';
+import { redactedRedisUrl } from '../../redis.js';
 
 export function registerUp(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
   program
@@ -41,7 +42,7 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
           releasers.add('web', () => web.close());
           const components = {
             pid: process.pid,
-            redis: { url, mode: redisNote },
+            redis: { url: redactedRedisUrl(url), mode: redisNote },
             workers: { queues: fleet.workers.queueNames, concurrency: config.worker.concurrency ?? 'per queue', hostId: config.hostId },
             web: web.url,
             board: web.board ? `${web.url}/admin/queues` : null,
@@ -53,7 +54,7 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
               ['component', 'address'],
               [
                 ['process', `pid ${process.pid}, host ${config.hostId}`],
-                ['redis', `${url} (${redisNote})`],
+                ['redis', `${redactedRedisUrl(url)} (${redisNote})`],
                 ['workers', `${fleet.workers.queueNames.join(', ')} (concurrency ${config.worker.concurrency ?? 'per queue'})`],
                 ['web', web.url],
                 ['board', web.board ? `${web.url}/admin/queues` : 'disabled (set FLEET_ADMIN_PASSWORD)'],

@@ -4,7 +4,7 @@
  * one is a permanent `PayloadInvalidError` naming the field and the value, never a raw throw.
  */
 import { lstat } from 'node:fs/promises';
-import { archivePaths, revisionAt } from '../../archive/archive-paths.js';
+import { archivePaths, recordAt, revisionAt } from '../../archive/archive-paths.js';
 import { PayloadInvalidError } from '../../errors/payload-invalid-error.js';
 import { checkIds } from '../../lib/id-rules.js';
 import type { CreateRequest } from '../sandbox-provider.js';
@@ -32,8 +32,14 @@ export async function checkImportSource(archiveRoot: string, workspaceId: string
   const refuse = (message: string): never => {
     throw new PayloadInvalidError('local importTree', [{ field: 'from', message, value: from }]);
   };
+  if (typeof from === 'string' && recordAt(archiveRoot, workspaceId, from) !== null) {
+    // Format 2: the revision record of the handle's own workspace, a regular file.
+    const stats = await lstat(from).catch(() => null);
+    if (stats !== null && !stats.isFile()) refuse('must be a revision record, not a symlink or a directory');
+    return;
+  }
   const revision = typeof from === 'string' ? revisionAt(archiveRoot, workspaceId, from) : null;
-  if (revision === null) refuse(`must be a revision directory of workspace ${workspaceId} under ${archiveRoot}`);
+  if (revision === null) refuse(`must be a revision directory or record of workspace ${workspaceId} under ${archiveRoot}`);
   const stats = await lstat(from).catch(() => null);
   if (stats === null) return;
   if (!stats.isDirectory()) refuse('must be a real directory, not a symlink or a file');

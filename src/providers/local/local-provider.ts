@@ -1,6 +1,9 @@
 /**
- * The `local` provider: one directory per workspace on this host (see live-paths.ts). Commands
- * run with execa in the live tree (no isolation: for trusted workloads and development).
+ * The `local` provider: one directory per workspace on this host (see live-paths.ts). With
+ * namespaced isolation (the default where the start-up probe passes) every command runs under
+ * bubblewrap as the workspace's own uid with only its tree in view (src/sandbox/), and the live
+ * tree is `0700` and owned by that uid; restores and copies of a base are chowned to it by
+ * handles. Without isolation commands run as the fleet's user in the live tree (development).
  * Base snapshots are directories under FLEET_SNAPSHOT_ROOT; first provisioning copies them
  * (`cp --reflink=auto`, never hard links: an in-place write in the sandbox must never reach the
  * base). Restores rsync an archive revision into a fresh staging tree, then swap it in.
@@ -34,13 +37,28 @@ import { classifyFsError } from './classify-fs-error.js';
 import { checkCreateRequest, checkImportSource, checkSnapshotId } from './local-ids.js';
 import { livePaths, localHandle, parseLocalHandle, type LivePaths } from './live-paths.js';
 import { openDirBeneath, openParentBeneath } from './safe-path.js';
+import { RECORD_SUFFIX } from '../../archive/archive-paths.js';
 import { buildRevisionTree } from '../../archive/build-revision-tree.js';
+import { materializeRevision } from '../../archive/materialize-revision.js';
+import { ObjectStore } from '../../archive/object-store.js';
+import { parseRevisionRecord } from '../../archive/revision-record.js';
 import { errnoOf } from '../../errors/classify-storage-error.js';
 import { PayloadInvalidError } from '../../errors/payload-invalid-error.js';
 import { CREATE_FILE_FLAGS, DirHandle, READ_FILE_FLAGS } from '../../tree/dir-handle.js';
 import { removeTree } from '../../tree/remove-tree.js';
 import { DEFAULT_TREE_LIMITS, type TreeLimits } from '../../tree/tree-limits.js';
 import { withWorkspaceLock } from './workspace-lock.js';
+import { chownDir, chownTree } from '../../tree/chown-tree.js';
+import { noIsolation, type Isolation } from '../../sandbox/isolation.js';
+import { runSandboxed } from './run-sandboxed.js';
+
+/** How the provider contains commands, and the uid of each workspace. */
+export interface LocalSandboxing {
+  /** The isolation of this process (decided once, at start-up; see prepare-isolation.ts). */
+  isolation(): Promise<Isolation>;
+  /** The workspace's uid (allocated once, fleet-wide; see sandbox-uid-store.ts). */
+  uidFor(workspaceId: string): Promise<number>;
+}
 
 export interface LocalProviderOptions {
   readonly hostId: string;
@@ -55,6 +73,8 @@ export interface LocalProviderOptions {
   readonly treeLimits?: TreeLimits;
   /** Counts the exit code of each restore's rsync (metrics). */
   readonly onRsyncExit?: (exitCode: number) => void;
+  /** Containment of commands. @default none: commands run as the fleet's user (host-side tests) */
+  readonly sandbox?: LocalSandboxing;
 }
 
 /** Setuid and setgid are never set on a file written for a caller. */
@@ -67,6 +87,8 @@ interface SandboxMeta {
   readonly hostId: string;
   state: 'running' | 'stopped';
   readonly createdAt: number;
+  /** The sandbox uid owning the live tree; absent for a tree made without isolation. */
+  uid?: number;
 }
 
 // Atomic, durable small-file write.
@@ -87,6 +109,29 @@ export class LocalProvider implements SandboxProvider {
   readonly name = 'local' as const;
 
   constructor(private readonly options: LocalProviderOptions) {}
+
+  /** The isolation commands run under. */
+  isolation(): Promise<Isolation> {
+    return this.options.sandbox?.isolation() ?? Promise.resolve(noIsolation('no sandboxing configured for this provider'));
+  }
+
+  // The uid a workspace's tree must belong to under the current isolation (undefined: none).
+  async #uidFor(workspaceId: string): Promise<number | undefined> {
+    if ((await this.isolation()).mode === 'none') return undefined;
+    return this.options.sandbox!.uidFor(workspaceId);
+  }
+
+  // Gives a fleet-built staging tree to the workspace's uid (0700 root), by handles.
+  async #giveTo(staging: string, uid: number | undefined): Promise<void> {
+    if (uid === undefined) return;
+    const dir = await DirHandle.open(staging);
+    try {
+      await chownTree(dir, uid, uid);
+      await dir.chmod(0o700);
+    } finally {
+      await dir.close();
+    }
+  }
 
   // Paths of a handle that must live on this host.
   #paths(handle: string, operation: string): { paths: LivePaths; workspaceId: string; generation: number } {
@@ -121,6 +166,7 @@ export class LocalProvider implements SandboxProvider {
     checkCreateRequest({ workspaceId, generation, source });
     const handle = localHandle(this.options.hostId, workspaceId, generation);
     const paths = livePaths(this.options.liveRoot, workspaceId);
+    const uid = await this.#uidFor(workspaceId);
     try {
       await mkdir(paths.meta, { recursive: true, mode: 0o700 });
       return await this.#locked(paths, signal, async () => {
@@ -141,8 +187,9 @@ export class LocalProvider implements SandboxProvider {
         if (copy.timedOut || copy.aborted) throw new ProviderBusyError('local', 'create', `copying snapshot ${source.snapshotId} exceeded its deadline`);
         if (copy.exitCode !== 0) throw new ProviderPermanentError('local', 'create', `cp of snapshot ${source.snapshotId} failed: ${copy.stderr.trim()}`);
       }
+      await this.#giveTo(staging, uid);
       await this.#swapIn(paths, staging);
-      const meta: SandboxMeta = { handle, workspaceId, generation, hostId: this.options.hostId, state: 'running', createdAt: Date.now() };
+      const meta: SandboxMeta = { handle, workspaceId, generation, hostId: this.options.hostId, state: 'running', createdAt: Date.now(), ...(uid === undefined ? {} : { uid }) };
       await writeDurable(paths.sandbox, JSON.stringify(meta));
       return { handle, hostId: this.options.hostId };
       });
@@ -217,9 +264,11 @@ export class LocalProvider implements SandboxProvider {
   }
 
   async exec(handle: string, request: ExecRequest): Promise<ExecResult> {
-    const { paths } = await this.#own(handle, 'exec');
+    const { paths, meta } = await this.#own(handle, 'exec');
     const [file, ...args] = request.cmd;
     if (!file) throw new ProviderPermanentError('local', 'exec', 'empty command');
+    const isolation = await this.isolation();
+    const uid = isolation.mode === 'namespaces' ? (meta.uid ?? (await this.#adopt(handle, paths, request.signal))) : undefined;
     const root = await this.#openRoot(paths, 'exec');
     let cwdDir: DirHandle | null = null;
     try {
@@ -227,12 +276,32 @@ export class LocalProvider implements SandboxProvider {
         cwdDir = await openDirBeneath(root, request.cwd, { field: 'cwd' });
         if (!cwdDir) throw new PayloadInvalidError('path', [{ field: 'cwd', message: 'is not a directory of the workspace tree', value: request.cwd }]);
       }
+      if (uid !== undefined) return await runSandboxed({ isolation, uid, root, request, systemPath: this.options.systemPath });
       return await this.#run(file, args, (cwdDir ?? root).entry().toString(), request);
     } finally {
       await cwdDir?.close();
       await root.close();
     }
   }
+
+  // Gives a live tree made without isolation to its workspace's uid (a fleet that turned isolation on).
+  async #adopt(handle: string, paths: LivePaths, signal: AbortSignal): Promise<number> {
+    return this.#locked(paths, signal, async () => {
+      const { meta } = await this.#own(handle, 'exec');
+      if (meta.uid !== undefined) return meta.uid;
+      const uid = await this.options.sandbox!.uidFor(meta.workspaceId);
+      const root = await this.#openRoot(paths, 'exec');
+      try {
+        await chownTree(root, uid, uid);
+        await root.chmod(0o700);
+      } finally {
+        await root.close();
+      }
+      await writeDurable(paths.sandbox, JSON.stringify({ ...meta, uid }));
+      return uid;
+    });
+  }
+
 
   // Runs a command with `cwd` (a handle's kernel path: the child changes into that very directory).
   async #run(file: string, args: readonly string[], cwd: string, request: ExecRequest): Promise<ExecResult> {
@@ -260,13 +329,15 @@ export class LocalProvider implements SandboxProvider {
   }
 
   async writeFiles(handle: string, files: readonly FileToWrite[]): Promise<void> {
-    const { paths } = await this.#own(handle, 'writeFiles');
+    const { paths, meta } = await this.#own(handle, 'writeFiles');
+    // Files the host writes for a caller belong to the sandbox like the rest of its tree.
+    const owner = (await this.isolation()).mode === 'namespaces' ? meta.uid : undefined;
     const root = await this.#openRoot(paths, 'writeFiles');
     try {
       for (const file of files) {
-        const parent = (await openParentBeneath(root, file.path, { create: true }))!;
+        const parent = (await openParentBeneath(root, file.path, { create: true, ...(owner === undefined ? {} : { onCreateDir: (dir: DirHandle) => chownDir(dir, owner, owner) }) }))!;
         try {
-          await writeBeneath(parent.dir, parent.name, file);
+          await writeBeneath(parent.dir, parent.name, file, owner);
         } finally {
           if (parent.owned) await parent.dir.close();
         }
@@ -303,37 +374,63 @@ export class LocalProvider implements SandboxProvider {
     });
     // The root itself must be a real directory: a symlinked root would make rsync read elsewhere.
     if (!stats.isDirectory()) throw new ProviderPermanentError('local', 'openTree', `${paths.root} is not a real directory`);
-    return { path: paths.root, release: async () => undefined };
+    return { path: paths.root, statCache: path.join(paths.meta, 'stat-cache.json'), release: async () => undefined };
   }
 
   async importTree(handle: string, from: string, signal: AbortSignal): Promise<void> {
     const { paths, workspaceId } = this.#paths(handle, 'importTree');
     await checkImportSource(this.options.archiveRoot, workspaceId, from);
     await this.#locked(paths, signal, async () => {
-      await this.#own(handle, 'importTree');
+      const { meta } = await this.#own(handle, 'importTree');
+      const uid = (await this.isolation()).mode === 'namespaces' ? (meta.uid ?? (await this.options.sandbox!.uidFor(workspaceId))) : undefined;
       await rmFile(paths.ready);
       await fsyncDir(paths.meta);
       const staging = paths.staging(`restore-${randomBytes(3).toString('hex')}`);
       try {
         await mkdir(staging, { mode: 0o700 });
-        // No --link-dest: the live tree must never share inodes with the archive.
-        const run = await runRsync({
-          args: snapshotArgs({ source: from, dest: staging, ioTimeoutS: Math.max(30, Math.ceil(this.options.copyTimeoutMs / 1000)) }),
-          operation: 'restore',
-          timeoutMs: this.options.copyTimeoutMs,
-          signal,
-          path: this.options.systemPath,
-        }).catch((error: unknown) => {
-          if (error instanceof RsyncError) this.options.onRsyncExit?.(error.exitCode);
-          throw error;
-        });
-        this.options.onRsyncExit?.(run.exitCode);
+        if (from.endsWith(RECORD_SUFFIX)) {
+          await this.#materialize(workspaceId, from, staging, signal);
+        } else {
+          // No --link-dest: the live tree must never share inodes with the archive.
+          const run = await runRsync({
+            args: snapshotArgs({ source: from, dest: staging, ioTimeoutS: Math.max(30, Math.ceil(this.options.copyTimeoutMs / 1000)) }),
+            operation: 'restore',
+            timeoutMs: this.options.copyTimeoutMs,
+            signal,
+            path: this.options.systemPath,
+          }).catch((error: unknown) => {
+            if (error instanceof RsyncError) this.options.onRsyncExit?.(error.exitCode);
+            throw error;
+          });
+          this.options.onRsyncExit?.(run.exitCode);
+        }
+        // Archived files are root's; restored ones belong to the workspace's uid.
+        await this.#giveTo(staging, uid);
         await this.#swapIn(paths, staging);
+        if (uid !== undefined && meta.uid !== uid) await writeDurable(paths.sandbox, JSON.stringify({ ...meta, uid }));
       } catch (error) {
         await removeTree(staging).catch(() => undefined);
         throw classifyFsError(error, 'importTree');
       }
     });
+  }
+
+  // Restores a format 2 revision (its record at `from`) into the empty staging tree.
+  async #materialize(workspaceId: string, from: string, staging: string, signal: AbortSignal): Promise<void> {
+    const record = parseRevisionRecord(await readFile(from), from);
+    if (record.workspaceId !== workspaceId) throw new ProviderPermanentError('local', 'importTree', `${from} is a revision of ${record.workspaceId}, not of ${workspaceId}`);
+    const dest = await DirHandle.open(staging);
+    try {
+      await materializeRevision(this.#objects(), record.root, dest, { systemPath: this.options.systemPath, signal: AbortSignal.any([signal, AbortSignal.timeout(this.options.copyTimeoutMs)]) });
+    } finally {
+      await dest.close();
+    }
+  }
+
+  #store: ObjectStore | undefined;
+  #objects(): ObjectStore {
+    this.#store ??= new ObjectStore(this.options.archiveRoot);
+    return this.#store;
   }
 
   async markReady(handle: string, marker: ReadyMarker, signal: AbortSignal): Promise<void> {
@@ -444,11 +541,12 @@ async function rmFile(file: string): Promise<void> {
 
 // Writes `file` as `name` beneath `dir`: a private temporary file, then a rename over the name
 // (which replaces a symlink there instead of following it).
-async function writeBeneath(dir: DirHandle, name: Buffer, file: FileToWrite): Promise<void> {
+async function writeBeneath(dir: DirHandle, name: Buffer, file: FileToWrite, owner: number | undefined): Promise<void> {
   const temp = Buffer.from(`.fleet-tmp-${randomBytes(6).toString('hex')}`);
   const out = await dir.openFile(temp, CREATE_FILE_FLAGS, 0o600);
   try {
     await out.writeFile(file.content);
+    if (owner !== undefined) await out.chown(owner, owner);
     await out.chmod((file.mode ?? 0o644) & WRITABLE_MODE_BITS);
   } finally {
     await out.close();

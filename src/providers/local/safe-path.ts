@@ -32,6 +32,8 @@ export interface BeneathOptions {
   readonly field?: string;
   /** Create missing directories (mode 0755) instead of answering null. */
   readonly create?: boolean;
+  /** Called with each directory `create` made, opened (e.g. to chown it to the sandbox's uid). */
+  readonly onCreateDir?: (dir: DirHandle) => Promise<void>;
 }
 
 // The refusal for a component that is a symlink or not a directory.
@@ -57,8 +59,12 @@ async function openParts(root: DirHandle, parts: readonly string[], relative: st
       } catch (error) {
         const code = errnoOf(error);
         if (code === 'ENOENT' && options.create) {
-          await current.mkdir(name, 0o755).catch((e: unknown) => (errnoOf(e) === 'EEXIST' ? undefined : Promise.reject(e)));
+          const made = await current.mkdir(name, 0o755).then(
+            () => true,
+            (e: unknown) => (errnoOf(e) === 'EEXIST' ? false : Promise.reject(e)),
+          );
           next = await current.openDir(name).catch(async (e: unknown) => Promise.reject(errnoOf(e) === 'ENOTDIR' || errnoOf(e) === 'ELOOP' ? await refusal(current, name, field, relative) : e));
+          if (made) await options.onCreateDir?.(next).catch(async (e: unknown) => Promise.reject((await next.close(), e)));
         } else if (code === 'ENOENT') {
           return null;
         } else if (code === 'ENOTDIR' || code === 'ELOOP') {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -7,6 +7,7 @@ import { createGunzip } from 'node:zlib';
 import type { Sandbox } from '@vercel/sandbox';
 import { ProviderBusyError } from '../provider-errors.js';
 import type { TreeSource } from '../sandbox-provider.js';
+import { removeTree } from '../../tree/remove-tree.js';
 import { extractTree } from './extract-tree.js';
 import { runScript } from './run-script.js';
 import { EXPORT_OK_EXIT_CODES, EXPORT_SCRIPT, REMOVE_SCRIPT } from './tree-scripts.js';
@@ -20,7 +21,8 @@ import { FLEET_DIR, sandboxPath } from './vercel-paths.js';
 export async function exportTree(sandbox: Sandbox, signal: AbortSignal): Promise<TreeSource> {
   const archive = `${FLEET_DIR}/export-${randomUUID()}.tgz`;
   const dir = await mkdtemp(path.join(tmpdir(), 'fleet-vercel-tree-'));
-  const release = () => rm(dir, { recursive: true, force: true });
+  // By handles: the extracted tree is the sandbox's (deep, odd names), and fs.rm stops at PATH_MAX.
+  const release = () => removeTree(dir);
   try {
     await runScript(sandbox, { operation: 'openTree', script: EXPORT_SCRIPT, args: [archive], signal, okExitCodes: EXPORT_OK_EXIT_CODES });
     const stream = await sandbox.readFile({ path: sandboxPath(archive) }, { signal });

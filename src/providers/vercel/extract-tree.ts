@@ -7,7 +7,9 @@
  *   parent of an entry must be a real directory created by this extraction, and files are opened
  *   with `O_NOFOLLOW | O_EXCL`, so nothing can be written through a link.
  * - Hard links are materialised as copies of a regular file already extracted.
- * - Device nodes, FIFOs and other special entries are skipped (counted in `skipped`).
+ * - Device nodes, FIFOs and other special entries are skipped (counted in `skipped`), and so is
+ *   an entry whose path is longer than the archive takes (`DEFAULT_TREE_LIMITS.maxPathBytes`):
+ *   a tree nested past PATH_MAX must not make every persist of the workspace fail.
  * - Permission bits are kept without setuid/setgid/sticky; modification times are kept.
  */
 import { constants } from 'node:fs';
@@ -15,6 +17,7 @@ import { copyFile, lstat, lutimes, mkdir, open, rm, symlink, unlink, utimes, chm
 import path from 'node:path';
 import { readTar, type TarEntry } from './read-tar.js';
 import { UnsafeTarEntryError } from './unsafe-tar-entry-error.js';
+import { DEFAULT_TREE_LIMITS } from '../../tree/tree-limits.js';
 
 export interface ExtractSummary {
   readonly files: number;
@@ -31,7 +34,7 @@ export async function extractTree(source: AsyncIterable<Buffer | Uint8Array | st
   const directoryTimes: { target: string; mode: number; mtime: number }[] = [];
   for await (const { entry, content } of readTar(source)) {
     const relative = safeRelative(entry.path, entry.path);
-    if (entry.type === 'other') {
+    if (entry.type === 'other' || Buffer.byteLength(relative) > DEFAULT_TREE_LIMITS.maxPathBytes) {
       counts.skipped += 1;
       continue;
     }

@@ -1,4 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { RECORD_SUFFIX } from '../../archive/archive-paths.js';
+import { materializeRevision } from '../../archive/materialize-revision.js';
+import { ObjectStore } from '../../archive/object-store.js';
+import { parseRevisionRecord } from '../../archive/revision-record.js';
+import { DirHandle } from '../../tree/dir-handle.js';
+import { removeTree } from '../../tree/remove-tree.js';
 import type { Sandbox } from '@vercel/sandbox';
 import { ExecaError } from 'execa';
 import { ProviderBusyError, ProviderPermanentError } from '../provider-errors.js';
@@ -16,12 +25,33 @@ import { FLEET_DIR, sandboxPath } from './vercel-paths.js';
  * inside the SDK's upload (keeping symlinks, empty directories and modes) and is unpacked by `tar`
  * in the sandbox after the old tree's contents are deleted.
  */
-export async function importTree(sandbox: Sandbox, from: string, signal: AbortSignal): Promise<void> {
+export async function importTree(sandbox: Sandbox, from: string, signal: AbortSignal, systemPath = '/usr/bin:/bin'): Promise<void> {
   await clearReady(sandbox, signal);
-  const archive = await packLocal(from, signal);
+  const archive = from.endsWith(RECORD_SUFFIX) ? await packRevision(from, signal, systemPath) : await packLocal(from, signal);
   const name = `${FLEET_DIR}/import-${randomUUID()}.tgz`;
   await sandbox.writeFiles([{ path: sandboxPath(name), content: archive, mode: 0o600 }], { signal });
   await runScript(sandbox, { operation: 'importTree', script: IMPORT_SCRIPT, args: [name], signal });
+}
+
+/**
+ * Packs a format 2 revision (its record at `from`, `{archiveRoot}/{ws}/revs/{revision}.rev.json`):
+ * materialized into a private temporary directory first.
+ */
+async function packRevision(from: string, signal: AbortSignal, systemPath: string): Promise<Buffer> {
+  const record = parseRevisionRecord(await readFile(from), from);
+  const store = new ObjectStore(path.dirname(path.dirname(path.dirname(from))));
+  const dir = await mkdtemp(path.join(tmpdir(), 'fleet-vercel-import-'));
+  try {
+    const dest = await DirHandle.open(dir);
+    try {
+      await materializeRevision(store, record.root, dest, { systemPath, signal });
+    } finally {
+      await dest.close();
+    }
+    return await packLocal(dir, signal);
+  } finally {
+    await removeTree(dir);
+  }
 }
 
 // Packs `from`, turning local tar failures into provider errors (a deadline is busy, the rest permanent).

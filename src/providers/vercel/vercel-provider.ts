@@ -50,6 +50,8 @@ export interface VercelProviderOptions {
   readonly pollIntervalMs?: number;
   /** Page size of `list`. @default 100 */
   readonly listPageSize?: number;
+  /** PATH for host tools (`mkfifo` when a format 2 revision is materialized for a restore). */
+  readonly systemPath?: string;
 }
 
 const DEFAULT_OPERATION_TIMEOUT_MS = 10 * 60_000;
@@ -126,7 +128,7 @@ export class VercelProvider implements SandboxProvider {
   }
 
   async importTree(handle: string, from: string, signal: AbortSignal): Promise<void> {
-    await this.run('importTree', signal, async (deadline) => importTree(await this.sandbox(handle, deadline), from, deadline));
+    await this.run('importTree', signal, async (deadline) => importTree(await this.sandbox(handle, deadline), from, deadline, this.options.systemPath));
   }
 
   async markReady(handle: string, marker: ReadyMarker, signal: AbortSignal): Promise<void> {

@@ -14,5 +14,6 @@ export function persistDeps(services: FleetServices): PersistDeps {
     shrinkGuardPct: services.config.retention.shrinkGuardPct,
     systemPath: services.config.systemPath,
     treeLimits: services.config.treeLimits,
+    archiveFormat: services.config.archiveFormat,
   };
 }

@@ -1,0 +1,135 @@
+/**
+ * Restores a format 2 revision into an empty directory (a private staging tree): every
+ * directory, file (mode and mtime), symlink and FIFO of its trees, names of one inode as hard
+ * links of one inode. Files are copies of their objects (reflinks where the filesystem has them,
+ * holes kept), never hard links into the store: an in-place write in a live tree must never
+ * change history.
+ */
+import { constants } from 'node:fs';
+import { copyFile, stat, utimes } from 'node:fs/promises';
+import { TaskPool } from '../lib/task-pool.js';
+import { copyFileData, isSparse } from '../tree/copy-file-data.js';
+import { CREATE_FILE_FLAGS, type DirHandle } from '../tree/dir-handle.js';
+import { setFileTime } from '../tree/file-times.js';
+import { makeFifo } from '../tree/make-fifo.js';
+import type { ObjectStore } from './object-store.js';
+import type { FileNode } from './tree-object.js';
+import { childRel } from './tree-walk.js';
+
+/** Files copied at once. */
+const COPY_CONCURRENCY = 16;
+
+export interface MaterializeOptions {
+  /** PATH for `mkfifo`. */
+  readonly systemPath: string;
+  readonly signal: AbortSignal;
+}
+
+export interface Materialized {
+  readonly files: number;
+  readonly directories: number;
+  readonly bytes: number;
+}
+
+export async function materializeRevision(store: ObjectStore, root: string, dest: DirHandle, options: MaterializeOptions): Promise<Materialized> {
+  const pool = new TaskPool(COPY_CONCURRENCY, options.signal);
+  const linked = new Map<string, Promise<Buffer>>();
+  const counts = { files: 0, directories: 0, bytes: 0 };
+
+  // One file: a copy of its object (or a link to the first name of its inode), then mode and time.
+  const file = async (dir: DirHandle, node: FileNode, rel: Buffer): Promise<void> => {
+    const first = node.linkKey === undefined ? undefined : linked.get(node.linkKey);
+    if (first) {
+      await dir.linkPath(dest.privatePath(await first), node.name);
+      return;
+    }
+    let settle: { resolve: (rel: Buffer) => void; reject: (error: unknown) => void } | undefined;
+    if (node.linkKey !== undefined) {
+      const made = new Promise<Buffer>((resolve, reject) => (settle = { resolve, reject }));
+      made.catch(() => undefined);
+      linked.set(node.linkKey, made);
+    }
+    try {
+      await copyObject(dir, node);
+    } catch (error) {
+      settle?.reject(error);
+      throw error;
+    }
+    counts.files += 1;
+    counts.bytes += node.size;
+    settle?.resolve(rel);
+  };
+
+  // The object's bytes as a new file `node.name` beneath `dir`, with its mode and mtime.
+  const copyObject = async (dir: DirHandle, node: FileNode): Promise<void> => {
+    const object = store.objectPath(node.object);
+    const target = dir.entry(node.name);
+    const sparse = node.size > 0 && isSparse(await stat(object, { bigint: true }));
+    if (sparse) {
+      const input = await store.openObject(node.object);
+      const output = await dir.openFile(node.name, CREATE_FILE_FLAGS, 0o600);
+      try {
+        await copyFileData(input, output, node.size, true, options.signal);
+        await output.chmod(node.mode);
+        await setFileTime(output, node.mtimeNs);
+      } finally {
+        await input.close();
+        await output.close();
+      }
+    } else {
+      // Exclusive (nothing is ever written through an existing name); a reflink where the filesystem has them.
+      await copyFile(object, target, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+      const output = await dir.openFile(node.name, constants.O_WRONLY | constants.O_NOFOLLOW);
+      try {
+        await output.chmod(node.mode);
+        await setFileTime(output, node.mtimeNs);
+      } finally {
+        await output.close();
+      }
+    }
+  };
+
+  const directory = async (dir: DirHandle, tree: string, rel: Buffer): Promise<void> => {
+    const tasks: Promise<void>[] = [];
+    const subdirs: { name: Buffer; tree: string; mode: number }[] = [];
+    try {
+      for (const node of await store.readTree(tree)) {
+        pool.check();
+        const childPath = childRel(rel, node.name);
+        if (node.type === 'd') {
+          await dir.mkdir(node.name, 0o700);
+          subdirs.push(node);
+        } else if (node.type === 'f') {
+          await pool.schedule(tasks, () => file(dir, node, childPath));
+        } else if (node.type === 'l') {
+          await dir.symlink(node.target, node.name);
+        } else {
+          await makeFifo(dir, node.name, node.mode, options.systemPath, options.signal);
+          await utimes(dir.entry(node.name), Number(node.mtimeNs) / 1e9, Number(node.mtimeNs) / 1e9);
+        }
+      }
+      for (const sub of subdirs) {
+        const child = await dir.openDir(sub.name);
+        try {
+          await directory(child, sub.tree, childRel(rel, sub.name));
+          await child.chmod(sub.mode);
+        } finally {
+          await child.close();
+        }
+        counts.directories += 1;
+      }
+    } finally {
+      await Promise.allSettled(tasks);
+    }
+    pool.check();
+  };
+
+  try {
+    await directory(dest, root, Buffer.alloc(0));
+    await pool.drain();
+  } catch (error) {
+    await pool.settle();
+    throw error;
+  }
+  return counts;
+}

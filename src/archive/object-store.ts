@@ -1,0 +1,197 @@
+/**
+ * Format 2's content-addressed store (docs/archive-format.md): file contents as objects and
+ * directories as tree objects, each stored once per archive root under its SHA-256. Writes go to
+ * `tmp/` and are renamed into place; an id that already exists is kept (same id, same bytes), so
+ * identical files across revisions, workspaces and bases cost nothing after the first.
+ * Durability is the caller's: one `syncfs` of the archive before the revision record is written.
+ */
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
+import { copyFileData } from '../tree/copy-file-data.js';
+import { decodeTree, encodeTree, OBJECT_ID_PATTERN, sha256, type TreeNode } from './tree-object.js';
+
+/** Files up to this size are read whole and hashed before anything is written (a known object costs no write). */
+const SMALL_OBJECT_BYTES = 1024 * 1024;
+/** Trees kept decoded in memory (they never change; a persist reads the previous revision's). */
+const TREE_CACHE_ENTRIES = 20_000;
+/** The shared store's directory under the archive root: `.` is not a workspace-id character, so no workspace can collide with it. */
+export const STORE_DIR = '.store';
+/** Objects and trees are read-only on disk. */
+const OBJECT_MODE = 0o444;
+
+export interface StoredObject {
+  readonly id: string;
+  readonly bytes: number;
+  /** True when this call wrote it (false: the archive already had it). */
+  readonly written: boolean;
+}
+
+export class ObjectStore {
+  readonly #fanout = new Set<string>();
+  readonly #trees = new Map<string, TreeNode[]>();
+  #tmpReady = false;
+
+  /** `root` is the archive root (the store lives in its `.store`). */
+  constructor(readonly root: string) {}
+
+  objectPath(id: string): string {
+    return path.join(this.root, STORE_DIR, 'objects', id.slice(0, 2), id);
+  }
+
+  treePath(id: string): string {
+    return path.join(this.root, STORE_DIR, 'trees', id.slice(0, 2), id);
+  }
+
+  /** Where temporaries of this store live (litter after a crash). */
+  get tmpDir(): string {
+    return path.join(this.root, STORE_DIR, 'tmp');
+  }
+
+  async hasObject(id: string): Promise<boolean> {
+    return exists(this.objectPath(checkId(id)));
+  }
+
+  async hasTree(id: string): Promise<boolean> {
+    return this.#trees.has(id) || exists(this.treePath(checkId(id)));
+  }
+
+  /** Opens an object for reading. */
+  openObject(id: string): Promise<FileHandle> {
+    return open(this.objectPath(checkId(id)), constants.O_RDONLY | constants.O_NOFOLLOW);
+  }
+
+  /** Reads and verifies a tree (its bytes must hash to `id`). */
+  async readTree(id: string): Promise<TreeNode[]> {
+    const cached = this.#trees.get(id);
+    if (cached) return cached;
+    const nodes = decodeTree(await readFile(this.treePath(checkId(id))), id);
+    if (this.#trees.size >= TREE_CACHE_ENTRIES) this.#trees.delete(this.#trees.keys().next().value!);
+    this.#trees.set(id, nodes);
+    return nodes;
+  }
+
+  /** Stores a tree; returns its id (an existing one is not written again). */
+  async putTree(nodes: readonly TreeNode[]): Promise<{ id: string; written: boolean }> {
+    const bytes = encodeTree(nodes);
+    const id = sha256(bytes);
+    if (this.#trees.has(id) || (await this.#reuse(this.treePath(id)))) return { id, written: false };
+    const tmp = await this.#tmpFile('t');
+    try {
+      await tmp.handle.writeFile(bytes);
+    } finally {
+      await tmp.handle.close();
+    }
+    const written = await this.#place(tmp.path, this.treePath(id));
+    return { id, written };
+  }
+
+  /**
+   * Stores the content of an open file (`size` bytes, holes kept when `sparse`); returns its id.
+   * Reads the source once.
+   */
+  async putObject(source: FileHandle, size: number, sparse: boolean, signal?: AbortSignal): Promise<StoredObject> {
+    if (size <= SMALL_OBJECT_BYTES && !sparse) {
+      const bytes = Buffer.allocUnsafe(size);
+      let read = 0;
+      while (read < size) {
+        const { bytesRead } = await source.read(bytes, read, size - read, read);
+        if (bytesRead === 0) break;
+        read += bytesRead;
+      }
+      return this.putBytes(bytes.subarray(0, read));
+    }
+    const tmp = await this.#tmpFile('o');
+    let copied;
+    try {
+      copied = await copyFileData(source, tmp.handle, size, sparse, signal);
+    } catch (error) {
+      await tmp.handle.close();
+      await unlink(tmp.path).catch(() => undefined);
+      throw error;
+    }
+    await tmp.handle.close();
+    const written = await this.#place(tmp.path, this.objectPath(copied.hash));
+    return { id: copied.hash, bytes: copied.bytes, written };
+  }
+
+  /** Stores bytes as an object. */
+  async putBytes(bytes: Buffer): Promise<StoredObject> {
+    const id = sha256(bytes);
+    if (await this.#reuse(this.objectPath(id))) return { id, bytes: bytes.length, written: false };
+    const tmp = await this.#tmpFile('o');
+    try {
+      await tmp.handle.writeFile(bytes);
+    } finally {
+      await tmp.handle.close();
+    }
+    return { id, bytes: bytes.length, written: await this.#place(tmp.path, this.objectPath(id)) };
+  }
+
+  // A new temporary file under tmp/ (exclusive, never followed).
+  async #tmpFile(kind: 'o' | 't'): Promise<{ path: string; handle: FileHandle }> {
+    if (!this.#tmpReady) {
+      await mkdir(this.tmpDir, { recursive: true, mode: 0o700 }).catch((e: unknown) => Promise.reject(classifyStorageError(e, 'create archive tmp', this.tmpDir)));
+      this.#tmpReady = true;
+    }
+    const file = path.join(this.tmpDir, `${kind}-${randomBytes(8).toString('hex')}`);
+    const handle = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, OBJECT_MODE).catch((e: unknown) =>
+      Promise.reject(classifyStorageError(e, 'write object', file)),
+    );
+    return { path: file, handle };
+  }
+
+  /**
+   * True when `file` exists; its times are then set to now, so a garbage collection that found it
+   * unreachable (and old) leaves it alone for its whole grace period: the persist that reuses it
+   * commits well within that time (the dedup-versus-prune race).
+   */
+  async #reuse(file: string): Promise<boolean> {
+    const now = Date.now() / 1000;
+    try {
+      await utimes(file, now, now);
+      return true;
+    } catch (error) {
+      if (errnoOf(error) === 'ENOENT') return false;
+      throw classifyStorageError(error, 'reuse object', file);
+    }
+  }
+
+  // Renames a finished temporary to its id; false (and the temporary removed) when the id exists.
+  async #place(tmp: string, target: string): Promise<boolean> {
+    const dir = path.dirname(target);
+    try {
+      if (!this.#fanout.has(dir)) {
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        this.#fanout.add(dir);
+      }
+      if (await this.#reuse(target)) {
+        await unlink(tmp);
+        return false;
+      }
+      await rename(tmp, target);
+      return true;
+    } catch (error) {
+      await unlink(tmp).catch(() => undefined);
+      throw classifyStorageError(error, 'store object', target);
+    }
+  }
+}
+
+// Throws unless `id` is a well-formed object id (ids from records and trees are data).
+function checkId(id: string): string {
+  if (!OBJECT_ID_PATTERN.test(id)) throw new TypeError(`not an object id: ${JSON.stringify(id)}`);
+  return id;
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch (error) {
+    if (errnoOf(error) === 'ENOENT') return false;
+    throw error;
+  }
+}

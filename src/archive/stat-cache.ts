@@ -1,0 +1,72 @@
+/**
+ * The host-side stat cache of a live tree (format 2): what each file's lstat was when its object
+ * was last known (size, stored mode, mtime, ctime, inode), so the next persist reuses the object
+ * without opening the file, and a same-size rewrite whose mtime was put back (`touch -d`) is still
+ * seen (its ctime moved). It belongs to one revision (the one it was written for) and one live
+ * tree (its root directory's device and inode: a restore swaps in a new root) and is ignored for
+ * any other. It is only a hint: the builder accepts a cached object only when the previous
+ * revision has that very object at that path, so a damaged or planted cache can make a persist
+ * hash more, never archive a content the tree does not have. Not fsynced: a lost cache costs one
+ * round of hashing.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { OBJECT_ID_PATTERN } from './tree-object.js';
+
+export interface StatCacheEntry {
+  /** Encoded path (like manifest paths). */
+  readonly path: string;
+  readonly size: number;
+  readonly mode: number;
+  readonly mtimeNs: bigint;
+  readonly ctimeNs: bigint;
+  readonly ino: bigint;
+  readonly object: string;
+}
+
+export type StatCache = ReadonlyMap<string, StatCacheEntry>;
+
+const VERSION = 1;
+
+// One cache row back into an entry; null for anything malformed.
+function entryOf(row: unknown): StatCacheEntry | null {
+  if (!Array.isArray(row) || row.length !== 7) return null;
+  const [path, size, mode, mtime, ctime, ino, object] = row as unknown[];
+  const time = (v: unknown) => typeof v === 'string' && /^\d{1,25}$/.test(v);
+  if (typeof path !== 'string' || !Number.isSafeInteger(size) || !Number.isInteger(mode) || !time(mtime) || !time(ctime) || !time(ino) || typeof object !== 'string' || !OBJECT_ID_PATTERN.test(object)) return null;
+  return { path, size: size as number, mode: mode as number, mtimeNs: BigInt(mtime as string), ctimeNs: BigInt(ctime as string), ino: BigInt(ino as string), object };
+}
+
+/** Which live tree a cache describes: its root directory. */
+export interface TreeIdentity {
+  readonly dev: bigint;
+  readonly ino: bigint;
+}
+
+const identityOf = (tree: TreeIdentity) => `${tree.dev}:${tree.ino}`;
+
+/** The cache at `file` when it was written for `revision` and this tree; null when absent, unreadable or another's. */
+export async function loadStatCache(file: string, revision: string, tree: TreeIdentity): Promise<StatCache | null> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readFile(file, 'utf8'));
+  } catch {
+    return null;
+  }
+  const body = raw as { v?: unknown; revision?: unknown; tree?: unknown; entries?: unknown };
+  if (body?.v !== VERSION || body.revision !== revision || body.tree !== identityOf(tree) || !Array.isArray(body.entries)) return null;
+  const cache = new Map<string, StatCacheEntry>();
+  for (const row of body.entries) {
+    const entry = entryOf(row);
+    if (entry) cache.set(entry.path, entry);
+  }
+  return cache;
+}
+
+/** Writes the cache for `revision` (temporary file, then rename). */
+export async function saveStatCache(file: string, revision: string, tree: TreeIdentity, entries: readonly StatCacheEntry[]): Promise<void> {
+  const rows = entries.map((e) => [e.path, e.size, e.mode, e.mtimeNs.toString(), e.ctimeNs.toString(), e.ino.toString(), e.object]);
+  const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
+  await writeFile(tmp, JSON.stringify({ v: VERSION, revision, tree: identityOf(tree), entries: rows }), { mode: 0o600 });
+  await rename(tmp, file);
+}

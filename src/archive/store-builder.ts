@@ -1,0 +1,391 @@
+/**
+ * Format 2's persist walk: turns a source tree into objects and tree objects in the store, in
+ * one walk by directory handles (the same hostile-tree rules as the format 1 copier: nothing is
+ * followed, entries over a limit are refused and keep their previous state, a vanished directory
+ * counts as everything it held). What it costs follows the change:
+ *
+ * - an unchanged file (the stat cache, else the previous revision's tree, says same size, mode
+ *   and mtime, and the racily-clean rule does not apply) is referenced by its object id: no open,
+ *   no read, no write;
+ * - a changed file is read once, hashed and stored (a content the store already has costs no
+ *   write); a file that changes while it is read is read again, or keeps its previous version;
+ * - a directory is one tree object, written only when its entries changed; a kept directory
+ *   (upload-only) is its previous tree id, whatever it holds.
+ */
+import type { BigIntStats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
+import { TaskPool } from '../lib/task-pool.js';
+import { isSparse } from '../tree/copy-file-data.js';
+import { READ_FILE_FLAGS, type DirHandle } from '../tree/dir-handle.js';
+import { sameMtime } from '../tree/file-times.js';
+import type { TreeLimits } from '../tree/tree-limits.js';
+import { UNREADABLE } from './copy-entry.js';
+import { describeSource, type LiveItem } from './describe-source.js';
+import type { ObjectStore } from './object-store.js';
+import { keyOf } from './prior-index.js';
+import type { StatCache, StatCacheEntry } from './stat-cache.js';
+import { storedMode } from './stored-mode.js';
+import type { DirNode, FileNode, TreeNode } from './tree-object.js';
+import { childRel, encodePath, typeOf, vanished } from './tree-walk.js';
+import { WalkTally } from './walk-tally.js';
+
+/** Files read and stored at once. */
+const FILE_CONCURRENCY = 16;
+/**
+ * The racily-clean margin: a file whose mtime is not at least this much older than the previous
+ * walk's start is hashed again even when its stat matches, so a same-size rewrite within one
+ * timestamp tick of that walk is never missed (git's rule). Kernel timestamps tick at most every
+ * 10 ms (HZ=100 coarse clocks); one second leaves room for that and for a clock that was stepped.
+ * The cost: a file changed in the second before a persist is read by that persist and the next.
+ */
+export const RACY_MARGIN_NS = 1_000_000_000n;
+/** Reads of a file that keeps changing while it is read, before its previous version is kept. */
+const READ_ATTEMPTS = 3;
+
+/** The previous revision, for the quick check and what upload-only keeps. */
+export interface StoreBasis {
+  readonly root: string;
+  /** When its walk began (ns): entries changed at or after it (minus the margin) are hashed again. */
+  readonly scanStartedAt: bigint;
+}
+
+export interface StoreBuilderOptions {
+  readonly store: ObjectStore;
+  readonly basis: StoreBasis | null;
+  /** Host-side stat cache of the source (path → stat and object), or null. */
+  readonly cache: StatCache | null;
+  /** Keep entries of the basis the source lacks (upload-only). */
+  readonly keepMissing: boolean;
+  readonly limits: TreeLimits;
+  readonly signal: AbortSignal;
+  readonly onProgress?: (walked: number) => void;
+}
+
+interface Frame {
+  readonly rel: Buffer;
+  readonly depth: number;
+  readonly src: DirHandle | null;
+  readonly prior: ReadonlyMap<string, TreeNode> | undefined;
+  /** The directory's nodes by slot (null: dropped). */
+  readonly nodes: (TreeNode | null)[];
+  readonly tasks: Promise<void>[];
+}
+
+/** A stored file's facts, shared by the names of one inode. */
+interface StoredFile {
+  readonly object: string;
+  readonly size: number;
+  readonly mtimeNs: bigint;
+  readonly ctimeNs: bigint;
+}
+
+type StoreOutcome = { readonly kind: 'stored'; readonly file: StoredFile } | { readonly kind: 'vanished' | 'refused' | 'unstable' };
+
+export class StoreBuilder {
+  readonly #o: StoreBuilderOptions;
+  readonly #pool: TaskPool;
+  readonly #inodes = new Map<string, Promise<StoredFile | null>>();
+  readonly #groupKeys = new Map<string, string>();
+  readonly tally: WalkTally;
+  /** Stat cache entries of every file whose content this walk knows for certain. */
+  readonly cacheEntries: StatCacheEntry[] = [];
+  files = 0;
+  bytes = 0;
+  entries = 0;
+  reusedFiles = 0;
+  hashedFiles = 0;
+  keptEntries = 0;
+  newObjects = 0;
+  storedBytes = 0;
+  newTrees = 0;
+  /** Files that kept changing while read (their previous version was kept). */
+  unstableFiles = 0;
+
+  constructor(options: StoreBuilderOptions) {
+    this.#o = options;
+    this.#pool = new TaskPool(FILE_CONCURRENCY, options.signal);
+    this.tally = new WalkTally(options.onProgress);
+  }
+
+  /** Walks `src` into the store; returns the root tree id. */
+  async build(src: DirHandle): Promise<string> {
+    try {
+      const prior = this.#o.basis ? await this.#priorMap(this.#o.basis.root) : undefined;
+      const root = await this.#directory({ rel: Buffer.alloc(0), depth: 1, src, prior, nodes: [], tasks: [] });
+      await this.#pool.drain();
+      return root;
+    } catch (error) {
+      await this.#pool.settle();
+      throw error;
+    }
+  }
+
+  async #priorMap(tree: string): Promise<Map<string, TreeNode>> {
+    return new Map((await this.#o.store.readTree(tree)).map((n) => [keyOf(n.name), n]));
+  }
+
+  // Builds one directory's tree (its subdirectories first, depth first) and stores it.
+  async #directory(frame: Frame): Promise<string> {
+    this.#pool.check();
+    const described = frame.src ? await describeSource(frame.src, frame.rel, this.tally, this.#o.limits.maxEntries) : { items: [], refused: new Set<string>(), keepAll: true };
+    const liveKeys = new Set(described.items.map((i) => i.key));
+    const keepAll = described.keepAll || this.#o.keepMissing;
+    for (const [key, node] of frame.prior ?? []) if (!liveKeys.has(key) && (keepAll || described.refused.has(key))) this.#keep(frame, node);
+    for (const item of described.items) await this.#live(frame, item);
+    await Promise.all(frame.tasks);
+    this.#pool.check();
+    if (frame.src && (await frame.src.stat()).nlink === 0n) await this.#vanishedDirectory(frame.prior);
+    const nodes = frame.nodes.filter((n): n is TreeNode => n !== null);
+    this.entries += nodes.length;
+    const { id, written } = await this.#o.store.putTree(nodes);
+    if (written) this.newTrees += 1;
+    return id;
+  }
+
+  // A node of the previous revision taken as it is (a directory keeps its whole tree by reference).
+  #keep(frame: Frame, node: TreeNode): void {
+    frame.nodes.push(node);
+    this.keptEntries += 1;
+    if (node.type === 'f') {
+      this.files += 1;
+      this.bytes += node.size;
+    }
+  }
+
+  // Counts a directory that vanished during the walk as what it held (capped: only the tolerance matters).
+  async #vanishedDirectory(prior: ReadonlyMap<string, TreeNode> | undefined): Promise<void> {
+    let count = 0;
+    const walk = async (nodes: Iterable<TreeNode>): Promise<void> => {
+      for (const node of nodes) {
+        count += 1;
+        if (count > 100_000) return;
+        if (node.type === 'd') await walk(await this.#o.store.readTree(node.tree));
+      }
+    };
+    await walk(prior?.values() ?? []);
+    this.tally.vanished += Math.max(1, count);
+  }
+
+  async #live(frame: Frame, item: LiveItem): Promise<void> {
+    this.tally.tick();
+    const rel = childRel(frame.rel, item.name);
+    const { limits } = this.#o;
+    const keepPrior = () => {
+      const node = frame.prior?.get(item.key);
+      if (node) this.#keep(frame, node);
+    };
+    if (this.tally.walked > limits.maxEntries) {
+      this.tally.refuse('entries', rel, `over the ${limits.maxEntries}-entry limit`);
+      return keepPrior();
+    }
+    if (rel.length > limits.maxPathBytes) {
+      this.tally.refuse('path-bytes', rel, `path is ${rel.length} bytes, over the ${limits.maxPathBytes}-byte limit`);
+      return keepPrior();
+    }
+    const { stats, name } = item;
+    const mode = storedMode(stats.mode & 0o7777n);
+    if (mode !== Number(stats.mode & 0o7777n)) this.tally.strippedModes += 1;
+    switch (typeOf(stats)) {
+      case 'dir': {
+        if (frame.depth >= limits.maxDepth) {
+          this.tally.refuse('depth', rel, `directory at depth ${frame.depth} reaches the ${limits.maxDepth}-level limit`);
+          return keepPrior();
+        }
+        return this.#subdirectory(frame, item, rel, mode);
+      }
+      case 'file':
+        return this.#file(frame, item, rel, mode);
+      case 'symlink':
+        frame.nodes.push({ type: 'l', name, target: item.target! });
+        return;
+      case 'fifo': {
+        // An unchanged FIFO keeps its node (a restored one carries the stored form of its time).
+        const before = frame.prior?.get(item.key);
+        const same = before?.type === 'p' && before.mode === mode && sameMtime(stats.mtimeNs, before.mtimeNs);
+        frame.nodes.push(same ? before : { type: 'p', name, mode, mtimeNs: stats.mtimeNs });
+        return;
+      }
+      case 'socket':
+        this.tally.skipped.sockets += 1;
+        return;
+      default:
+        this.tally.skipped.devices += 1;
+        return;
+    }
+  }
+
+  async #subdirectory(frame: Frame, item: LiveItem, rel: Buffer, mode: number): Promise<void> {
+    const before = frame.prior?.get(item.key);
+    let src: DirHandle;
+    try {
+      src = await frame.src!.openDir(item.name);
+    } catch (error) {
+      const gone = vanished(error);
+      if (gone) await this.#vanishedDirectory(before?.type === 'd' ? await this.#priorMap(before.tree) : undefined);
+      else if (UNREADABLE.has(errnoOf(error) ?? '')) this.tally.refuse('unreadable', rel, `directory cannot be opened (${errnoOf(error)})`);
+      else throw classifyStorageError(error, 'persist read', encodePath(rel));
+      // Gone: a reconcile drops it (unless upload-only keeps it); refused: it keeps its previous state.
+      if (before && (!gone || this.#o.keepMissing)) this.#keep(frame, before);
+      return;
+    }
+    try {
+      const prior = before?.type === 'd' ? await this.#priorMap(before.tree) : undefined;
+      const tree = await this.#directory({ rel, depth: frame.depth + 1, src, prior, nodes: [], tasks: [] });
+      frame.nodes.push({ type: 'd', name: item.name, mode, tree } satisfies DirNode);
+    } finally {
+      await src.close();
+    }
+  }
+
+  /**
+   * The quick check: the previous node of a file whose stat says it did not change (its time is
+   * kept as recorded, so the trees of an unchanged tree stay the same after a restore).
+   */
+  #unchanged(frame: Frame, item: LiveItem, rel: Buffer, mode: number): FileNode | null {
+    const { stats } = item;
+    const basis = this.#o.basis;
+    if (basis && stats.mtimeNs + RACY_MARGIN_NS >= basis.scanStartedAt) return null;
+    const size = Number(stats.size);
+    const before = frame.prior?.get(item.key);
+    if (before?.type !== 'f' || before.size !== size || before.mode !== mode) return null;
+    // The cache is a hint and may only confirm the previous revision's object, never name another.
+    const cached = this.#o.cache?.get(encodePath(rel));
+    if (cached && cached.object === before.object) {
+      const same = cached.size === size && cached.mode === mode && cached.mtimeNs === stats.mtimeNs && cached.ctimeNs === stats.ctimeNs && cached.ino === stats.ino;
+      return same ? before : null;
+    }
+    return sameMtime(stats.mtimeNs, before.mtimeNs) ? before : null;
+  }
+
+  async #file(frame: Frame, item: LiveItem, rel: Buffer, mode: number): Promise<void> {
+    const { stats, name } = item;
+    const slot = frame.nodes.push(null) - 1;
+    const unchanged = this.#unchanged(frame, item, rel, mode);
+    const linkKey = stats.nlink > 1n ? this.#linkKey(stats, unchanged) : undefined;
+    // `liveMtime`: the time the cache must match next time (the node keeps the recorded one).
+    const place = (stored: StoredFile, liveMtime = stored.mtimeNs) => {
+      const node: FileNode = { type: 'f', name, mode, size: stored.size, object: stored.object, mtimeNs: stored.mtimeNs, ...(linkKey ? { linkKey } : {}) };
+      frame.nodes[slot] = node;
+      this.files += 1;
+      this.bytes += stored.size;
+      this.cacheEntries.push({ path: encodePath(rel), size: stored.size, mode, mtimeNs: liveMtime, ctimeNs: stored.ctimeNs, ino: stats.ino, object: stored.object });
+    };
+    if (unchanged) {
+      this.reusedFiles += 1;
+      return place({ object: unchanged.object, size: unchanged.size, mtimeNs: unchanged.mtimeNs, ctimeNs: stats.ctimeNs }, stats.mtimeNs);
+    }
+    // Names of one inode are read once.
+    const inodeKey = linkKey ? `${stats.dev}:${stats.ino}` : undefined;
+    const first = inodeKey ? this.#inodes.get(inodeKey) : undefined;
+    let resolve: ((stored: StoredFile | null) => void) | undefined;
+    if (inodeKey && !first) this.#inodes.set(inodeKey, new Promise((r) => (resolve = r)));
+    try {
+      await this.#pool.schedule(frame.tasks, async () => {
+        let stored: StoredFile | null = null;
+        try {
+          stored = first ? await first : null;
+          if (stored) {
+            this.tally.hardLinks += 1;
+            return place(stored);
+          }
+          const outcome = await this.#store(frame, name, rel);
+          if (outcome.kind === 'stored') {
+            // Read again but the same: it keeps the recorded time (a restored file has its stored form).
+            const before = frame.prior?.get(item.key);
+            const same = before?.type === 'f' && before.object === outcome.file.object && sameMtime(outcome.file.mtimeNs, before.mtimeNs);
+            stored = same ? { ...outcome.file, mtimeNs: before.mtimeNs } : outcome.file;
+            return place(stored, outcome.file.mtimeNs);
+          }
+          // Gone: a reconcile drops it. Refused or still changing: its previous version stays.
+          if (outcome.kind !== 'vanished' || this.#o.keepMissing) this.#fallback(frame, item, slot);
+        } finally {
+          resolve?.(stored);
+        }
+      });
+    } catch (error) {
+      resolve?.(null);
+      throw error;
+    }
+  }
+
+  /**
+   * The key that groups the names of one multiply-linked inode in the new revision: the first
+   * name met decides (the key its unchanged previous node had, so an unchanged tree keeps its
+   * trees after a restore gives its inodes new numbers; else the inode number), and every later
+   * name of that inode takes the same key.
+   */
+  #linkKey(stats: BigIntStats, unchanged: FileNode | null): string {
+    const inode = `${stats.dev}:${stats.ino}`;
+    let key = this.#groupKeys.get(inode);
+    if (key === undefined) {
+      key = unchanged?.linkKey ?? String(stats.ino);
+      this.#groupKeys.set(inode, key);
+    }
+    return key;
+  }
+
+  // A file that could not be stored keeps the previous revision's version (upload-only, or refused), else it is dropped.
+  #fallback(frame: Frame, item: LiveItem, slot: number): void {
+    const before = frame.prior?.get(item.key);
+    if (before?.type === 'f') {
+      frame.nodes[slot] = before;
+      this.keptEntries += 1;
+      this.files += 1;
+      this.bytes += before.size;
+    }
+  }
+
+  /**
+   * Reads a changed file into the store, unless it vanished, is refused (unreadable, too large)
+   * or keeps changing while it is read (then the next persist takes it).
+   */
+  async #store(frame: Frame, name: Buffer, rel: Buffer): Promise<StoreOutcome> {
+    let source: FileHandle;
+    try {
+      source = await frame.src!.openFile(name, READ_FILE_FLAGS);
+    } catch (error) {
+      if (vanished(error)) {
+        this.tally.vanished += 1;
+        return { kind: 'vanished' };
+      }
+      if (UNREADABLE.has(errnoOf(error) ?? '')) {
+        this.tally.refuse('unreadable', rel, `cannot be opened (${errnoOf(error)})`);
+        return { kind: 'refused' };
+      }
+      throw classifyStorageError(error, 'persist read', encodePath(rel));
+    }
+    try {
+      for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+        const before = await source.stat({ bigint: true });
+        if (!before.isFile()) {
+          this.tally.vanished += 1;
+          return { kind: 'vanished' };
+        }
+        if (before.size > BigInt(this.#o.limits.maxFileBytes)) {
+          this.tally.refuse('file-bytes', rel, `file of ${before.size} bytes is over the ${this.#o.limits.maxFileBytes}-byte limit`);
+          return { kind: 'refused' };
+        }
+        const stored = await this.#o.store.putObject(source, Number(before.size), isSparse(before), this.#o.signal);
+        const after = await source.stat({ bigint: true });
+        if (!changedWhileRead(before, after) && stored.bytes === Number(before.size)) {
+          this.hashedFiles += 1;
+          if (stored.written) {
+            this.newObjects += 1;
+            this.storedBytes += stored.bytes;
+          }
+          return { kind: 'stored', file: { object: stored.id, size: stored.bytes, mtimeNs: before.mtimeNs, ctimeNs: before.ctimeNs } };
+        }
+      }
+      this.unstableFiles += 1;
+      return { kind: 'unstable' };
+    } finally {
+      await source.close();
+    }
+  }
+}
+
+// True when a file's size, mtime or ctime moved while it was read (its bytes may mix two versions).
+function changedWhileRead(before: BigIntStats, after: BigIntStats): boolean {
+  return before.size !== after.size || before.mtimeNs !== after.mtimeNs || before.ctimeNs !== after.ctimeNs;
+}

@@ -1,0 +1,168 @@
+/**
+ * The persist protocol's build and commit in archive format 2 (persist-workspace.ts runs the
+ * fence, the gate and the head first): walk the live tree into objects and trees
+ * (`StoreBuilder`), refuse a torn source, apply the shrink guard, then commit the revision record
+ * (`commitRecord`). A format 1 current revision is converted once into trees (the basis of the
+ * quick check and of what upload-only keeps), so a workspace moves to format 2 with its next
+ * persist and its history reads as one.
+ */
+import { commitRecord } from '../archive/commit-record.js';
+import { countRemoved } from '../archive/revision-reader.js';
+import type { RevisionRecord } from '../archive/revision-record.js';
+import { loadStatCache, saveStatCache } from '../archive/stat-cache.js';
+import { StoreBuilder, type StoreBasis } from '../archive/store-builder.js';
+import { EmptySourceError } from '../errors/empty-source-error.js';
+import { ShrinkGuardError } from '../errors/shrink-guard-error.js';
+import { StaleGenerationError } from '../errors/stale-generation-error.js';
+import type { PersistResult } from '../queues/persist.js';
+import type { TreeSource } from '../providers/sandbox-provider.js';
+import type { Checkpoint } from '../state/checkpoint-store.js';
+import { DirHandle, stillAt } from '../tree/dir-handle.js';
+import { UNLIMITED_TREE } from '../tree/tree-limits.js';
+import { checkSourceIntact, isEmptyTree, reportTree, treeReport, type PersistContext, type PersistDeps, type PersistRequest } from './persist-workspace.js';
+import { shrinkGuardRefusal } from './shrink-guard.js';
+
+export interface StoreRun {
+  readonly head: Checkpoint | null;
+  readonly currentRevision: string | null;
+  readonly tree: TreeSource;
+  readonly revision: string;
+  readonly started: number;
+}
+
+interface Basis extends StoreBasis {
+  readonly files: number;
+  readonly entries: number;
+  readonly generation: number;
+  /** The basis is the current revision's own format 2 record (not a conversion). */
+  readonly native: boolean;
+}
+
+// The current revision as a format 2 basis (a format 1 revision is walked into trees once).
+async function basisOf(deps: PersistDeps, workspaceId: string, revision: string | null, signal: AbortSignal): Promise<Basis | null> {
+  if (!revision) return null;
+  const record = await deps.archive.readRecord(workspaceId, revision);
+  if (record) return { root: record.root, scanStartedAt: BigInt(record.scanStartedAt), files: record.files, entries: record.entries, generation: record.generation, native: true };
+  const manifest = await deps.archive.readManifest(workspaceId, revision);
+  if (!manifest) return null;
+  const source = await DirHandle.open(deps.archive.paths(workspaceId).revision(revision));
+  try {
+    const builder = new StoreBuilder({ store: deps.archive.objects, basis: null, cache: null, keepMissing: false, limits: UNLIMITED_TREE, signal });
+    const root = await builder.build(source);
+    // Times of a converted revision are the archive copies', not the live files': no racily-clean rule applies.
+    return { root, scanStartedAt: 0n, files: manifest.files, entries: manifest.entries.length, generation: manifest.generation, native: false };
+  } finally {
+    await source.close();
+  }
+}
+
+export async function persistToStore(deps: PersistDeps, request: PersistRequest, ctx: PersistContext, run: StoreRun): Promise<PersistResult> {
+  const { workspaceId, generation } = request;
+  const { tree, currentRevision, revision } = run;
+  const basis = await basisOf(deps, workspaceId, currentRevision, ctx.signal);
+  if (basis && basis.generation > generation) {
+    await deps.addresses.countFenceRejection();
+    throw new StaleGenerationError(workspaceId, generation, basis.generation);
+  }
+  const unchanged = (): PersistResult => ({
+    workspaceId,
+    revision: currentRevision,
+    generation,
+    files: basis?.files ?? 0,
+    bytes: 0,
+    changedFiles: 0,
+    deletedFiles: 0,
+    unchanged: true,
+    durationMs: Date.now() - run.started,
+    coveredSeq: request.coveredSeq,
+  });
+  if (await isEmptyTree(tree.path, workspaceId)) {
+    if (basis && basis.entries > 0) {
+      throw new EmptySourceError(`workspace ${workspaceId}: live tree is empty but revision ${currentRevision} has ${basis.files} files; refusing to persist (unmounted or wiped?)`, {
+        context: { workspaceId, revision: currentRevision },
+      });
+    }
+    return unchanged();
+  }
+
+  await ctx.progress({ step: 'link', percent: 10 });
+  const src = await DirHandle.open(tree.path);
+  const cache = basis?.native && tree.statCache && currentRevision ? await loadStatCache(tree.statCache, currentRevision, src.stats).catch(() => null) : null;
+  const scanStartedAt = BigInt(Date.now()) * 1_000_000n;
+  const builder = new StoreBuilder({
+    store: deps.archive.objects,
+    basis,
+    cache,
+    keepMissing: !request.delete,
+    limits: deps.treeLimits,
+    signal: ctx.signal,
+    onProgress: (done) => {
+      const total = Math.max(done, basis?.entries ?? done);
+      void ctx.progress({ step: 'link', done, total, percent: 10 + Math.floor(40 * Math.min(1, done / Math.max(1, total))) });
+    },
+  });
+  let root: string;
+  let rootChanged: boolean;
+  try {
+    root = await builder.build(src);
+    rootChanged = !(await stillAt(tree.path, src)) || (await src.stat()).nlink === 0n;
+  } finally {
+    await src.close();
+  }
+  const { tally } = builder;
+  const scan = { rootChanged, vanished: tally.vanished, walked: tally.walked, refused: tally.refused, refusedCount: tally.refusedCount, skipped: tally.skipped, strippedModes: tally.strippedModes };
+  checkSourceIntact(request, scan);
+  reportTree(ctx.logger, workspaceId, scan);
+
+  await ctx.progress({ step: 'scan', percent: 50 });
+  if (basis?.native && root === basis.root) return { ...unchanged(), bytes: builder.bytes, files: builder.files, ...treeReport(scan) };
+  const removed = await countRemoved(deps.archive.objects, basis?.root ?? null, root);
+  const refusal = request.delete ? shrinkGuardRefusal({ previousFiles: basis?.files ?? 0, removedFiles: removed.files, pct: deps.shrinkGuardPct, force: request.force }) : null;
+  if (refusal) throw new ShrinkGuardError(`workspace ${workspaceId}: ${refusal}`, { context: { workspaceId, revision: currentRevision } });
+
+  const record: RevisionRecord = {
+    format: 2,
+    workspaceId,
+    revision,
+    generation,
+    reason: request.reason,
+    turnId: request.turnId,
+    parent: currentRevision,
+    mode: request.delete ? 'reconcile' : 'upload-only',
+    createdAt: new Date().toISOString(),
+    scanStartedAt: scanStartedAt.toString(),
+    root,
+    files: builder.files,
+    bytes: builder.bytes,
+    entries: builder.entries,
+  };
+  await commitRecord(deps, record, {
+    head: run.head,
+    sourceTurnId: request.turnId,
+    signal: ctx.signal,
+    // Last look before the revision becomes visible: a tree wiped since the walk is not committed.
+    beforeRecord: async () => {
+      if (!(await stillAt(tree.path, src))) checkSourceIntact(request, { ...scan, rootChanged: true });
+    },
+    onStep: (step) => ctx.progress({ step, percent: step === 'commit' ? 70 : 85 }),
+  });
+  // The stat cache is a hint for the next persist: failing to write it costs one round of hashing.
+  if (tree.statCache) await saveStatCache(tree.statCache, revision, src.stats, builder.cacheEntries).catch((error: unknown) => ctx.logger.warn({ err: error, workspaceId }, 'stat cache not written'));
+  await ctx.progress({ step: 'done', percent: 100 });
+  return {
+    workspaceId,
+    revision,
+    generation,
+    files: builder.files,
+    bytes: builder.bytes,
+    changedFiles: builder.hashedFiles,
+    deletedFiles: removed.entries,
+    unchanged: false,
+    durationMs: Date.now() - run.started,
+    coveredSeq: request.coveredSeq,
+    storedBytes: builder.storedBytes,
+    newObjects: builder.newObjects,
+    newTrees: builder.newTrees,
+    ...treeReport(scan),
+  };
+}

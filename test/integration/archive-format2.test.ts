@@ -1,0 +1,177 @@
+// Archive format 2 through the real local provider: objects and trees instead of hard-linked
+// trees, a persist that writes what changed, exact restores, O(1) rollbacks, format 1 workspaces
+// moving over on their next persist, the racily-clean rule and files rewritten while read.
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmod, link, lstat, readdir, readFile, readlink, rm, stat, symlink, truncate, utimes, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { lookupPath } from '../../src/archive/revision-reader.js';
+import { createHarness, type Harness } from '../helpers/workspace-harness.js';
+
+const sha = (content: string | Buffer) => createHash('sha256').update(content).digest('hex');
+
+// The archived bytes of `rel` in the current revision of a format 2 workspace.
+async function archived(h: Harness, ws: string, rel: string): Promise<Buffer | null> {
+  const revision = (await h.services.archive.current(ws))!;
+  const record = (await h.services.archive.readRecord(ws, revision))!;
+  const node = await lookupPath(h.services.archive.objects, record.root, Buffer.from(rel));
+  return node?.type === 'f' ? readFile(h.services.archive.objects.objectPath(node.object)) : null;
+}
+
+async function restore(h: Harness, ws: string): Promise<string> {
+  const address = (await h.services.addresses.get(ws))!;
+  await h.services.providerFor(address).destroy(address.handle, AbortSignal.timeout(30_000));
+  expect((await h.provision(ws)).outcome).toBe('restored');
+  return h.live(ws);
+}
+
+describe('archive format 2', () => {
+  it('stores objects and trees, writes only what changed, keeps what upload-only keeps, restores exactly', async () => {
+    const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2' });
+    await h.provision('ws');
+    const root = h.live('ws');
+    const files: Record<string, string> = {};
+    for (let d = 0; d < 5; d++) for (let f = 0; f < 20; f++) files[`dir${d}/sub/f${f}.txt`] = `content ${d}/${f}`;
+    await h.write('ws', { ...files, 'same-a.txt': 'duplicate', 'same-b.txt': 'duplicate', 'new\nline': 'nl' });
+    await symlink('../outside', path.join(root, 'link'));
+    execFileSync('mkfifo', [path.join(root, 'fifo')]);
+    await writeFile(path.join(root, 'sparse.bin'), 'head');
+    await truncate(path.join(root, 'sparse.bin'), 32 * 1024 * 1024);
+    await link(path.join(root, 'same-a.txt'), path.join(root, 'hard-link'));
+    await chmod(path.join(root, 'dir0'), 0o750);
+    // Older than the racily-clean window, as files are that an agent wrote minutes ago.
+    execFileSync('find', [root, '-type', 'f', '-exec', 'touch', '-h', '-d', '@1700000000', '{}', '+']);
+
+    const first = await h.persist('ws');
+    expect(first).toMatchObject({ files: 105, unchanged: false });
+    const paths = h.services.archive.paths('ws');
+    expect(await readdir(paths.revs)).toEqual([`${first.revision}.rev.json`]);
+    expect(await readlink(paths.current)).toBe(`revs/${first.revision}.rev.json`);
+    expect((await archived(h, 'ws', 'dir3/sub/f7.txt'))!.toString()).toBe('content 3/7');
+    // Identical contents are one object; the sparse file's object keeps its holes.
+    const record = (await h.services.archive.readRecord('ws', first.revision!))!;
+    const a = await lookupPath(h.services.archive.objects, record.root, Buffer.from('same-a.txt'));
+    const b = await lookupPath(h.services.archive.objects, record.root, Buffer.from('same-b.txt'));
+    expect(a).toMatchObject({ type: 'f', object: sha('duplicate') });
+    expect(b).toMatchObject({ object: sha('duplicate') });
+    const sparse = await lookupPath(h.services.archive.objects, record.root, Buffer.from('sparse.bin'));
+    const sparseObject = await stat(h.services.archive.objects.objectPath((sparse as { object: string }).object));
+    expect(sparseObject.size).toBe(32 * 1024 * 1024);
+    expect(sparseObject.blocks * 512).toBeLessThan(1024 * 1024);
+    // The manifest view lists every path with content hashes, like format 1.
+    const manifest = (await h.services.archive.readManifest('ws', first.revision!))!;
+    expect(manifest.format).toBe(2);
+    expect(manifest.entries.find((e) => e.p === 'dir3/sub/f7.txt')).toMatchObject({ t: 'f', h: sha('content 3/7'), s: 11 });
+
+    // One changed file: one object and the trees on its path (file dir, its parent, the root).
+    await writeFile(path.join(root, 'dir2/sub/f5.txt'), 'changed!!!!');
+    const second = await h.persist('ws');
+    expect(second).toMatchObject({ changedFiles: 1, newObjects: 1, newTrees: 3, unchanged: false });
+    expect((await archived(h, 'ws', 'dir2/sub/f5.txt'))!.toString()).toBe('changed!!!!');
+    // Nothing changed: nothing recorded.
+    expect((await h.persist('ws')).unchanged).toBe(true);
+
+    // Upload-only keeps deleted paths; reconcile drops them.
+    await rm(path.join(root, 'dir4'), { recursive: true });
+    const upload = await h.persist('ws', { delete: false, reason: 'checkpoint' });
+    expect((await archived(h, 'ws', 'dir4/sub/f1.txt'))!.toString()).toBe('content 4/1');
+    expect(upload.unchanged).toBe(true);
+    const reconcile = await h.persist('ws');
+    expect(reconcile).toMatchObject({ deletedFiles: 22, unchanged: false });
+    expect(await archived(h, 'ws', 'dir4/sub/f1.txt')).toBeNull();
+
+    // Restore: exact tree, holes, hard links, FIFO, symlink, modes.
+    const live = await restore(h, 'ws');
+    expect(await readFile(path.join(live, 'dir2/sub/f5.txt'), 'utf8')).toBe('changed!!!!');
+    expect(await readlink(path.join(live, 'link'))).toBe('../outside');
+    expect((await lstat(path.join(live, 'fifo'))).isFIFO()).toBe(true);
+    expect((await lstat(path.join(live, 'hard-link'))).ino).toBe((await lstat(path.join(live, 'same-a.txt'))).ino);
+    expect((await stat(path.join(live, 'dir0'))).mode & 0o777).toBe(0o750);
+    const restoredSparse = await stat(path.join(live, 'sparse.bin'));
+    expect(restoredSparse.blocks * 512).toBeLessThan(1024 * 1024);
+    expect(await readdir(live)).not.toContain('dir4');
+    // The restored tree passes the quick check: nothing is read again.
+    const again = await h.persist('ws');
+    expect(again).toMatchObject({ unchanged: true });
+  });
+
+  it('a rollback names the old root tree (no copy), and restores the live tree', async () => {
+    const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2' });
+    await h.provision('ws');
+    await h.write('ws', { 'a.txt': 'v1' });
+    const v1 = await h.persist('ws');
+    await h.write('ws', { 'a.txt': 'v2', 'b.txt': 'b' });
+    await h.persist('ws');
+    const address = (await h.services.addresses.get('ws'))!;
+    const { rollbackWorkspace } = await import('../../src/persist/rollback-workspace.js');
+    const rolled = await rollbackWorkspace(h.services, { workspaceId: 'ws', generation: address.generation, revision: v1.revision! }, h.ctx());
+    const record = (await h.services.archive.readRecord('ws', rolled.revision))!;
+    expect(record.root).toBe((await h.services.archive.readRecord('ws', v1.revision!))!.root);
+    expect(await readFile(path.join(h.live('ws'), 'a.txt'), 'utf8')).toBe('v1');
+    expect(await readdir(h.live('ws'))).toEqual(['a.txt']);
+    expect(await h.services.archive.current('ws')).toBe(rolled.revision);
+  });
+
+  it('a format 1 workspace moves to format 2 with its next persist; its history reads as one', async () => {
+    const h1 = await createHarness({ FLEET_ARCHIVE_FORMAT: '1' });
+    await h1.provision('ws');
+    await h1.write('ws', { 'keep.txt': 'kept', 'dir/x.txt': 'x' });
+    const old = await h1.persist('ws');
+    const h2 = await createHarness({ FLEET_ARCHIVE_FORMAT: '2', REDIS_URL: h1.env.REDIS_URL!, FLEET_PREFIX: h1.env.FLEET_PREFIX!, FLEET_HOME: h1.env.FLEET_HOME! });
+    await rm(path.join(h2.live('ws'), 'dir'), { recursive: true });
+    const moved = await h2.persist('ws', { delete: false, reason: 'checkpoint' });
+    expect(await h2.services.archive.formatOf('ws', moved.revision!)).toBe(2);
+    expect((await archived(h2, 'ws', 'dir/x.txt'))!.toString()).toBe('x');
+    expect(await h2.services.archive.revisions('ws')).toEqual([old.revision, moved.revision].sort());
+    expect((await h2.services.archive.readManifest('ws', old.revision!))!.format).toBe(1);
+    // The old revision still restores (rollback to it writes format 1, the format it is in).
+    const address = (await h2.services.addresses.get('ws'))!;
+    const { rollbackWorkspace } = await import('../../src/persist/rollback-workspace.js');
+    await rollbackWorkspace(h2.services, { workspaceId: 'ws', generation: address.generation, revision: old.revision! }, h2.ctx());
+    expect(await readFile(path.join(h2.live('ws'), 'dir/x.txt'), 'utf8')).toBe('x');
+  });
+
+  it('the racily-clean rule: 200 same-size rewrites with the same mtime, each archived', { timeout: 120_000 }, async () => {
+    const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2' });
+    await h.provision('ws');
+    const file = path.join(h.live('ws'), 'f.txt');
+    const rounds = Number(process.env.FLEET_RACY_ROUNDS ?? 200);
+    for (let i = 0; i < rounds; i++) {
+      const content = `v${String(i).padStart(6, '0')}`;
+      await writeFile(file, content);
+      // Every version carries the same mtime, as rewrites within one clock tick do.
+      await utimes(file, 1_800_000_000, 1_800_000_000);
+      await h.persist('ws');
+      expect((await archived(h, 'ws', 'f.txt'))!.toString(), `round ${i}`).toBe(content);
+    }
+  });
+
+  it('a file rewritten while it is read is archived as a version the writer wrote, never torn', { timeout: 120_000 }, async () => {
+    const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2' });
+    await h.provision('ws');
+    const file = path.join(h.live('ws'), 'big.bin');
+    await writeFile(file, Buffer.alloc(8 * 1024 * 1024, 0));
+    await h.persist('ws');
+    // A writer rewriting the whole file in place, version after version (each one uniform bytes).
+    const writer = spawn('python3', ['-c', `
+import os, sys
+size = 8 * 1024 * 1024
+v = 1
+while True:
+    with open(sys.argv[1], 'r+b') as f:
+        f.write(bytes([v % 251 + 1]) * size)
+    v += 1
+`, file]);
+    try {
+      for (let i = 0; i < 10; i++) {
+        await h.persist('ws', { delete: false, reason: 'checkpoint' });
+        const bytes = (await archived(h, 'ws', 'big.bin'))!;
+        expect(bytes.length).toBe(8 * 1024 * 1024);
+        expect(bytes.every((b) => b === bytes[0]), `persist ${i}: a torn version`).toBe(true);
+      }
+    } finally {
+      writer.kill('SIGKILL');
+    }
+  });
+});

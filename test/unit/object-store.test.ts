@@ -1,0 +1,104 @@
+// Format 2's pieces: canonical tree objects (encode, decode, ids, malformed input refused), the
+// content-addressed store (dedup, verification, reuse refreshes GC age) and reading by path.
+import { mkdtemp, open, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ObjectStore } from '../../src/archive/object-store.js';
+import { flattenTree, lookupPath } from '../../src/archive/revision-reader.js';
+import { decodeTree, encodeTree, sha256, TreeFormatError, type TreeNode } from '../../src/archive/tree-object.js';
+
+let root: string;
+beforeEach(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'fleet-store-'));
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+const OBJ = sha256(Buffer.from('x'));
+const file = (name: string | Buffer, extra: Partial<{ mode: number; size: number; object: string; mtimeNs: bigint; linkKey: string }> = {}): TreeNode => ({
+  type: 'f',
+  name: Buffer.isBuffer(name) ? name : Buffer.from(name),
+  mode: 0o644,
+  size: 1,
+  object: OBJ,
+  mtimeNs: 1_700_000_000_123_456_789n,
+  ...extra,
+});
+
+describe('tree objects', () => {
+  it('encode canonically: sorted by name bytes, independent of input order; decode round-trips', () => {
+    const bad = Buffer.from([0x62, 0xff]);
+    const nodes: TreeNode[] = [
+      file('b'),
+      { type: 'd', name: Buffer.from('a'), mode: 0o755, tree: OBJ },
+      { type: 'l', name: Buffer.from('link'), target: Buffer.from('../../etc') },
+      { type: 'p', name: Buffer.from('fifo'), mode: 0o600, mtimeNs: 5n },
+      file(bad, { linkKey: '42' }),
+      file('new\nline'),
+    ];
+    const a = encodeTree(nodes);
+    const b = encodeTree([...nodes].reverse());
+    expect(a.equals(b)).toBe(true);
+    const decoded = decodeTree(a, sha256(a));
+    expect(decoded.map((n) => n.name.toString('latin1'))).toEqual(['a', 'b', bad.toString('latin1'), 'fifo', 'link', 'new\nline']);
+    expect(encodeTree(decoded).equals(a)).toBe(true);
+    expect(decoded.find((n) => n.name.equals(bad))).toMatchObject({ type: 'f', linkKey: '42' });
+  });
+
+  it('refuses malformed trees: bad JSON, wrong version, bad names, unsorted, duplicates, wrong id', () => {
+    const good = encodeTree([file('a')]);
+    expect(() => decodeTree(good, sha256(Buffer.from('other')))).toThrow(TreeFormatError);
+    for (const text of ['{', '{"v":1,"e":[]}', '{"v":2,"e":[["..","f",420,1,"' + OBJ + '","1"]]}', '{"v":2,"e":[["a/b","d",493,"' + OBJ + '"]]}', '{"v":2,"e":[["b","d",493,"' + OBJ + '"],["a","d",493,"' + OBJ + '"]]}', '{"v":2,"e":[["a","f",99999,1,"' + OBJ + '","1"]]}', '{"v":2,"e":[["a","d",493,"nothex"]]}']) {
+      expect(() => decodeTree(Buffer.from(text)), text).toThrow(TreeFormatError);
+    }
+    expect(() => encodeTree([file('a'), file('a')])).toThrow(TreeFormatError);
+  });
+});
+
+describe('ObjectStore', () => {
+  it('stores each content once, by its SHA-256, small and large, and reads it back', async () => {
+    const store = new ObjectStore(root);
+    const big = Buffer.alloc(3 * 1024 * 1024, 7);
+    await writeFile(path.join(root, 'big'), big);
+    const first = await store.putBytes(Buffer.from('hello'));
+    const again = await store.putBytes(Buffer.from('hello'));
+    expect(first).toMatchObject({ id: sha256(Buffer.from('hello')), bytes: 5, written: true });
+    expect(again.written).toBe(false);
+    const handle = await open(path.join(root, 'big'), 'r');
+    const stored = await store.putObject(handle, big.length, false);
+    await handle.close();
+    expect(stored).toMatchObject({ id: sha256(big), bytes: big.length, written: true });
+    expect((await readFile(store.objectPath(stored.id))).equals(big)).toBe(true);
+    expect(await store.hasObject(stored.id)).toBe(true);
+  });
+
+  it('a reused object gets a fresh mtime (garbage collection then keeps it for its grace period)', async () => {
+    const store = new ObjectStore(root);
+    const { id } = await store.putBytes(Buffer.from('old'));
+    await utimes(store.objectPath(id), 1_000, 1_000);
+    await store.putBytes(Buffer.from('old'));
+    expect((await stat(store.objectPath(id))).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
+  });
+
+  it('trees are stored and read back verified; lookups and flattening follow them', async () => {
+    const store = new ObjectStore(root);
+    const content = await store.putBytes(Buffer.from('deep'));
+    const inner = await store.putTree([file('leaf.txt', { object: content.id, size: 4 })]);
+    const top = await store.putTree([{ type: 'd', name: Buffer.from('dir'), mode: 0o750, tree: inner.id }, file('top.txt'), { type: 'l', name: Buffer.from('ln'), target: Buffer.from('dir/leaf.txt') }]);
+    expect((await store.putTree([file('leaf.txt', { object: content.id, size: 4 })])).written).toBe(false);
+    expect(await lookupPath(store, top.id, Buffer.from('dir/leaf.txt'))).toMatchObject({ type: 'f', object: content.id, size: 4 });
+    expect(await lookupPath(store, top.id, Buffer.from('dir/missing'))).toBeNull();
+    expect(await lookupPath(store, top.id, Buffer.from('top.txt/x'))).toBeNull();
+    expect((await flattenTree(store, top.id)).map((e) => [e.p, e.t])).toEqual([
+      ['dir', 'd'],
+      ['ln', 'l'],
+      ['top.txt', 'f'],
+      ['dir/leaf.txt', 'f'],
+    ]);
+    // A damaged tree file is refused, never trusted.
+    await writeFile(store.treePath(inner.id), '{"v":2,"e":[]}');
+    await expect(new ObjectStore(root).readTree(inner.id)).rejects.toBeInstanceOf(TreeFormatError);
+  });
+});
