@@ -13,6 +13,7 @@ import { tempDir, testConnection, testEnv } from '../helpers/fleet-env.js';
 import { killGroup, runFleet, startFleet } from '../helpers/processes.js';
 import { standinProvider } from '../helpers/vercel-standin/standin-provider.js';
 import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
+import { standinEnv } from '../helpers/vercel-harness.js';
 
 // `fleet up` with `env`; resolves with its web URL.
 async function fleetUp(env: Record<string, string>) {
@@ -26,11 +27,7 @@ describe('fleet up with FLEET_PROVIDER=vercel', () => {
     const standin = await VercelStandin.start();
     addCleanup(() => standin.close());
     const env = await testEnv({
-      FLEET_PROVIDER: 'vercel',
-      FLEET_VERCEL_TOKEN: standin.credentials.token,
-      FLEET_VERCEL_TEAM_ID: standin.credentials.teamId,
-      FLEET_VERCEL_PROJECT_ID: standin.credentials.projectId,
-      FLEET_VERCEL_API_URL: standin.url,
+      ...standinEnv(standin),
       FLEET_HTTP_PORT: '0',
       FLEET_IDLE_TTL_MS: '60000',
       FLEET_GC_SCHEDULE: 'idle=off,orphans=off',

@@ -15,24 +15,14 @@ import { addCleanup } from '../helpers/cleanup.js';
 import { delegatingProvider } from '../helpers/delegating-provider.js';
 import { deferred } from '../helpers/fleet-harness.js';
 import { testConnection } from '../helpers/fleet-env.js';
-import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
-import { createHarness } from '../helpers/workspace-harness.js';
+import { createVercelHarness } from '../helpers/vercel-harness.js';
 
 const HOUR = 3_600_000;
 const signal = () => AbortSignal.timeout(30_000);
 
 describe('orphan GC (Vercel stand-in)', () => {
   it('19.1: orphan GC never destroys a live bake seed or a sandbox between create and publish; it destroys a proven-old orphan', async () => {
-    const standin = await VercelStandin.start();
-    addCleanup(() => standin.close());
-    const h = await createHarness({
-      FLEET_PROVIDER: 'vercel',
-      FLEET_VERCEL_TOKEN: standin.credentials.token,
-      FLEET_VERCEL_TEAM_ID: standin.credentials.teamId,
-      FLEET_VERCEL_PROJECT_ID: standin.credentials.projectId,
-      FLEET_VERCEL_API_URL: standin.url,
-      FLEET_PROVISION_DEADLINE_MS: '60000',
-    });
+    const { standin, h } = await createVercelHarness({ FLEET_PROVISION_DEADLINE_MS: '60000' });
     const vercel = h.services.providers.get('vercel');
 
     // A bake whose setup waits (inside the seed sandbox) until the test lets it finish.

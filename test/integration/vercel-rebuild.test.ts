@@ -6,25 +6,10 @@ import { BaseManifest } from '../../src/bake/manifest.js';
 import { isFleetError } from '../../src/errors/fleet-error.js';
 import { provisionWorkspace } from '../../src/provision/provision-workspace.js';
 import { parsePayload } from '../../src/queues/payload.js';
-import { addCleanup } from '../helpers/cleanup.js';
-import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
-import { createHarness, type Harness } from '../helpers/workspace-harness.js';
+import { createVercelHarness } from '../helpers/vercel-harness.js';
+import type { Harness } from '../helpers/workspace-harness.js';
 
 const signal = () => AbortSignal.timeout(30_000);
-
-// A harness whose default provider is Vercel on a fresh stand-in.
-async function vercelHarness(): Promise<{ h: Harness; standin: VercelStandin }> {
-  const standin = await VercelStandin.start();
-  addCleanup(() => standin.close());
-  const h = await createHarness({
-    FLEET_PROVIDER: 'vercel',
-    FLEET_VERCEL_TOKEN: standin.credentials.token,
-    FLEET_VERCEL_TEAM_ID: standin.credentials.teamId,
-    FLEET_VERCEL_PROJECT_ID: standin.credentials.projectId,
-    FLEET_VERCEL_API_URL: standin.url,
-  });
-  return { h, standin };
-}
 
 // A base whose setup installs a tool outside the workspace tree (as `apt-get install` does).
 const toolBase = parsePayload('manifest', BaseManifest, {
@@ -41,7 +26,7 @@ const codeOf = (error: unknown) => (isFleetError(error) ? { code: error.code, re
 
 describe('Vercel rebuilds', () => {
   it('19.2: a rebuilt Vercel workspace keeps the tools its base installed (restored onto its base, archive on top)', async () => {
-    const { h } = await vercelHarness();
+    const { h } = await createVercelHarness();
     const vercel = h.services.providers.get('vercel');
     const baked = await bakeBase(h.services, { manifest: toolBase, activate: true, provider: 'vercel' }, h.ctx());
     const first = await provision(h, 'agent');
@@ -63,7 +48,7 @@ describe('Vercel rebuilds', () => {
   });
 
   it('19.9: an expired workspace snapshot is a WorkspaceConflict (permanent), not a retried ProviderGone', async () => {
-    const { h, standin } = await vercelHarness();
+    const { h, standin } = await createVercelHarness();
     const vercel = h.services.providers.get('vercel');
     const first = await provision(h, 'native');
     await vercel.exec(first.handle, { cmd: ['sh', '-c', 'echo kept > kept.txt'], timeoutMs: 20_000, signal: signal() });
@@ -79,7 +64,7 @@ describe('Vercel rebuilds', () => {
   });
 
   it('19.9: a base deleted at the provider is never reused: provisioning refuses it, a bake of the same manifest bakes again', async () => {
-    const { h } = await vercelHarness();
+    const { h } = await createVercelHarness();
     const vercel = h.services.providers.get('vercel');
     const baked = await bakeBase(h.services, { manifest: toolBase, activate: true, provider: 'vercel' }, h.ctx());
     await vercel.deleteSnapshot(baked.snapshotId, signal());
