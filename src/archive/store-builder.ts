@@ -96,6 +96,8 @@ export class StoreBuilder {
   entries = 0;
   reusedFiles = 0;
   hashedFiles = 0;
+  /** Files new to the revision or whose content or mode differ from the previous one (a re-read that found the same bytes is not a change). */
+  changedFiles = 0;
   keptEntries = 0;
   newObjects = 0;
   storedBytes = 0;
@@ -288,6 +290,8 @@ export class StoreBuilder {
           stored = first ? await first : null;
           if (stored) {
             this.tally.hardLinks += 1;
+            const before = frame.prior?.get(item.key);
+            if (before?.type !== 'f' || before.object !== stored.object || before.mode !== mode) this.changedFiles += 1;
             return place(stored);
           }
           const outcome = await this.#store(frame, name, rel);
@@ -295,6 +299,7 @@ export class StoreBuilder {
             // Read again but the same: it keeps the recorded time (a restored file has its stored form).
             const before = frame.prior?.get(item.key);
             const same = before?.type === 'f' && before.object === outcome.file.object && sameMtime(outcome.file.mtimeNs, before.mtimeNs);
+            if (before?.type !== 'f' || before.object !== outcome.file.object || before.mode !== mode) this.changedFiles += 1;
             stored = same ? { ...outcome.file, mtimeNs: before.mtimeNs } : outcome.file;
             return place(stored, outcome.file.mtimeNs);
           }

@@ -14,8 +14,8 @@ export type ArchivedNode =
   | { readonly type: 'symlink'; readonly target: string }
   | { readonly type: 'fifo'; readonly mode: number };
 
-/** The node at `rel` in `revision` (default: current) of `ws`; null when absent. */
-export async function archivedNode(archive: ArchiveStore, ws: string, rel: string, revision?: string): Promise<ArchivedNode | null> {
+/** The node at `rel` (text, or raw name bytes) in `revision` (default: current) of `ws`; null when absent. */
+export async function archivedNode(archive: ArchiveStore, ws: string, rel: string | Buffer, revision?: string): Promise<ArchivedNode | null> {
   const id = revision ?? (await archive.current(ws));
   if (!id) return null;
   const record = await archive.readRecord(ws, id);
@@ -27,13 +27,27 @@ export async function archivedNode(archive: ArchiveStore, ws: string, rel: strin
     if (node.type === 'l') return { type: 'symlink', target: node.target.toString() };
     return { type: 'fifo', mode: node.mode };
   }
-  const full = path.join(archive.paths(ws).revision(id), rel);
+  const full = Buffer.concat([Buffer.from(`${archive.paths(ws).revision(id)}/`), Buffer.from(rel)]);
   const stats = await lstat(full).catch(() => null);
   if (!stats) return null;
   if (stats.isFile()) return { type: 'file', mode: stats.mode & 0o7777, size: stats.size, content: await readFile(full) };
   if (stats.isDirectory()) return { type: 'dir', mode: stats.mode & 0o7777 };
-  if (stats.isSymbolicLink()) return { type: 'symlink', target: await readlink(full) };
+  if (stats.isSymbolicLink()) return { type: 'symlink', target: await readlink(full, 'utf8') };
   return { type: 'fifo', mode: stats.mode & 0o7777 };
+}
+
+/**
+ * What the stored copy of a file is, for "is it shared with another revision" checks: the inode of
+ * a format 1 revision's hard link, the object id of a format 2 tree entry. Null when absent.
+ */
+export async function archivedStorage(archive: ArchiveStore, ws: string, rel: string, revision: string): Promise<string | null> {
+  const record = await archive.readRecord(ws, revision);
+  if (record) {
+    const node = await lookupPath(archive.objects, record.root, Buffer.from(rel));
+    return node?.type === 'f' ? `object:${node.object}` : null;
+  }
+  const stats = await lstat(path.join(archive.paths(ws).revision(revision), rel)).catch(() => null);
+  return stats?.isFile() ? `inode:${stats.ino}` : null;
 }
 
 /** The archived bytes of the file at `rel` (as UTF-8 text), or null. */

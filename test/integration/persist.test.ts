@@ -3,34 +3,34 @@ import { execFileSync } from 'node:child_process';
 import { lstat, mkdir, readFile, readdir, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { verifyTree } from '../../src/archive/manifest.js';
 import { createHarness, rejectsWith } from '../helpers/workspace-harness.js';
+import { archivedMismatches, archivedNode, archivedStorage, archivedText, readArchivedTree } from '../helpers/archived.js';
 import { readTree } from '../helpers/tree.js';
 import { tempDir } from '../helpers/fleet-env.js';
 
 describe('persist', () => {
-  it('writes an immutable revision, flips current, and hard-links unchanged files next time', async () => {
+  it('writes an immutable revision, flips current, and shares unchanged files with the revision before', async () => {
     const h = await createHarness();
     await h.provision('ws');
     await h.write('ws', { 'a.txt': 'alpha', 'dir/b.txt': 'beta', 'dir/deep/c.bin': Buffer.alloc(5000, 7) });
     const first = await h.persist('ws');
     expect(first).toMatchObject({ files: 3, changedFiles: 3, unchanged: false });
-    const paths = h.services.archive.paths('ws');
-    expect(await readlink(paths.current)).toBe(`revs/${first.revision}`);
-    expect(await readTree(paths.current)).toEqual(await readTree(h.live('ws')));
+    const archive = h.services.archive;
+    expect(await archive.current('ws')).toBe(first.revision);
+    expect(await readArchivedTree(archive, 'ws')).toEqual(await readTree(h.live('ws')));
 
     await h.write('ws', { 'a.txt': 'ALPHA!' });
     const second = await h.persist('ws');
-    expect(second).toMatchObject({ files: 3, changedFiles: 1, deletedFiles: 0 });
-    const inode = async (rev: string, rel: string) => (await stat(path.join(paths.revision(rev), rel))).ino;
-    expect(await inode(second.revision!, 'dir/b.txt')).toBe(await inode(first.revision!, 'dir/b.txt'));
-    expect(await inode(second.revision!, 'a.txt')).not.toBe(await inode(first.revision!, 'a.txt'));
+    expect(second, JSON.stringify(second)).toMatchObject({ files: 3, changedFiles: 1, deletedFiles: 0 });
+    // Format 1 shares an unchanged file's inode (a hard link), format 2 its object.
+    const stored = (rev: string, rel: string) => archivedStorage(archive, 'ws', rel, rev);
+    expect(await stored(second.revision!, 'dir/b.txt')).toBe(await stored(first.revision!, 'dir/b.txt'));
+    expect(await stored(second.revision!, 'a.txt')).not.toBe(await stored(first.revision!, 'a.txt'));
     // The first revision is untouched.
-    expect(await readFile(path.join(paths.revision(first.revision!), 'a.txt'), 'utf8')).toBe('alpha');
+    expect(await archivedText(archive, 'ws', 'a.txt', first.revision!)).toBe('alpha');
     for (const rev of [first.revision!, second.revision!]) {
-      const manifest = (await h.services.archive.readManifest('ws', rev))!;
-      expect((await verifyTree(paths.revision(rev), manifest)).mismatches).toEqual([]);
-      expect(manifest).toMatchObject({ workspaceId: 'ws', revision: rev, generation: 1, reason: 'turn-end' });
+      expect(await archivedMismatches(archive, 'ws', rev)).toEqual([]);
+      expect(await archive.readManifest('ws', rev)).toMatchObject({ workspaceId: 'ws', revision: rev, generation: 1, reason: 'turn-end' });
     }
     const head = await h.services.checkpoints.current('ws');
     expect(head?.workspaceRevision).toBe(second.revision);
@@ -45,10 +45,10 @@ describe('persist', () => {
     await rm(path.join(h.live('ws'), 'sub'), { recursive: true });
     await h.write('ws', { 'new.txt': 'n' });
     const upload = await h.persist('ws', { delete: false, reason: 'checkpoint' });
-    expect(Object.keys(await readTree(path.join(h.services.archive.paths('ws').revision(upload.revision!)))).sort()).toEqual(['gone.txt', 'keep.txt', 'new.txt', 'sub', 'sub/gone2.txt']);
+    expect(Object.keys(await readArchivedTree(h.services.archive, 'ws', upload.revision!)).sort()).toEqual(['gone.txt', 'keep.txt', 'new.txt', 'sub', 'sub/gone2.txt']);
     const reconcile = await h.persist('ws', { delete: true });
     expect(reconcile.deletedFiles).toBe(3);
-    expect(await readTree(h.services.archive.paths('ws').current)).toEqual(await readTree(h.live('ws')));
+    expect(await readArchivedTree(h.services.archive, 'ws')).toEqual(await readTree(h.live('ws')));
   });
 
   it('records nothing when nothing changed', async () => {
@@ -79,7 +79,10 @@ describe('persist', () => {
     await h.provision('ws');
     await h.write('ws', { 'a.txt': 'a', 'b/c.txt': 'c' });
     const first = await h.persist('ws');
-    const archived = execFileSync('sh', ['-c', `cd '${h.services.archive.paths('ws').dir}' && find . | sort && cat current/a.txt`]).toString();
+    // What the workspace's archive holds on disk, and what its current revision says.
+    const snapshot = async () => `${execFileSync('sh', ['-c', `cd '${h.services.archive.paths('ws').dir}' && find . | sort`]).toString()}${await archivedText(h.services.archive, 'ws', 'a.txt')}`;
+    const archived = await snapshot();
+    expect(archived.endsWith('\na')).toBe(true);
     // Empty (an unmounted mount point looks like this).
     await rm(h.live('ws'), { recursive: true });
     await mkdir(h.live('ws'));
@@ -97,7 +100,7 @@ describe('persist', () => {
     await symlink(elsewhere, h.live('ws'));
     await rejectsWith(h.persist('ws', { delete: true }), 'ProviderPermanent');
     expect(await h.services.archive.current('ws')).toBe(first.revision);
-    expect(execFileSync('sh', ['-c', `cd '${h.services.archive.paths('ws').dir}' && find . | sort && cat current/a.txt`]).toString()).toBe(archived);
+    expect(await snapshot()).toBe(archived);
   });
 
   it('same-second same-size rewrites are always archived (200 iterations)', async () => {
@@ -111,7 +114,7 @@ describe('persist', () => {
       const content = String(i % 10_000).padStart(4, '0');
       await writeFile(file, content);
       const result = await h.persist('ws', { delete: false, reason: 'checkpoint' });
-      expect(await readFile(path.join(h.services.archive.paths('ws').current, 'f.txt'), 'utf8'), `iteration ${i} (${result.revision})`).toBe(content);
+      expect(await archivedText(h.services.archive, 'ws', 'f.txt'), `iteration ${i} (${result.revision})`).toBe(content);
     }
     expect(before.size).toBe(4);
   });
@@ -172,16 +175,14 @@ describe('persist', () => {
     const archiveRoot = h.config.paths.archiveRoot;
     const all = execFileSync('sh', ['-c', `find '${archiveRoot}' -type f -print0 | xargs -0 cat`]).toString('latin1');
     expect(all.includes(canary)).toBe(false);
-    const current = h.services.archive.paths('ws').current;
-    expect((await lstat(path.join(current, 'abs_link'))).isSymbolicLink()).toBe(true);
-    expect((await lstat(path.join(current, 'dir_link'))).isSymbolicLink()).toBe(true);
-    expect(await readFile(path.join(current, 'new\nline'), 'utf8')).toBe('nl');
-    expect(await readFile(path.join(current, '-rf'), 'utf8')).toBe('dash');
-    expect(await readFile(path.join(current, 'n'.repeat(255)), 'utf8')).toBe('long name');
-    const names = await readdir(Buffer.from(current), { encoding: 'buffer' });
-    expect(names.some((n) => n.includes(Buffer.from([0xff, 0xfe])))).toBe(true);
-    const manifest = (await h.services.archive.readManifest('ws', result.revision!))!;
-    expect((await verifyTree(h.services.archive.paths('ws').revision(result.revision!), manifest)).mismatches).toEqual([]);
+    const archive = h.services.archive;
+    expect(await archivedNode(archive, 'ws', 'abs_link')).toEqual({ type: 'symlink', target: path.join(host, 'key') });
+    expect(await archivedNode(archive, 'ws', 'dir_link')).toEqual({ type: 'symlink', target: host });
+    expect(await archivedText(archive, 'ws', 'new\nline')).toBe('nl');
+    expect(await archivedText(archive, 'ws', '-rf')).toBe('dash');
+    expect(await archivedText(archive, 'ws', 'n'.repeat(255))).toBe('long name');
+    expect((await archivedNode(archive, 'ws', Buffer.concat([Buffer.from('bad-'), Buffer.from([0xff, 0xfe]), Buffer.from('.txt')])))?.type).toBe('file');
+    expect(await archivedMismatches(archive, 'ws', result.revision!)).toEqual([]);
     expect(await readdir(host)).toEqual(['key']);
 
     // Restore into a new incarnation: symlinks come back verbatim, nothing outside is touched.
