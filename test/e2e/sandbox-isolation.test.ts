@@ -10,6 +10,8 @@ import { lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ArchiveStore } from '../../src/archive/archive-store.js';
+import { archivedFilePath, archivedNode } from '../helpers/archived.js';
 import { killGroup, runFleet, startSharedFleet, type Spawned } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -238,12 +240,12 @@ describe('a sandbox contains its code (namespaces, a uid per workspace, only its
     const before = (await cliExec(ws, facts)).stdout;
     expect(before).toContain(`rt/locked 0 ${uid} regular`);
     const persisted = await json<{ result: { revision: string } }>(['persist', ws, '--delete', '--wait']);
-    const revision = path.join(home, 'archive', ws, 'revs', persisted.result.revision, 'rt');
     // The archive is the fleet's: root-owned, modes kept, the mode-000 file's bytes archived.
-    expect(statSync(path.join(revision, 'locked')).uid).toBe(0);
-    expect(statSync(path.join(revision, 'locked')).mode & 0o777).toBe(0);
-    expect(readFileSync(path.join(revision, 'locked'), 'utf8')).toBe('locked\n');
-    expect(statSync(path.join(revision, 'private')).mode & 0o777).toBe(0o700);
+    const archive = new ArchiveStore(path.join(home, 'archive'));
+    const revision = persisted.result.revision;
+    expect(statSync((await archivedFilePath(archive, ws, 'rt/locked', revision))!).uid).toBe(0);
+    expect(await archivedNode(archive, ws, 'rt/locked', revision)).toMatchObject({ type: 'file', mode: 0, content: Buffer.from('locked\n') });
+    expect(await archivedNode(archive, ws, 'rt/private', revision)).toEqual({ type: 'dir', mode: 0o700 });
 
     // The sandbox dies; the restore gives the tree back to the same uid (a new generation, the same uid).
     await rm(path.join(home, 'live', ws), { recursive: true, force: true });

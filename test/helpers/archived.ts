@@ -36,6 +36,14 @@ export async function archivedNode(archive: ArchiveStore, ws: string, rel: strin
   return { type: 'fifo', mode: stats.mode & 0o7777 };
 }
 
+/** Where the bytes of the file at `rel` lie on disk: the revision tree's file (format 1) or its object (format 2). */
+export async function archivedFilePath(archive: ArchiveStore, ws: string, rel: string, revision: string): Promise<string | null> {
+  const record = await archive.readRecord(ws, revision);
+  if (!record) return path.join(archive.paths(ws).revision(revision), rel);
+  const node = await lookupPath(archive.objects, record.root, Buffer.from(rel));
+  return node?.type === 'f' ? archive.objects.objectPath(node.object) : null;
+}
+
 /**
  * What the stored copy of a file is, for "is it shared with another revision" checks: the inode of
  * a format 1 revision's hard link, the object id of a format 2 tree entry. Null when absent.
