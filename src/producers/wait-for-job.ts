@@ -6,7 +6,7 @@
  * executor, so a Redis error at that moment (a restart, a command timeout) becomes an unhandled
  * rejection that crashes the process, and that wait never settles. Here the job's events are
  * listened to first, then the state is read, and read again every `pollMs` (a missed event, a
- * reconnect); a failed read is retried on the next poll until the deadline.
+ * reconnect); a failed or hung read is retried on the next poll until the deadline.
  */
 import type { EventEmitter } from 'node:events';
 import type { Queue, QueueEvents } from 'bullmq';
@@ -22,6 +22,27 @@ async function finished(queue: Queue, jobId: string): Promise<Outcome | undefine
   const job = await queue.getJob(jobId);
   if (!job) return undefined;
   return state === 'completed' ? { ok: true, value: job.returnvalue ?? null } : { ok: false, reason: job.failedReason ?? 'failed' };
+}
+
+// One state read may take this long at most: a command caught in a reconnect can hang past its
+// own timeout, and a hung read must not outlive the wait's deadline (nor delay the next poll).
+const READ_CAP_MS = 5_000;
+
+// `read`'s value, or undefined when it fails or has not answered within `ms`.
+function bounded<T>(read: Promise<T>, ms: number): Promise<T | undefined> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), ms);
+    read.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(undefined);
+      },
+    );
+  });
 }
 
 export async function waitForJob<R>(queue: Queue, jobId: string, events: QueueEvents, timeoutMs: number, pollMs = 1_000): Promise<R> {
@@ -43,7 +64,7 @@ export async function waitForJob<R>(queue: Queue, jobId: string, events: QueueEv
   emitter.on(`failed:${jobId}`, onFailed);
   try {
     for (;;) {
-      outcome ??= await finished(queue, jobId).catch(() => undefined);
+      outcome ??= await bounded(finished(queue, jobId), Math.max(1, Math.min(READ_CAP_MS, deadline - Date.now())));
       if (outcome?.ok) return outcome.value as R;
       if (outcome) throw decodeFailure(queue.name, jobId, outcome.reason);
       const left = deadline - Date.now();
