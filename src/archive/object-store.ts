@@ -5,7 +5,7 @@
  * identical files across revisions, workspaces and bases cost nothing after the first.
  * Durability is the caller's: one `syncfs` of the archive before the revision record is written.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
@@ -56,6 +56,11 @@ export class ObjectStore {
 
   async hasTree(id: string): Promise<boolean> {
     return this.#trees.has(id) || exists(this.treePath(checkId(id)));
+  }
+
+  /** An object's bytes. */
+  readObject(id: string): Promise<Buffer> {
+    return readFile(this.objectPath(checkId(id)));
   }
 
   /** Opens an object for reading. */
@@ -115,6 +120,27 @@ export class ObjectStore {
     await tmp.handle.close();
     const written = await this.#place(tmp.path, this.objectPath(copied.hash));
     return { id: copied.hash, bytes: copied.bytes, written };
+  }
+
+  /** Stores a stream's bytes as an object (hashed while written); returns its id and size. */
+  async putStream(source: AsyncIterable<Buffer | Uint8Array>): Promise<StoredObject> {
+    const tmp = await this.#tmpFile('o');
+    const hash = createHash('sha256');
+    let bytes = 0;
+    try {
+      for await (const chunk of source) {
+        hash.update(chunk);
+        await tmp.handle.write(chunk);
+        bytes += chunk.length;
+      }
+    } catch (error) {
+      await tmp.handle.close();
+      await unlink(tmp.path).catch(() => undefined);
+      throw error;
+    }
+    await tmp.handle.close();
+    const id = hash.digest('hex');
+    return { id, bytes, written: await this.#place(tmp.path, this.objectPath(id)) };
   }
 
   /** Stores bytes as an object. */
