@@ -29,6 +29,7 @@ import { registerTop } from './commands/top.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerBackfill } from './commands/backfill.js';
 import { registerExport } from './commands/export.js';
+import { registerArchive } from './commands/archive.js';
 
 export type Register = (program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>) => void;
 
@@ -53,6 +54,7 @@ const COMMANDS: Register[] = [
   registerCompletion,
   registerBackfill,
   registerExport,
+  registerArchive,
 ];
 
 /** Builds the program; `run` records each action's exit code. */
