@@ -10,6 +10,7 @@ import { verifyTree } from '../../src/archive/manifest.js';
 import { testWorkers } from '../helpers/fleet-harness.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
 import { readTree } from '../helpers/tree.js';
+import { readArchivedTree } from '../helpers/archived.js';
 
 const signal = () => AbortSignal.timeout(60_000);
 const ids = (r: { items: readonly { id: string }[] }) => r.items.map((i) => i.id).sort();
@@ -134,9 +135,9 @@ describe('rollback', () => {
     expect(result).toMatchObject({ restoredFrom: first.revision, generation: 1 });
     expect(result!.revision).not.toBe(first.revision);
     expect(await h.services.archive.revisions('ws')).toEqual([first.revision, second.revision, result!.revision].sort());
-    expect(await readTree(h.services.archive.paths('ws').current)).toEqual(await readTree(h.services.archive.paths('ws').revision(first.revision!)));
+    expect(await readArchivedTree(h.services.archive, 'ws')).toEqual(await readArchivedTree(h.services.archive, 'ws', first.revision!));
     expect(await readFile(path.join(h.live('ws'), 'doc.txt'), 'utf8')).toBe('first draft');
-    expect(await readTree(h.live('ws'))).toEqual(await readTree(h.services.archive.paths('ws').current));
+    expect(await readTree(h.live('ws'))).toEqual(await readArchivedTree(h.services.archive, 'ws'));
     expect((await h.services.checkpoints.current('ws'))?.reason).toBe('rollback');
     // The workspace keeps working: a persist after the rollback is accepted.
     await h.write('ws', { 'after.txt': 'a' });
