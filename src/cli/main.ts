@@ -30,6 +30,7 @@ import { registerCompletion } from './commands/completion.js';
 import { registerBackfill } from './commands/backfill.js';
 import { registerExport } from './commands/export.js';
 import { registerArchive } from './commands/archive.js';
+import { registerTurn } from './commands/turn.js';
 
 export type Register = (program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>) => void;
 
@@ -55,6 +56,7 @@ const COMMANDS: Register[] = [
   registerBackfill,
   registerExport,
   registerArchive,
+  registerTurn,
 ];
 
 /** Builds the program; `run` records each action's exit code. */

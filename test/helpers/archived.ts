@@ -1,8 +1,10 @@
 // Reads what the archive holds for a path, whatever the revision's format (1: a tree on disk,
 // 2: objects and trees), so tests can check contents without knowing the format.
+import { createHash } from 'node:crypto';
 import { lstat, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ArchiveStore } from '../../src/archive/archive-store.js';
+import { verifyTree } from '../../src/archive/manifest.js';
 import { lookupPath } from '../../src/archive/revision-reader.js';
 import { readTree } from './tree.js';
 
@@ -64,4 +66,22 @@ export async function readArchivedTree(archive: ArchiveStore, ws: string, revisi
   };
   await walk(record.root, '');
   return out;
+}
+
+/**
+ * What of a revision does not match its listing: format 1 re-hashes its tree on disk against the
+ * manifest (`verifyTree`), format 2 re-hashes every file's object against its id and size.
+ */
+export async function archivedMismatches(archive: ArchiveStore, ws: string, revision: string): Promise<{ path: string; problem: string }[]> {
+  const manifest = await archive.readManifest(ws, revision);
+  if (!manifest) return [{ path: '(revision)', problem: 'missing' }];
+  if (manifest.format === 1) return [...(await verifyTree(archive.paths(ws).revision(revision), manifest)).mismatches];
+  const problems: { path: string; problem: string }[] = [];
+  for (const entry of manifest.entries) {
+    if (entry.t !== 'f') continue;
+    const bytes = await archive.objects.readObject(entry.h!).catch(() => null);
+    if (!bytes) problems.push({ path: entry.p, problem: 'missing' });
+    else if (bytes.length !== entry.s || createHash('sha256').update(bytes).digest('hex') !== entry.h) problems.push({ path: entry.p, problem: 'content' });
+  }
+  return problems;
 }

@@ -42,8 +42,7 @@ describe('checkpoints', () => {
         runs += 1;
       }
     };
-    const fleet = await testWorkers(h.config, ['persist', 'checkpoint'], { persist: counting });
-    expect(fleet.services).toBeDefined();
+    await testWorkers(h.config, ['persist', 'checkpoint'], { persist: counting });
     const address = (await h.services.addresses.get('ws'))!;
     // Turn-end persists racing the 1 s checkpoint ticks.
     for (let i = 0; i < 5; i++) {
@@ -62,6 +61,10 @@ describe('checkpoints', () => {
     expect(maxRunning).toBe(1);
     expect(runs).toBeGreaterThanOrEqual(5);
     expect((await h.services.archive.revisions('ws')).length).toBe(revisions);
+    // The idle ticks did run a persist each (upload-only), and it found nothing to record.
+    const ticks = (await checkpointQueue.getCompleted(0, 100)).map((job) => job.returnvalue as { persistJobId?: string; skipped?: string });
+    expect(ticks.filter((tick) => tick.persistJobId !== undefined).length).toBeGreaterThanOrEqual(ticksBefore + 2);
+    expect((await h.services.intents.status('ws')).result).toMatchObject({ unchanged: true, revision: (await h.services.checkpoints.current('ws'))?.workspaceRevision });
     expect(await archivedText(h.services.archive, 'ws', 'turn4.txt')).toBe('turn 4');
   });
 });
