@@ -3,30 +3,17 @@
 // fleet's `readManifest`, and the tree it extracts equals the live tree the revision was
 // persisted from, byte for byte (names as bytes, modes, contents, symlink targets, FIFOs, hard
 // links, holes, nanosecond mtimes).
-import { spawnSync } from 'node:child_process';
 import { chmod, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ManifestEntry } from '../../src/archive/manifest.js';
 import { tempDir } from '../helpers/fleet-env.js';
 import { contentFacts, describeTree, plantPortableTree } from '../helpers/portable-tree.js';
-import { ROOT } from '../helpers/processes.js';
+import { readerListing, runReader } from '../helpers/read-archive.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
 
-const READER = path.join(ROOT, 'examples', 'read-archive.py');
-
-// Runs the reader; returns its exit code and output.
-function reader(h: Harness, args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const result = spawnSync('python3', [READER, h.config.paths.archiveRoot, ...args], { encoding: 'utf8', timeout: 120_000 });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
-// The reader's `list --json` entries.
-function listing(h: Harness, args: string[]): { format: number; entries: ManifestEntry[] } {
-  const result = reader(h, [...args, 'list', '--json']);
-  expect(result.code, result.stderr).toBe(0);
-  return JSON.parse(result.stdout) as { format: number; entries: ManifestEntry[] };
-}
+// The reader on the harness's archive.
+const reader = (h: Harness, args: string[]) => runReader(h.config.paths.archiveRoot, args);
+const listing = (h: Harness, args: string[]) => readerListing(h.config.paths.archiveRoot, args);
 
 // A workspace persisted in `format` from the planted tree; the live tree's description.
 async function persisted(format: '1' | '2') {

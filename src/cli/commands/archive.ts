@@ -5,6 +5,7 @@
  * progress on stderr, exit 1 when any revision was not migrated (named on stderr).
  */
 import type { Command } from 'commander';
+import { ArchiveStore } from '../../archive/archive-store.js';
 import { MigrationMismatchError } from '../../errors/migration-mismatch-error.js';
 import { UsageError } from '../../errors/usage-error.js';
 import { LockUnavailableError } from '../../locks/lock-errors.js';
@@ -77,6 +78,8 @@ export function registerArchive(program: Command, ctx: CliContext, run: (action:
         const lockWaitMs = parseMs('--lock-wait', opts.lockWait, config.deadlines.persistMs);
         // Format 1 persists build each revision from the current one's directory: it must stay while they run.
         if (opts.removeFormat1 && config.archiveFormat !== 2) throw new UsageError('--remove-format1: the fleet writes format 1 (FLEET_ARCHIVE_FORMAT=1), whose persists read the current revision\'s directory; switch to format 2 first');
+        const known = new Set(await new ArchiveStore(config.paths.archiveRoot).workspaces());
+        for (const id of workspaces) if (!known.has(id)) throw new UsageError(`--workspace: no workspace ${JSON.stringify(id)} in the archive (${config.paths.archiveRoot})`);
         return withServices(ctx, (services, connected) =>
           withInterrupt(async (signal) => {
             const bar = opts.json ? null : progressBar(ctx.io, 'migrate');
