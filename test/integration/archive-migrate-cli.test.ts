@@ -10,11 +10,12 @@ import { chmod, mkdir, readdir, rename, rm, symlink, writeFile } from 'node:fs/p
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ManifestEntry } from '../../src/archive/manifest.js';
+import { sameMtime } from '../../src/tree/file-times.js';
 import type { Harness } from '../helpers/workspace-harness.js';
 import { createHarness } from '../helpers/workspace-harness.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir, testConnection } from '../helpers/fleet-env.js';
-import { plantPortableTree } from '../helpers/portable-tree.js';
+import { contentFacts, describeTree, plantPortableTree } from '../helpers/portable-tree.js';
 import { killGroup, ROOT, runFleet, spawnTracked, startFleet } from '../helpers/processes.js';
 import { readerView } from '../helpers/read-archive.js';
 import { waitFor } from '../helpers/wait.js';
@@ -130,6 +131,14 @@ describe('fleet archive migrate', { timeout: 180_000 }, () => {
     expect(again.report).toMatchObject({ converted: 0, alreadyConverted: 3, failed: 0, removedFormat1: 3, currentFlipped: 0 });
     expect((await readdir(paths.revs)).sort()).toEqual([`${r1}.rev.json`, `${r2}.rev.json`]);
     expectSameViews(await views(h, revisions), before);
+    // The fleet's own materialization agrees (export writes times through Node: exact or cut to µs).
+    const exported = path.join(await tempDir('migrated-export'), 'tree');
+    const exportRun = await runFleet(['export', 'ws', '--to', exported], env);
+    expect(exportRun.code, exportRun.stderr).toBe(0);
+    const copy = await describeTree(exported);
+    const source = before.get(`ws/${r2}`)!.tree;
+    expect(contentFacts(copy)).toEqual(contentFacts(source));
+    for (const [p, facts] of source) if (facts.mtimeNs !== undefined) expect(sameMtime(copy.get(p)!.mtimeNs!, facts.mtimeNs), `mtime of ${p}`).toBe(true);
 
     // Nothing is left to do.
     const idle = await migrate(env, ['--remove-format1']);
