@@ -68,6 +68,20 @@ export class ArchiveStore {
     }
   }
 
+  /** Where `current` points and in which form (`revs/<id>.rev.json`: 2, `revs/<id>`: 1); null when absent or not a revision. */
+  async currentLink(workspaceId: string): Promise<{ readonly revision: string; readonly format: 1 | 2 } | null> {
+    let target: string;
+    try {
+      target = await readlink(this.paths(workspaceId).current);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+    const format = target.endsWith(RECORD_SUFFIX) ? 2 : 1;
+    const id = target.replace(/^revs\//, '').replace(RECORD_SUFFIX, '');
+    return REVISION_ID_PATTERN.test(id) ? { revision: id, format } : null;
+  }
+
   /** Points `current` at a committed revision: symlink to a temp name, rename over, fsync. */
   async flipCurrent(workspaceId: string, revision: string): Promise<void> {
     const paths = this.paths(workspaceId);

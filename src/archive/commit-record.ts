@@ -4,6 +4,8 @@
  * the caller → the revision record (fsync, rename) → the checkpoint recorded in Redis and attached,
  * fenced on the generation and on the head the writer started from → `current` flipped. A failure
  * anywhere before the flip leaves the previous revision current and only unreferenced data.
+ * A migration (src/migrate) runs the first two steps and flips `current` to the record of the
+ * revision it already pointed at.
  */
 import type { Checkpoint, CheckpointStore } from '../state/checkpoint-store.js';
 import type { ArchiveStore } from './archive-store.js';
@@ -27,12 +29,20 @@ export interface CommitRecordOptions {
   readonly onStep?: (step: 'commit' | 'attach') => Promise<void>;
 }
 
-/** Commits `record` (its objects and trees already stored); returns the attached checkpoint. */
-export async function commitRecord(deps: CommitRecordDeps, record: RevisionRecord, options: CommitRecordOptions): Promise<Checkpoint> {
-  await options.onStep?.('commit');
+/**
+ * Steps 1 and 2 alone: the objects and trees durable, then the record. What a migration needs,
+ * which gives an existing revision (already recorded and attached under its id) its record.
+ */
+export async function writeDurableRecord(deps: Pick<CommitRecordDeps, 'archive' | 'systemPath'>, record: RevisionRecord, options: Pick<CommitRecordOptions, 'signal' | 'beforeRecord'>): Promise<void> {
   await syncFilesystem(deps.archive.root, deps.systemPath, options.signal);
   await options.beforeRecord?.();
   await deps.archive.writeRecord(record);
+}
+
+/** Commits `record` (its objects and trees already stored); returns the attached checkpoint. */
+export async function commitRecord(deps: CommitRecordDeps, record: RevisionRecord, options: CommitRecordOptions): Promise<Checkpoint> {
+  await options.onStep?.('commit');
+  await writeDurableRecord(deps, record, options);
   await options.onStep?.('attach');
   const checkpoint = await deps.checkpoints.record({
     workspaceId: record.workspaceId,

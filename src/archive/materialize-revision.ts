@@ -10,7 +10,7 @@ import { copyFile, stat, utimes } from 'node:fs/promises';
 import { TaskPool } from '../lib/task-pool.js';
 import { copyFileData, isSparse } from '../tree/copy-file-data.js';
 import { CREATE_FILE_FLAGS, type DirHandle } from '../tree/dir-handle.js';
-import { setFileTime } from '../tree/file-times.js';
+import { nodeTime, setFileTime } from '../tree/file-times.js';
 import { makeFifo } from '../tree/make-fifo.js';
 import type { ObjectStore } from './object-store.js';
 import type { FileNode } from './tree-object.js';
@@ -23,6 +23,8 @@ export interface MaterializeOptions {
   /** PATH for `mkfifo`. */
   readonly systemPath: string;
   readonly signal: AbortSignal;
+  /** Called after each file with the number of files made so far (progress). */
+  readonly onFile?: (files: number) => void;
 }
 
 export interface Materialized {
@@ -57,6 +59,7 @@ export async function materializeRevision(store: ObjectStore, root: string, dest
     }
     counts.files += 1;
     counts.bytes += node.size;
+    options.onFile?.(counts.files);
     settle?.resolve(rel);
   };
 
@@ -105,7 +108,7 @@ export async function materializeRevision(store: ObjectStore, root: string, dest
           await dir.symlink(node.target, node.name);
         } else {
           await makeFifo(dir, node.name, node.mode, options.systemPath, options.signal);
-          await utimes(dir.entry(node.name), Number(node.mtimeNs) / 1e9, Number(node.mtimeNs) / 1e9);
+          await utimes(dir.entry(node.name), nodeTime(node.mtimeNs), nodeTime(node.mtimeNs));
         }
       }
       for (const sub of subdirs) {

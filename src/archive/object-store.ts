@@ -58,6 +58,14 @@ export class ObjectStore {
     return this.#trees.has(id) || exists(this.treePath(checkId(id)));
   }
 
+  /**
+   * True when the object exists; its times are refreshed (like any reuse), so garbage collection
+   * keeps it for its grace period while the revision that names it is committed.
+   */
+  async reuseObject(id: string): Promise<boolean> {
+    return this.#reuse(this.objectPath(checkId(id)));
+  }
+
   /** An object's bytes. */
   readObject(id: string): Promise<Buffer> {
     return readFile(this.objectPath(checkId(id)));

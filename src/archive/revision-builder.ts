@@ -15,7 +15,7 @@ import type { BigIntStats } from 'node:fs';
 import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
 import { TaskPool } from '../lib/task-pool.js';
 import type { DirHandle } from '../tree/dir-handle.js';
-import { sameMtime } from '../tree/file-times.js';
+import { nodeTime, sameMtime } from '../tree/file-times.js';
 import { makeFifo } from '../tree/make-fifo.js';
 import type { TreeLimits } from '../tree/tree-limits.js';
 import { copyEntry, UNREADABLE, type CopiedEntry } from './copy-entry.js';
@@ -418,7 +418,7 @@ export class RevisionBuilder {
   async #setDirectory(dst: DirHandle, stats: BigIntStats, label: string): Promise<void> {
     try {
       await dst.chmod(storedMode(stats.mode & 0o7777n));
-      await dst.setTimes(Number(stats.mtimeNs) / 1e9);
+      await dst.setTimes(nodeTime(stats.mtimeNs));
     } catch (error) {
       throw classifyStorageError(error, 'persist chmod', label);
     }

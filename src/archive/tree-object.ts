@@ -78,7 +78,8 @@ export function sha256(bytes: Buffer): string {
 
 const isMode = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 0o7777;
 const isId = (v: unknown): v is string => typeof v === 'string' && OBJECT_ID_PATTERN.test(v);
-const isTime = (v: unknown): v is string => typeof v === 'string' && /^\d{1,25}$/.test(v);
+// Nanoseconds since the epoch; negative before 1970 (a tree may hold `touch -d @-1` files).
+const isTime = (v: unknown): v is string => typeof v === 'string' && /^-?\d{1,25}$/.test(v);
 const isName = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
 
 // One JSON entry back into a node; throws on anything malformed.

@@ -28,6 +28,8 @@ import { registerQueues } from './commands/queues.js';
 import { registerTop } from './commands/top.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerBackfill } from './commands/backfill.js';
+import { registerExport } from './commands/export.js';
+import { registerArchive } from './commands/archive.js';
 import { registerTurn } from './commands/turn.js';
 
 export type Register = (program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>) => void;
@@ -52,6 +54,8 @@ const COMMANDS: Register[] = [
   registerTop,
   registerCompletion,
   registerBackfill,
+  registerExport,
+  registerArchive,
   registerTurn,
 ];
 

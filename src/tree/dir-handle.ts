@@ -119,8 +119,8 @@ export class DirHandle {
     return new Promise((resolve, reject) => fchmodCallback(this.fd, mode, (error) => (error ? reject(error) : resolve())));
   }
 
-  /** Sets the directory's own atime and mtime (seconds, like `FileHandle.utimes`). */
-  setTimes(seconds: number): Promise<void> {
+  /** Sets the directory's own atime and mtime (seconds, like `FileHandle.utimes`; see `nodeTime`). */
+  setTimes(seconds: number | string): Promise<void> {
     return new Promise((resolve, reject) => futimesCallback(this.fd, seconds, seconds, (error) => (error ? reject(error) : resolve())));
   }
 

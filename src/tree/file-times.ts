@@ -18,11 +18,12 @@ export function storedMtimeNs(ns: bigint): bigint {
   const t = secondsOf(ns);
   let sec = Math.trunc(t);
   let nsec = Math.trunc((t - sec) * 1e9);
+  // libuv's order: the µs cut (C's `%` keeps the sign), then a negative fraction is borrowed from the seconds.
+  nsec -= nsec % 1000;
   if (nsec < 0) {
     nsec += 1e9;
     sec -= 1;
   }
-  nsec -= nsec % 1000;
   return BigInt(sec) * NS_PER_S + BigInt(nsec);
 }
 
@@ -36,8 +37,18 @@ export function sameMtime(copy: bigint, original: bigint): boolean {
   return copy === original || copy === storedMtimeNs(original);
 }
 
+/**
+ * The time argument Node's utimes family is given for `ns`. Node replaces a negative number by
+ * the current time (`toUnixTimestamp`), so a time before 1970 is passed as its decimal string,
+ * which Node converts without that check: the file gets the time it had, not the time of the copy.
+ */
+export function nodeTime(ns: bigint): number | string {
+  const t = secondsOf(ns);
+  return t < 0 ? String(t) : t;
+}
+
 /** Sets atime and mtime of an open file to `mtimeNs` (as Node stores it). */
 export async function setFileTime(handle: FileHandle, mtimeNs: bigint): Promise<void> {
-  const t = secondsOf(mtimeNs);
+  const t = nodeTime(mtimeNs);
   await handle.utimes(t, t);
 }

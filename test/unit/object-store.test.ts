@@ -47,6 +47,12 @@ describe('tree objects', () => {
     expect(decoded.find((n) => n.name.equals(bad))).toMatchObject({ type: 'f', linkKey: '42' });
   });
 
+  it('times before 1970 round-trip (negative nanoseconds; a hostile tree can set them)', () => {
+    const nodes: TreeNode[] = [file('old', { mtimeNs: -1_000_000_001n }), { type: 'p', name: Buffer.from('p'), mode: 0o600, mtimeNs: -5n }];
+    const bytes = encodeTree(nodes);
+    expect(decodeTree(bytes, sha256(bytes))).toMatchObject([{ mtimeNs: -1_000_000_001n }, { mtimeNs: -5n }]);
+  });
+
   it('refuses malformed trees: bad JSON, wrong version, bad names, unsorted, duplicates, wrong id', () => {
     const good = encodeTree([file('a')]);
     expect(() => decodeTree(good, sha256(Buffer.from('other')))).toThrow(TreeFormatError);

@@ -75,6 +75,12 @@ describe('file times', () => {
         await setFileTime(file, ns);
         expect((await file.stat({ bigint: true })).mtimeNs, String(ns)).toBe(storedMtimeNs(ns));
       }
+      // Before 1970: Node would put a negative number of seconds to the current time.
+      const before1970 = Array.from({ length: 200 }, () => -(BigInt(Math.floor(Math.random() * 2e9)) * 1_000_000_000n + BigInt(Math.floor(Math.random() * 1e9))));
+      for (const ns of [-1n, -999n, -1_500_000_000n, -86_400_123_456_789n, ...before1970]) {
+        await setFileTime(file, ns);
+        expect((await file.stat({ bigint: true })).mtimeNs, String(ns)).toBe(storedMtimeNs(ns));
+      }
     } finally {
       await file.close();
     }
