@@ -23,6 +23,7 @@ import { PERSIST, queueNameFor } from '../src/queues/index.js';
 import { startFleetProcess } from '../src/runtime/fleet-process.js';
 import { persistProcessor } from '../src/workers/processors/persist.js';
 import type { Processor, Progress } from '../src/workers/processor-context.js';
+import { bareConnection } from './lib/bare-connection.js';
 import { withBenchEnv } from './lib/bench-env.js';
 import { startFleetHarness, type FleetHarness } from './lib/fleet-harness.js';
 import { target, type BenchContext, type BenchResult } from './lib/report.js';
@@ -148,8 +149,7 @@ export default async function coalesceBench(ctx: BenchContext): Promise<BenchRes
 
     // The baseline: bare BullMQ, fixed jobId per workspace, the same persist protocol.
     const bareExecutions = new Map<string, number>();
-    const url = new URL(env.redisUrl);
-    const connection = { host: url.hostname, port: Number(url.port) };
+    const connection = bareConnection(env.redisUrl);
     const bareQueue = new Queue('bare-persist', { connection, prefix: '{bare}' });
     env.releasers.add('bare queue', () => bareQueue.close());
     const bareWorker = new Worker(

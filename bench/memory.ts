@@ -17,7 +17,7 @@ import path from 'node:path';
 import { createFleetClient } from '../src/producers/fleet-client.js';
 import { CHECKPOINT, CheckpointPayload, checkpointJobOptions, parsePayload, queueNameFor } from '../src/queues/index.js';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { bareConnection } from './lib/bare-connection.js';
 import { withBenchEnv, type BenchEnv } from './lib/bench-env.js';
 import { ensureBuilt, ROOT } from './lib/build.js';
 import { startFleetHarness } from './lib/fleet-harness.js';
@@ -65,9 +65,7 @@ export default async function memoryBench(ctx: BenchContext): Promise<BenchResul
     const client = createFleetClient({ config });
     env.releasers.add('client', () => client.close());
     const checkpointQueue = client.pool.queue(queueNameFor(CHECKPOINT, config.hostId));
-    const bareConnection = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
-    env.releasers.add('bare connection', () => void bareConnection.disconnect());
-    const bareQueue = new Queue('bare', { connection: bareConnection, prefix: '{bare}' });
+    const bareQueue = new Queue('bare', { connection: bareConnection(env.redisUrl), prefix: '{bare}' });
     env.releasers.add('bare queue', () => bareQueue.close());
 
     const samples = { fleet_idle: [] as number[], fleet_queue: [] as number[], tuned_queue: [] as number[], bare_idle: [] as number[], bare_queue: [] as number[] };

@@ -20,6 +20,7 @@ import { createLogger } from '../src/logger.js';
 import { closeRedis, createRedis } from '../src/redis.js';
 import { GC, GcPayload, gcJobOptions, parsePayload, queueNameFor } from '../src/queues/index.js';
 import { startWorkers } from '../src/workers/run-workers.js';
+import { bareConnection } from './lib/bare-connection.js';
 import { withBenchEnv, type BenchEnv } from './lib/bench-env.js';
 import { interleave } from './lib/interleave.js';
 import { target, type BenchContext, type BenchResult } from './lib/report.js';
@@ -103,8 +104,7 @@ async function runFleet(env: BenchEnv, config: Config, logLevel: string): Promis
 // Bare BullMQ with the same concurrency.
 async function runBare(env: BenchEnv, concurrency: number, opts: JobsOptions | undefined): Promise<RunResult> {
   await env.flush();
-  const url = new URL(env.redisUrl);
-  const connection = { host: url.hostname, port: Number(url.port) };
+  const connection = bareConnection(env.redisUrl);
   let processed = 0;
   const worker = new Worker('bare', async () => void (processed += 1), { connection, concurrency, prefix: '{bare}' });
   const queue = new Queue('bare', { connection, prefix: '{bare}' });
