@@ -9,7 +9,7 @@ import type { VercelProviderOptions } from './vercel-provider.js';
 
 const METHODS = ['create', 'get', 'resume', 'list', 'exec', 'writeFiles', 'readFile', 'openTree', 'importTree', 'markReady', 'readReady', 'clearReady', 'snapshot', 'deleteSnapshot', 'stop', 'destroy'] as const;
 
-export function lazyVercelProvider(config: Config, options: Omit<VercelProviderOptions, 'connection'>): SandboxProvider {
+export function lazyVercelProvider(config: Config, options: Partial<Omit<VercelProviderOptions, 'connection'>>): SandboxProvider {
   let loaded: Promise<SandboxProvider> | null = null;
   const load = () => (loaded ??= import('./vercel-provider.js').then(({ createVercelProvider }) => createVercelProvider(config, options)));
   const provider: Record<string, unknown> = { name: 'vercel' };
