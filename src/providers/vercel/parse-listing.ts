@@ -7,8 +7,9 @@
  *   malformed record, or a path that is absolute or climbs out with `..`, refuses the whole
  *   listing (`UnsafeListingError`), exactly like an archive entry in extract rules.
  * - A path over the tree limits (bytes, depth), a second record for a path, an entry whose
- *   parent is not a directory listed before it, and sockets and devices are skipped and counted,
- *   so a tree nested past PATH_MAX cannot make every persist fail.
+ *   parent is not a directory listed before it, a symlink without a target (replaced while find
+ *   read it), and sockets and devices are skipped and counted: a tree nested past PATH_MAX or
+ *   changing while it is listed cannot make every persist fail.
  * - At most `maxEntries` entries are taken (`truncated` says there were more); the listing's
  *   uncompressed size is capped by the caller.
  */
@@ -147,7 +148,12 @@ class ListingBuilder {
       this.#truncated = true;
       return false;
     }
-    if (parsed.type === 'symlink' && (target === null || target.length === 0 || target.length > MAX_TARGET_BYTES)) throw new UnsafeListingError('symlink target is empty or longer than PATH_MAX', target ?? Buffer.alloc(0));
+    if (parsed.type === 'symlink' && (target === null || target.length > MAX_TARGET_BYTES)) throw new UnsafeListingError('symlink target is longer than PATH_MAX', target ?? Buffer.alloc(0));
+    // An empty target: the link was replaced between find's lstat and its readlink (a live tree).
+    if (parsed.type === 'symlink' && target!.length === 0) {
+      this.#skipped.inconsistent += 1;
+      return true;
+    }
     const entry: ListedEntry = { ...parsed, type: parsed.type, rel, key, ...(parsed.type === 'symlink' ? { target: target! } : {}) };
     this.#entries.set(key, entry);
     if (parsed.type === 'dir') this.#dirs.add(key);
