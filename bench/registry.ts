@@ -13,4 +13,5 @@ export const BENCHMARKS: Readonly<Record<string, () => Promise<{ default: Benchm
   'provision-from-base': () => import('./provision-from-base.js'),
   backfill: () => import('./backfill.js'),
   'sandbox-exec': () => import('./sandbox-exec.js'),
+  'vercel-persist': () => import('./vercel-persist.js'),
 };
