@@ -84,11 +84,7 @@ export class ObjectStore {
     const id = sha256(bytes);
     if (this.#trees.has(id) || (await this.#reuse(this.treePath(id)))) return { id, written: false };
     const tmp = await this.#tmpFile('t');
-    try {
-      await tmp.handle.writeFile(bytes);
-    } finally {
-      await tmp.handle.close();
-    }
+    await this.#fill(tmp, () => tmp.handle.writeFile(bytes));
     const written = await this.#place(tmp.path, this.treePath(id));
     return { id, written };
   }
@@ -109,15 +105,7 @@ export class ObjectStore {
       return this.putBytes(bytes.subarray(0, read));
     }
     const tmp = await this.#tmpFile('o');
-    let copied;
-    try {
-      copied = await copyFileData(source, tmp.handle, size, sparse, signal);
-    } catch (error) {
-      await tmp.handle.close();
-      await unlink(tmp.path).catch(() => undefined);
-      throw error;
-    }
-    await tmp.handle.close();
+    const copied = await this.#fill(tmp, () => copyFileData(source, tmp.handle, size, sparse, signal));
     const written = await this.#place(tmp.path, this.objectPath(copied.hash));
     return { id: copied.hash, bytes: copied.bytes, written };
   }
@@ -127,18 +115,13 @@ export class ObjectStore {
     const tmp = await this.#tmpFile('o');
     const hash = createHash('sha256');
     let bytes = 0;
-    try {
+    await this.#fill(tmp, async () => {
       for await (const chunk of source) {
         hash.update(chunk);
         await tmp.handle.write(chunk);
         bytes += chunk.length;
       }
-    } catch (error) {
-      await tmp.handle.close();
-      await unlink(tmp.path).catch(() => undefined);
-      throw error;
-    }
-    await tmp.handle.close();
+    });
     const id = hash.digest('hex');
     return { id, bytes, written: await this.#place(tmp.path, this.objectPath(id)) };
   }
@@ -148,12 +131,25 @@ export class ObjectStore {
     const id = sha256(bytes);
     if (await this.#reuse(this.objectPath(id))) return { id, bytes: bytes.length, written: false };
     const tmp = await this.#tmpFile('o');
-    try {
-      await tmp.handle.writeFile(bytes);
-    } finally {
-      await tmp.handle.close();
-    }
+    await this.#fill(tmp, () => tmp.handle.writeFile(bytes));
     return { id, bytes: bytes.length, written: await this.#place(tmp.path, this.objectPath(id)) };
+  }
+
+  /**
+   * Runs `write` into a temporary file and closes it; on failure the temporary is removed and a
+   * filesystem error (a full disk, a read-only remount) comes out typed, naming the temporary.
+   */
+  async #fill<T>(tmp: { path: string; handle: FileHandle }, write: () => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await write();
+      await tmp.handle.close();
+    } catch (error) {
+      await tmp.handle.close().catch(() => undefined);
+      await unlink(tmp.path).catch(() => undefined);
+      throw classifyStorageError(error, 'write object', tmp.path);
+    }
+    return result;
   }
 
   // A new temporary file under tmp/ (exclusive, never followed).
