@@ -14,6 +14,7 @@ import type { PersistResult } from '../../src/queues/persist.js';
 import { closeRedis, createRedis } from '../../src/redis.js';
 import { createServices, type FleetServices } from '../../src/runtime/services.js';
 import type { ProcessorContext } from '../../src/workers/processor-context.js';
+import { standinEnv } from '../../test/helpers/vercel-standin/standin-env.js';
 import { VercelStandin } from '../../test/helpers/vercel-standin/vercel-standin.js';
 import type { BenchEnv } from './bench-env.js';
 import { countingFetch, type TrafficCounter, type TrafficKind } from './counting-fetch.js';
@@ -44,12 +45,8 @@ export async function startVercelBenchFleet(env: BenchEnv): Promise<VercelBenchF
   const standin = await VercelStandin.start();
   env.releasers.add('stand-in', () => standin.close());
   const config = env.config({
-    FLEET_PROVIDER: 'vercel',
+    ...standinEnv(standin),
     FLEET_ARCHIVE_FORMAT: '2',
-    FLEET_VERCEL_TOKEN: standin.credentials.token,
-    FLEET_VERCEL_TEAM_ID: standin.credentials.teamId,
-    FLEET_VERCEL_PROJECT_ID: standin.credentials.projectId,
-    FLEET_VERCEL_API_URL: standin.url,
   });
   const redis = createRedis({ url: config.redis.url!, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'bench-vercel' });
   env.releasers.add('services connection', () => closeRedis(redis));

@@ -8,6 +8,7 @@ import { loadConfig } from '../../../src/config.js';
 import { removeTree } from '../../../src/tree/remove-tree.js';
 import { addCleanup } from '../cleanup.js';
 import { createVercelProvider, type VercelProvider, type VercelProviderOptions } from '../../../src/providers/vercel/vercel-provider.js';
+import { standinEnv } from './standin-env.js';
 import type { VercelStandin } from './vercel-standin.js';
 
 export function standinProvider(standin: VercelStandin, options: Partial<Omit<VercelProviderOptions, 'connection'>> = {}, overrides: Record<string, string> = {}): VercelProvider {
@@ -15,11 +16,7 @@ export function standinProvider(standin: VercelStandin, options: Partial<Omit<Ve
   addCleanup(() => removeTree(home));
   const config = loadConfig({
     FLEET_HOME: home,
-    FLEET_PROVIDER: 'vercel',
-    FLEET_VERCEL_TOKEN: standin.credentials.token,
-    FLEET_VERCEL_TEAM_ID: standin.credentials.teamId,
-    FLEET_VERCEL_PROJECT_ID: standin.credentials.projectId,
-    FLEET_VERCEL_API_URL: standin.url,
+    ...standinEnv(standin),
     ...overrides,
   });
   return createVercelProvider(config, { pollIntervalMs: 20, ...options });
