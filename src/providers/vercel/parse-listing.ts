@@ -165,15 +165,8 @@ class ListingBuilder {
   }
 }
 
-interface Fields {
-  readonly type: ListedType | 'special';
-  readonly size: number;
-  readonly mode: number;
-  readonly mtimeNs: bigint;
-  readonly ctimeNs: bigint;
-  readonly ino: bigint;
-  readonly dev: bigint;
-}
+// A record's fields line: an entry's stat facts, or a socket or device (skipped).
+type Fields = Omit<ListedEntry, 'rel' | 'key' | 'type' | 'target'> & { readonly type: ListedType | 'special' };
 
 // `<type> <size> <mode> <mtime> <ctime> <inode> <device>`, every field checked.
 function parseFields(fields: Buffer): Fields {
