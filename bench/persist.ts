@@ -26,11 +26,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { restoreWorkspace } from '../src/restore/restore-workspace.js';
 import { withBenchEnv } from './lib/bench-env.js';
+import { bySize, type SizeResult } from './lib/by-size.js';
 import { startFleetHarness, type FleetHarness } from './lib/fleet-harness.js';
 import { interleave, timed } from './lib/interleave.js';
 import { persistProbe, type PersistPhases } from './lib/persist-probe.js';
-import { target, type BenchContext, type BenchResult, type TargetCheck } from './lib/report.js';
-import { fileCounts, scaled } from './lib/scale.js';
+import { target, type BenchContext, type BenchResult } from './lib/report.js';
+import { scaled } from './lib/scale.js';
 import { pairedRatios, summarize, type Summary } from './lib/stats.js';
 import { changeFiles, planTree, writeTree } from './lib/workspace-tree.js';
 
@@ -85,13 +86,6 @@ async function fleetRestore(fleet: FleetHarness): Promise<number> {
 function phaseSummaries(runs: readonly PersistPhases[], prefix: string): Record<string, Summary> {
   const keys = (Object.keys(runs[0]!) as (keyof PersistPhases)[]).filter((k) => k.endsWith('_ms'));
   return Object.fromEntries(keys.map((k) => [`${prefix}${k}`, summarize(runs.map((r) => r[k]), 'ms')]));
-}
-
-interface SizeResult {
-  readonly metrics: Record<string, Summary>;
-  readonly profile: Record<string, Summary>;
-  readonly targets: TargetCheck[];
-  readonly params: Record<string, unknown>;
 }
 
 // The whole measurement at one workspace size.
@@ -205,17 +199,5 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
 
 export default async function persistBench(ctx: BenchContext): Promise<BenchResult> {
   const repeats = ctx.repeats ?? 5;
-  const sizes = fileCounts() ?? [scaled(10_000, 500)];
-  const results: SizeResult[] = [];
-  for (const files of sizes) results.push(await measure(ctx, files, repeats, sizes.length > 1 ? `${files} files: ` : ''));
-  if (results.length === 1) return { ...results[0]!, notes: [] };
-  // Several sizes: metrics and targets carry the size, side by side in one report.
-  const prefixed = (record: Record<string, Summary>, files: number) => Object.fromEntries(Object.entries(record).map(([k, v]) => [`${files}:${k}`, v]));
-  return {
-    params: { sizes, repeats, changedPct: CHANGED * 100, runs: results.map((r) => r.params) },
-    metrics: Object.assign({}, ...results.map((r, i) => prefixed(r.metrics, sizes[i]!))) as Record<string, Summary>,
-    profile: Object.assign({}, ...results.map((r, i) => prefixed(r.profile, sizes[i]!))) as Record<string, Summary>,
-    targets: results.flatMap((r) => r.targets),
-    notes: [],
-  };
+  return bySize(10_000, 500, { repeats, changedPct: CHANGED * 100 }, (files, label) => measure(ctx, files, repeats, label));
 }

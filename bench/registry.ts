@@ -14,4 +14,5 @@ export const BENCHMARKS: Readonly<Record<string, () => Promise<{ default: Benchm
   backfill: () => import('./backfill.js'),
   dedup: () => import('./dedup.js'),
   'sandbox-exec': () => import('./sandbox-exec.js'),
+  'vercel-persist': () => import('./vercel-persist.js'),
 };

@@ -133,6 +133,7 @@ export const EnvSchema = z.object({
   FLEET_ARCHIVE_ROOT: anyText(null),
   FLEET_SNAPSHOT_ROOT: anyText(null),
   FLEET_LEGACY_ROOT: anyText(null),
+  FLEET_VERCEL_MIRROR_ROOT: anyText(null),
   FLEET_CHECKPOINT_INTERVAL_MS: durationMs(30_000, 1_000),
   FLEET_IDLE_TTL_MS: durationMs(15 * 60_000, 1_000),
   FLEET_TURN_TTL_MS: durationMs(HOUR, 1_000, DAY),
@@ -214,6 +215,8 @@ export interface Config {
     readonly archiveRoot: string;
     readonly snapshotRoot: string;
     readonly legacyRoot: string;
+    /** Host-side mirrors of Vercel sandbox trees, one per workspace (what a Vercel persist walks). @default $FLEET_HOME/vercel-mirrors */
+    readonly vercelMirrorRoot: string;
   };
   readonly checkpointIntervalMs: number;
   readonly idleTtlMs: number;
@@ -386,6 +389,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       archiveRoot: under(e.FLEET_ARCHIVE_ROOT, 'archive'),
       snapshotRoot: under(e.FLEET_SNAPSHOT_ROOT, 'snapshots'),
       legacyRoot: under(e.FLEET_LEGACY_ROOT, 'legacy'),
+      vercelMirrorRoot: under(e.FLEET_VERCEL_MIRROR_ROOT, 'vercel-mirrors'),
     },
     checkpointIntervalMs: e.FLEET_CHECKPOINT_INTERVAL_MS,
     idleTtlMs: e.FLEET_IDLE_TTL_MS,
@@ -475,6 +479,7 @@ export const CONFIG_DOCS: Readonly<Record<(typeof CONFIG_VARIABLES)[number], rea
   FLEET_ARCHIVE_ROOT: ['$FLEET_HOME/archive', 'Archive of immutable revisions (may be shared, e.g. NFS)'],
   FLEET_SNAPSHOT_ROOT: ['$FLEET_HOME/snapshots', 'Base snapshots of the local provider'],
   FLEET_LEGACY_ROOT: ['$FLEET_HOME/legacy', 'Legacy flat blob store read by backfill'],
+  FLEET_VERCEL_MIRROR_ROOT: ['$FLEET_HOME/vercel-mirrors', 'Host-side mirrors of Vercel sandbox trees (a persist transfers only what changed into them)'],
   FLEET_CHECKPOINT_INTERVAL_MS: ['30000', 'Upload-only checkpoint interval per active workspace'],
   FLEET_IDLE_TTL_MS: ['900000', 'Quiet time (no turn open, no exec or file operation running, no activity) after which a workspace is flushed and stopped'],
   FLEET_TURN_TTL_MS: ['3600000', 'Longest a turn stays open without being opened again or closed'],

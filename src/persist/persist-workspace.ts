@@ -24,7 +24,7 @@ import { ShrinkGuardError } from '../errors/shrink-guard-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { Logger } from '../logger.js';
 import type { PersistReason, PersistResult } from '../queues/persist.js';
-import type { SandboxProvider } from '../providers/sandbox-provider.js';
+import type { SandboxProvider, TreeTransfer } from '../providers/sandbox-provider.js';
 import type { Address, AddressStore } from '../state/address-store.js';
 import type { CheckpointStore } from '../state/checkpoint-store.js';
 import type { Progress } from '../workers/processor-context.js';
@@ -106,7 +106,8 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
   if (deps.archiveFormat === 2) {
     const tree = await provider.openTree(address.handle, ctx.signal);
     try {
-      return await persistToStore(deps, request, ctx, { head, currentRevision, tree, revision: newRevisionId(generation), started });
+      const result = await persistToStore(deps, request, ctx, { head, currentRevision, tree, revision: newRevisionId(generation), started });
+      return tree.transfer ? { ...result, transferredBytes: transferredBytes(tree.transfer), transferredFiles: tree.transfer.files } : result;
     } finally {
       await tree.release();
     }
@@ -210,6 +211,11 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
     // A temporary revision that was not committed is litter: remove it now (GC covers crashes).
     await removeTree(tmp).catch(() => undefined);
   }
+}
+
+// Everything that crossed a remote provider's boundary for the tree (listing, archive, request).
+function transferredBytes(transfer: TreeTransfer): number {
+  return transfer.listingBytes + transfer.archiveBytes + transfer.requestBytes;
 }
 
 // True when the live tree has no entries; a tree that cannot be opened as a real directory is an empty source.

@@ -80,6 +80,20 @@ export interface FileToWrite {
   readonly mode?: number;
 }
 
+/** What crossed a remote provider's boundary to bring its tree to the host (Vercel). */
+export interface TreeTransfer {
+  /** Compressed bytes of the tree's listing (every persist moves it). */
+  readonly listingBytes: number;
+  /** Compressed bytes of the changed files' archive, plus the sandbox's second look at them. */
+  readonly archiveBytes: number;
+  /** Bytes sent: the list of the files asked for. */
+  readonly requestBytes: number;
+  /** Files whose content was transferred. */
+  readonly files: number;
+  /** True when the host had nothing it could reuse (the first persist of an incarnation on this host, a rebuilt mirror). */
+  readonly full: boolean;
+}
+
 /** A local directory holding the workspace tree, valid until `release()`. */
 export interface TreeSource {
   readonly path: string;
@@ -88,6 +102,8 @@ export interface TreeSource {
    * absent when the tree is a fresh copy each time (its stats say nothing).
    */
   readonly statCache?: string;
+  /** Remote providers: what was transferred to bring the tree here. */
+  readonly transfer?: TreeTransfer;
   release(): Promise<void>;
 }
 

@@ -62,6 +62,10 @@ export interface PersistResult {
   /** Format 2: objects and tree objects this run wrote. */
   readonly newObjects?: number;
   readonly newTrees?: number;
+  /** Remote providers (Vercel), format 2: bytes moved to bring the tree to the host (compressed listing and changed files, the request). */
+  readonly transferredBytes?: number;
+  /** Remote providers (Vercel), format 2: files whose content was transferred. */
+  readonly transferredFiles?: number;
 }
 
 export const persistJobOptions = retryingJob(5, 2_000);

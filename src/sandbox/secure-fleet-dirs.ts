@@ -1,5 +1,5 @@
 /**
- * The fleet's own directories (FLEET_HOME, the live, archive, snapshot and legacy roots) are
+ * The fleet's own directories (FLEET_HOME, the live, archive, snapshot, legacy and Vercel mirror roots) are
  * `0700` and owned by the fleet's user, so a sandbox uid can neither list nor enter them: it
  * reaches its own tree only through the bind mount made from the fleet's descriptor. Every
  * place that creates one does so with mode 0700; at start-up, when sandboxes are isolated, the
@@ -18,7 +18,7 @@ export interface DirFinding {
 export async function secureFleetDirs(paths: Config['paths']): Promise<DirFinding[]> {
   const findings: DirFinding[] = [];
   const uid = typeof process.getuid === 'function' ? process.getuid() : -1;
-  for (const dir of [...new Set([paths.home, paths.liveRoot, paths.archiveRoot, paths.snapshotRoot, paths.legacyRoot])]) {
+  for (const dir of [...new Set([paths.home, paths.liveRoot, paths.archiveRoot, paths.snapshotRoot, paths.legacyRoot, paths.vercelMirrorRoot])]) {
     try {
       const stats = await lstat(dir).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? null : Promise.reject(error)));
       if (stats === null) continue;

@@ -13,7 +13,7 @@ import { tempDir, testConnection, testEnv } from '../helpers/fleet-env.js';
 import { killGroup, runFleet, startFleet } from '../helpers/processes.js';
 import { standinProvider } from '../helpers/vercel-standin/standin-provider.js';
 import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
-import { standinEnv } from '../helpers/vercel-harness.js';
+import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
 
 // `fleet up` with `env`; resolves with its web URL.
 async function fleetUp(env: Record<string, string>) {

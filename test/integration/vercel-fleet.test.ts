@@ -10,7 +10,8 @@ import { archivedText } from '../helpers/archived.js';
 
 describe('fleet on Vercel (stand-in)', () => {
   it('bakes a base, provisions from it, execs, persists into the archive, stops, resumes and restores', async () => {
-    const { h } = await createVercelHarness();
+    // Format 1 (this test reads revisions as directories and manifests); vercel-delta.test.ts covers format 2.
+    const { h } = await createVercelHarness({ FLEET_ARCHIVE_FORMAT: '1' });
     const vercel = h.services.providers.get('vercel');
     const signal = () => AbortSignal.timeout(30_000);
     const manifest = parsePayload('manifest', BaseManifest, {

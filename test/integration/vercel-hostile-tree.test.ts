@@ -15,7 +15,8 @@ const CANARY = `CANARY-VERCEL-${process.pid}-${Date.now()}`;
 
 describe('hostile tree on Vercel (stand-in)', () => {
   it('links out, links into another workspace, odd names, FIFOs, sparse files and hard links: both persist modes and a restore', { timeout: 120_000 }, async () => {
-    const { h } = await createVercelHarness();
+    // Format 1 (this test reads revisions as directories and manifests); vercel-delta.test.ts covers format 2.
+    const { h } = await createVercelHarness({ FLEET_ARCHIVE_FORMAT: '1' });
     const outside = await tempDir('outside');
     await writeFile(path.join(outside, 'secret.txt'), CANARY);
     await mkdir(path.join(outside, 'sub'));

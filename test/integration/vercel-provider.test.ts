@@ -124,7 +124,7 @@ describe('VercelProvider against the stand-in', () => {
     await expect(provider.writeFiles(handle, [{ path: '/etc/passwd', content: Buffer.from('x') }], signal())).rejects.toMatchObject({ classification: 'permanent' });
   });
 
-  it('openTree exports exactly the tree: nested dirs, empty dirs, a symlink, odd names, modes; not the marker', async () => {
+  it('openTree mirrors exactly the tree: nested dirs, empty dirs, a symlink, odd names, modes; not the marker', async () => {
     const handle = await createEmpty();
     const longName = 'l'.repeat(120);
     await sh(
@@ -160,8 +160,15 @@ describe('VercelProvider against the stand-in', () => {
     } finally {
       await tree.release();
     }
-    await expect(lstat(tree.path)).rejects.toMatchObject({ code: 'ENOENT' });
-    // The transfer archive does not stay behind in the sandbox.
+    // The tree is the host's mirror (0700, outside the sandbox): it stays for the next persist,
+    // which, with nothing changed, moves only the listing.
+    expect((await lstat(path.dirname(tree.path))).mode & 0o777).toBe(0o700);
+    expect(tree.transfer).toMatchObject({ full: true, requestBytes: expect.any(Number) });
+    const again = await provider.openTree(handle, signal());
+    await again.release();
+    expect(again.path).toBe(tree.path);
+    expect(again.transfer).toMatchObject({ files: 0, archiveBytes: 0, requestBytes: 0, full: false });
+    // No transfer file stays behind in the sandbox.
     expect(await sh(handle, 'ls -A ../.fleet')).toBe('ready.json\n');
   });
 

@@ -2,7 +2,9 @@ import { APIError, StreamError } from '@vercel/sandbox';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ProviderBusyError, ProviderGoneError, ProviderPermanentError, type ProviderErrorClass } from '../../src/providers/provider-errors.js';
-import { classifyVercelError } from '../../src/providers/vercel/classify-vercel-error.js';
+import { DiskFullError } from '../../src/errors/disk-full-error.js';
+import { UnsafeListingError } from '../../src/errors/unsafe-listing-error.js';
+import { classifyOperationError, classifyVercelError } from '../../src/providers/vercel/classify-vercel-error.js';
 import { UnsafeTarEntryError } from '../../src/providers/vercel/unsafe-tar-entry-error.js';
 
 // An APIError as the SDK builds it from a non-2xx response.
@@ -44,6 +46,8 @@ const cases: [string, unknown, ProviderErrorClass][] = [
   ['fetch failed without a cause', new TypeError('fetch failed'), 'permanent'],
   ['ZodError', (() => { try { z.string().parse(1); } catch (error) { return error; } })(), 'permanent'],
   ['UnsafeTarEntryError', new UnsafeTarEntryError('../x', 'climbs out with ..'), 'permanent'],
+  ['UnsafeListingError', new UnsafeListingError('path climbs out with ..', Buffer.from('../x')), 'permanent'],
+  ['a host filesystem error seen on the way', Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }), 'permanent'],
   ['a plain Error', new Error('No active session to stop.'), 'permanent'],
 ];
 
@@ -69,5 +73,11 @@ describe('classifyVercelError', () => {
   it('returns classified errors unchanged', () => {
     const busy = new ProviderBusyError('vercel', 'exec', 'slow');
     expect(classifyVercelError(busy, 'other')).toBe(busy);
+  });
+
+  it('lets a host storage error of the mirror through as it is (its own retry intent; never gone)', () => {
+    const full = new DiskFullError({ operation: 'vercel mirror', path: '/m', errno: 'ENOSPC' }, 'no space left on the filesystem');
+    expect(classifyOperationError(full, 'openTree')).toBe(full);
+    expect(classifyOperationError(apiError(404), 'openTree')).toBeInstanceOf(ProviderGoneError);
   });
 });

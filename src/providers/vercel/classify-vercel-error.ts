@@ -16,11 +16,14 @@
  * | `StreamError` (error line or early end of an NDJSON stream)     | busy      | the session stopped or the connection broke mid-stream; the next call auto-resumes |
  * | network error, code `ECONNREFUSED` (also as `cause`)            | gone      | nothing listens there any more |
  * | network error, other transient codes (`ECONNRESET`, `UND_ERR_*`…)| busy      | the network or the provider is flaky |
- * | `UnsafeTarEntryError`                                           | permanent | the sandbox produced an archive we refuse to unpack |
+ * | `UnsafeTarEntryError`, `UnsafeListingError`                     | permanent | the sandbox produced an archive or a listing we refuse to apply |
+ * | `StorageError` (the host-side mirror's filesystem)              | unchanged | a host failure, not the provider's: its own retry intent (`classifyOperationError`) |
  * | anything else (`ZodError`, programming errors, missing credentials) | permanent | retrying cannot fix it |
  */
 import { APIError, StreamError } from '@vercel/sandbox';
 import { ProviderBusyError, ProviderError, ProviderGoneError, ProviderPermanentError } from '../provider-errors.js';
+import { UnsafeListingError } from '../../errors/unsafe-listing-error.js';
+import { StorageError } from '../../errors/storage-error.js';
 import { UnsafeTarEntryError } from './unsafe-tar-entry-error.js';
 
 const PROVIDER = 'vercel';
@@ -55,6 +58,7 @@ export function classifyVercelError(error: unknown, operation: string): Provider
   }
   if (isAbort(error)) return new ProviderBusyError(PROVIDER, operation, 'aborted by its deadline', { cause: error });
   if (error instanceof UnsafeTarEntryError) return new ProviderPermanentError(PROVIDER, operation, 'refused an unsafe archive entry', { cause: error, context: error.context });
+  if (error instanceof UnsafeListingError) return new ProviderPermanentError(PROVIDER, operation, 'refused an unsafe tree listing', { cause: error, context: error.context });
   const codes = networkCodes(error);
   if (codes.length > 0 && codes.every((code) => code === REFUSED_CODE)) {
     return new ProviderGoneError(PROVIDER, operation, 'connection refused', { cause: error, context: { networkCode: REFUSED_CODE } });
@@ -62,6 +66,11 @@ export function classifyVercelError(error: unknown, operation: string): Provider
   const transient = codes.find((code) => TRANSIENT_NETWORK_CODES.has(code) || code === REFUSED_CODE);
   if (transient !== undefined) return new ProviderBusyError(PROVIDER, operation, `network error ${transient}`, { cause: error, context: { networkCode: transient } });
   return new ProviderPermanentError(PROVIDER, operation, 'unexpected error', { cause: error });
+}
+
+/** What a provider operation throws: a host storage error of the mirror as it is, anything else classified. */
+export function classifyOperationError(error: unknown, operation: string): ProviderError | StorageError {
+  return error instanceof StorageError ? error : classifyVercelError(error, operation);
 }
 
 // Status (and API error code) → class, see the table above.

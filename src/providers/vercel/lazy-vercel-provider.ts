@@ -7,7 +7,7 @@ import type { Config } from '../../config.js';
 import { PROVIDER_METHODS, type SandboxProvider } from '../sandbox-provider.js';
 import type { VercelProviderOptions } from './vercel-provider.js';
 
-export function lazyVercelProvider(config: Config, options: Omit<VercelProviderOptions, 'connection'>): SandboxProvider {
+export function lazyVercelProvider(config: Config, options: Partial<Omit<VercelProviderOptions, 'connection'>>): SandboxProvider {
   let loaded: Promise<SandboxProvider> | null = null;
   const load = () => (loaded ??= import('./vercel-provider.js').then(({ createVercelProvider }) => createVercelProvider(config, options)));
   const provider: Record<string, unknown> = { name: 'vercel' };

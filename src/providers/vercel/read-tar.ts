@@ -10,8 +10,10 @@ const BLOCK = 512;
 export type TarEntryType = 'file' | 'directory' | 'symlink' | 'hardlink' | 'other';
 
 export interface TarEntry {
-  /** The path as stored (not yet checked for safety). */
+  /** The path as stored (not yet checked for safety), decoded as UTF-8. */
   readonly path: string;
+  /** The path's exact bytes (names need not be UTF-8). */
+  readonly pathBytes: Buffer;
   readonly type: TarEntryType;
   /** The raw typeflag character (e.g. `3` for a character device). */
   readonly typeflag: string;
@@ -20,6 +22,8 @@ export interface TarEntry {
   readonly mtime: number;
   readonly size: number;
   readonly linkpath: string;
+  /** The link target's exact bytes. */
+  readonly linkpathBytes: Buffer;
 }
 
 /** One entry and its content; the content must be consumed (or ignored) before the next entry. */
@@ -31,10 +35,10 @@ export interface TarItem {
 /** Yields the entries of a tar stream in order. Throws on a corrupt or truncated archive. */
 export async function* readTar(source: AsyncIterable<Buffer | Uint8Array | string>): AsyncGenerator<TarItem> {
   const reader = new ByteReader(source);
-  let globalPax: Record<string, string> = {};
-  let pax: Record<string, string> = {};
-  let longName: string | undefined;
-  let longLink: string | undefined;
+  let globalPax: Record<string, Buffer> = {};
+  let pax: Record<string, Buffer> = {};
+  let longName: Buffer | undefined;
+  let longLink: Buffer | undefined;
   for (;;) {
     const header = await reader.read(BLOCK);
     if (header === null || header.every((byte) => byte === 0)) return;
@@ -47,19 +51,23 @@ export async function* readTar(source: AsyncIterable<Buffer | Uint8Array | strin
       const data = body.subarray(0, size);
       if (typeflag === 'x') pax = { ...pax, ...parsePax(data) };
       else if (typeflag === 'g') globalPax = { ...globalPax, ...parsePax(data) };
-      else if (typeflag === 'L') longName = cString(data);
-      else longLink = cString(data);
+      else if (typeflag === 'L') longName = cBytes(data);
+      else longLink = cBytes(data);
       continue;
     }
     const fields = { ...globalPax, ...pax };
+    const pathBytes = fields.path ?? longName ?? ustarName(header);
+    const linkpathBytes = fields.linkpath ?? longLink ?? cBytes(header.subarray(157, 257));
     const entry: TarEntry = {
-      path: fields.path ?? longName ?? ustarName(header),
+      path: pathBytes.toString('utf8'),
+      pathBytes,
       type: entryType(typeflag),
       typeflag,
       mode: numeric(header, 100, 8),
-      mtime: fields.mtime !== undefined ? Number(fields.mtime) : numeric(header, 136, 12),
-      size: fields.size !== undefined ? Number(fields.size) : size,
-      linkpath: fields.linkpath ?? longLink ?? cString(header.subarray(157, 257)),
+      mtime: fields.mtime !== undefined ? Number(fields.mtime.toString('latin1')) : numeric(header, 136, 12),
+      size: fields.size !== undefined ? Number(fields.size.toString('latin1')) : size,
+      linkpath: linkpathBytes.toString('utf8'),
+      linkpathBytes,
     };
     pax = {};
     longName = undefined;
@@ -92,18 +100,23 @@ function entryType(typeflag: string): TarEntryType {
   return 'other';
 }
 
-// The name of a ustar header, joined with its `prefix` field.
-function ustarName(header: Buffer): string {
-  const name = cString(header.subarray(0, 100));
+// The name of a ustar header, joined with its `prefix` field (exact bytes).
+function ustarName(header: Buffer): Buffer {
+  const name = cBytes(header.subarray(0, 100));
   const magic = header.subarray(257, 262).toString('latin1');
-  const prefix = magic === 'ustar' ? cString(header.subarray(345, 500)) : '';
-  return prefix === '' ? name : `${prefix}/${name}`;
+  const prefix = magic === 'ustar' ? cBytes(header.subarray(345, 500)) : Buffer.alloc(0);
+  return prefix.length === 0 ? name : Buffer.concat([prefix, Buffer.from('/'), name]);
 }
 
-// A NUL-terminated UTF-8 string.
-function cString(field: Buffer): string {
+// The bytes of a NUL-terminated field (copied: the header buffer is reused).
+function cBytes(field: Buffer): Buffer {
   const end = field.indexOf(0);
-  return field.subarray(0, end === -1 ? field.length : end).toString('utf8');
+  return Buffer.from(field.subarray(0, end === -1 ? field.length : end));
+}
+
+// A NUL-terminated ASCII field (numbers).
+function cString(field: Buffer): string {
+  return cBytes(field).toString('latin1');
 }
 
 // An octal (or GNU base-256) number field.
@@ -118,18 +131,18 @@ function numeric(header: Buffer, offset: number, length: number): number {
   return text === '' ? 0 : Number.parseInt(text, 8);
 }
 
-// Pax records: "<len> <key>=<value>\n".
-function parsePax(data: Buffer): Record<string, string> {
-  const out: Record<string, string> = {};
+// Pax records: "<len> <key>=<value>\n" (values kept as bytes: paths need not be UTF-8).
+function parsePax(data: Buffer): Record<string, Buffer> {
+  const out: Record<string, Buffer> = {};
   let at = 0;
   while (at < data.length) {
     const space = data.indexOf(0x20, at);
     if (space === -1) break;
     const length = Number.parseInt(data.subarray(at, space).toString('latin1'), 10);
     if (!Number.isFinite(length) || length <= 0) throw new Error('corrupt pax header');
-    const record = data.subarray(space + 1, at + length - 1).toString('utf8');
-    const eq = record.indexOf('=');
-    if (eq > 0) out[record.slice(0, eq)] = record.slice(eq + 1);
+    const record = data.subarray(space + 1, at + length - 1);
+    const eq = record.indexOf(0x3d);
+    if (eq > 0) out[record.subarray(0, eq).toString('latin1')] = Buffer.from(record.subarray(eq + 1));
     at += length;
   }
   return out;

@@ -10,15 +10,50 @@ export const PREPARE_SCRIPT = 'mkdir -p workspace .fleet && rm -f .fleet/ready.j
 export const CLEAR_READY_SCRIPT = 'rm -f .fleet/ready.json';
 
 /**
- * Archives the tree into `$1` (gzip, pax format, hard links stored as files). GNU tar exits 1
- * when a file changed while it was read; like an rsync of a live tree that is still a usable
- * archive, so 1 is accepted (see `EXPORT_OK_EXIT_CODES`).
+ * One listing record per entry, fields NUL-terminated so any name survives (newlines included):
+ * `<type> <size> <mode> <mtime> <ctime> <inode> <device>`, the path relative to the tree, the
+ * symlink target (empty for anything else). Times are seconds with up to ten decimals as GNU
+ * find prints them (`%T@`). Parsed, without trusting a byte of it, by `parse-listing.ts`.
  */
-export const EXPORT_SCRIPT = [
+export const LISTING_RECORD = '%y %s %m %T@ %C@ %i %D\\0%P\\0%l\\0';
+/** The same record for a directory the sandbox's user cannot read or enter (type `u`, not descended). */
+export const CLOSED_DIR_RECORD = 'u %s %m %T@ %C@ %i %D\\0%P\\0\\0';
+/** The record of `DELTA_SCRIPT`'s second look at the files it archived (paths as asked: `./a/b`). */
+export const RESTAT_RECORD = '%y %s %m %T@ %C@ %i %D\\0%p\\0%l\\0';
+
+/**
+ * Lists the tree into `$1` (gzip of `LISTING_RECORD`s), without descending into directories the
+ * user cannot read (they are listed as `u`: kept as the host has them, never taken as emptied).
+ * find exits 1 when an entry vanished while it walked (a live tree): the listing is still good.
+ */
+export const LIST_SCRIPT = [
   'mkdir -p workspace .fleet || exit 90',
-  'tar -czf "$1" --format=posix --hard-dereference -C workspace .',
+  'cd workspace || exit 90',
+  `find . -mindepth 1 \\( -type d ! \\( -readable -executable \\) -prune -printf '${CLOSED_DIR_RECORD}' \\) -o -printf '${LISTING_RECORD}' > "../$1.raw"`,
+  'rc=$?',
+  'gzip -c < "../$1.raw" > "../$1" || exit 92',
+  'rm -f "../$1.raw"',
+  '[ "$rc" -le 1 ] || exit 93',
 ].join('\n');
-export const EXPORT_OK_EXIT_CODES = [0, 1] as const;
+
+/**
+ * Archives the files named in `$1` (NUL-separated, `./`-prefixed paths relative to the tree)
+ * into `$2` (gzip, GNU format: exact name bytes, hard links stored as files, no recursion), then
+ * looks at each of them again. stdout: the sandbox clock before the archive was made (ns), a
+ * newline, and base64 of the gzipped `RESTAT_RECORD`s. A file that vanished or cannot be read is
+ * left out (`--ignore-failed-read`); GNU tar exits 1 when a file changed while it was read, which
+ * the second look catches file by file. `$1` is removed.
+ */
+export const DELTA_SCRIPT = [
+  'cd workspace || exit 90',
+  'date +%s%N || exit 91',
+  'tar -czf "../$2" --format=gnu --hard-dereference --null --no-recursion --ignore-failed-read -T "../$1"',
+  'rc=$?',
+  `xargs -0 -r sh -c 'exec find "$@" -maxdepth 0 -printf "$0"' '${RESTAT_RECORD}' < "../$1" 2>/dev/null | gzip -c | base64 -w0`,
+  'echo',
+  'rm -f "../$1"',
+  '[ "$rc" -le 1 ] || exit "$rc"',
+].join('\n');
 
 /** Replaces the tree's contents with the archive `$1` (keeping the root directory itself) and removes `$1`. */
 export const IMPORT_SCRIPT = [
@@ -30,5 +65,5 @@ export const IMPORT_SCRIPT = [
   'exit "$rc"',
 ].join('\n');
 
-/** Removes the transfer archive `$1`. */
-export const REMOVE_SCRIPT = 'rm -f "$1"';
+/** Removes transfer files (`$1`…, relative paths). */
+export const REMOVE_SCRIPT = 'rm -f -- "$@"';

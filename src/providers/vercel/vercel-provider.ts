@@ -4,6 +4,8 @@
  * - handle = the sandbox name (`sandbox-name.ts`), the SDK's durable key; sessions come and go.
  * - tree = `/vercel/sandbox/workspace`; ready marker = `/vercel/sandbox/.fleet/ready.json`
  *   (`vercel-paths.ts` explains why the marker sits outside the tree).
+ * - `openTree` returns the host's mirror of the tree, brought up to date by transferring only
+ *   what changed (`sync-mirror.ts`); `destroy` removes that mirror.
  * - Every method wraps its SDK calls in `withDeadline` (caller's signal + `operationTimeoutMs`)
  *   and throws only classified provider errors (`classify-vercel-error.ts`).
  * - Session calls on a stopped sandbox resume it (the SDK's auto-resume on HTTP 410).
@@ -26,13 +28,14 @@ import { snapshotStatus } from './snapshot-status.js';
 import { ProviderPermanentError } from '../provider-errors.js';
 import { hasStatus } from './classify-vercel-error.js';
 import { execInSandbox } from './exec-in-sandbox.js';
-import { exportTree } from './export-tree.js';
 import { importTree } from './import-tree.js';
 import { clearReady, markReady, readReady } from './ready-marker.js';
 import { runScript } from './run-script.js';
 import { describeSandbox, fleetTags, VERCEL_HOST_ID } from './sandbox-info.js';
 import { SANDBOX_NAME_PREFIX, sandboxName } from './sandbox-name.js';
+import { removeMirror } from './remove-mirror.js';
 import { snapshotSandbox } from './snapshot-sandbox.js';
+import { syncMirror, type MirrorOptions } from './sync-mirror.js';
 import { PREPARE_SCRIPT } from './tree-scripts.js';
 import { vercelConnection, type VercelConnection } from './vercel-connection.js';
 import { treePath, treeRelativePath } from './vercel-paths.js';
@@ -40,6 +43,8 @@ import { withDeadline } from './with-deadline.js';
 
 export interface VercelProviderOptions {
   readonly connection: VercelConnection;
+  /** The host-side mirrors persist reads sandbox trees from (sync-mirror.ts). */
+  readonly mirror: MirrorOptions;
   /** Sent as `persistent` at create; unset leaves the server default (persistent). */
   readonly persistent?: boolean;
   /** Session lifetime sent as `timeout` at create; unset leaves the server default (5 min). */
@@ -124,7 +129,7 @@ export class VercelProvider implements SandboxProvider {
   }
 
   async openTree(handle: string, signal: AbortSignal): Promise<TreeSource> {
-    return this.run('openTree', signal, async (deadline) => exportTree(await this.sandbox(handle, deadline), deadline));
+    return this.run('openTree', signal, async (deadline) => syncMirror(await this.sandbox(handle, deadline), handle, this.options.mirror, deadline));
   }
 
   async importTree(handle: string, from: string, signal: AbortSignal): Promise<void> {
@@ -190,6 +195,8 @@ export class VercelProvider implements SandboxProvider {
       } catch (error) {
         if (!hasStatus(error, 404)) throw error;
       }
+      // Best effort: the mirror is a cache (a leftover costs disk, never correctness).
+      await removeMirror(this.options.mirror.root, handle).catch(() => undefined);
     });
   }
 
@@ -238,7 +245,8 @@ export class VercelProvider implements SandboxProvider {
   }
 }
 
-/** The provider configured by `Config.vercel` (throws `ConfigError` without credentials). */
-export function createVercelProvider(config: Config, options: Omit<VercelProviderOptions, 'connection'> = {}): VercelProvider {
-  return new VercelProvider({ ...options, connection: vercelConnection(config.vercel) });
+/** The provider configured by `Config.vercel` (throws `ConfigError` without credentials); mirrors under `Config.paths.vercelMirrorRoot`. */
+export function createVercelProvider(config: Config, options: Partial<Omit<VercelProviderOptions, 'connection'>> = {}): VercelProvider {
+  const mirror = options.mirror ?? { root: config.paths.vercelMirrorRoot, limits: config.treeLimits, systemPath: options.systemPath ?? config.systemPath };
+  return new VercelProvider({ ...options, mirror, connection: vercelConnection(config.vercel) });
 }

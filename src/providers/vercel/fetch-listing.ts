@@ -1,0 +1,34 @@
+import { randomUUID } from 'node:crypto';
+import type { Sandbox } from '@vercel/sandbox';
+import { UnsafeListingError } from '../../errors/unsafe-listing-error.js';
+import type { TreeLimits } from '../../tree/tree-limits.js';
+import { parseListing, type Listing } from './parse-listing.js';
+import { gunzipBounded, readSandboxFile } from './read-sandbox-file.js';
+import { runScript } from './run-script.js';
+import { LIST_SCRIPT } from './tree-scripts.js';
+import { FLEET_DIR } from './vercel-paths.js';
+
+/**
+ * Uncompressed listing bytes read at most: a million entries (the default entry limit) of
+ * ordinary paths are about 150 MB; anything far beyond is not a listing of a usable tree.
+ */
+const MAX_LISTING_BYTES = 1024 ** 3;
+
+export interface FetchedListing {
+  readonly listing: Listing;
+  /** Compressed bytes that crossed the SDK. */
+  readonly bytes: number;
+  /** Transfer files left in the sandbox (removed by the caller). */
+  readonly files: readonly string[];
+}
+
+/** Lists the sandbox's tree in the sandbox (`LIST_SCRIPT`) and reads the listing back. */
+export async function fetchListing(sandbox: Sandbox, limits: TreeLimits, signal: AbortSignal): Promise<FetchedListing> {
+  const file = `${FLEET_DIR}/list-${randomUUID()}.gz`;
+  const files = [file, `${file}.raw`];
+  await runScript(sandbox, { operation: 'openTree', script: LIST_SCRIPT, args: [file], signal });
+  const stream = await readSandboxFile(sandbox, file, 'openTree', signal);
+  const tooLarge = () => new UnsafeListingError(`the listing is over ${MAX_LISTING_BYTES} bytes uncompressed`, Buffer.alloc(0));
+  const listing = await parseListing(gunzipBounded(stream.chunks, MAX_LISTING_BYTES, tooLarge), { limits });
+  return { listing, bytes: stream.bytes(), files };
+}

@@ -1,0 +1,159 @@
+// A Vercel persist transfers only the change (issue 20, item 10): the real @vercel/sandbox SDK
+// against the loopback stand-in (its commands really run), archive format 2. Every revision is
+// compared with the sandbox's tree entry by entry (names as bytes, content digests, modes, mtimes).
+import { chmod, lstat, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { removeTree } from '../../src/tree/remove-tree.js';
+import { testClient, testWorkers } from '../helpers/fleet-harness.js';
+import { treeFacts } from '../helpers/hostile-tree.js';
+import { tempDir } from '../helpers/fleet-env.js';
+import { liveFacts } from '../helpers/revision-facts.js';
+import { countRoute, vercelWorkspace, type VercelWorkspace } from '../helpers/vercel-workspace.js';
+
+const INITIAL_TREE = [
+  'mkdir -p src/lib docs "empty dir" keep/sub',
+  'for i in $(seq 1 40); do printf "file $i\\n" > src/lib/f$i.txt; done',
+  "printf nl > \"$(printf 'new\\nline')\"",
+  "printf bs > 'back\\slash'",
+  "printf bad > \"$(printf 'bad\\377name')\"",
+  'printf dash > ./-rf',
+  'printf tool > tool.sh && chmod 755 tool.sh',
+  'printf secret > docs/private && chmod 600 docs/private',
+  'chmod 750 keep',
+  'ln -s src/lib/f1.txt link-rel && ln -s /etc/passwd link-abs && ln -s ../../nowhere link-dangling',
+  'mkfifo pipe',
+  'printf x > keep/sub/a && printf y > keep/sub/b',
+].join(' && ');
+// 40 in src/lib, four odd names, tool.sh, docs/private, keep/sub/{a,b}.
+const INITIAL_FILES = 48;
+
+// A persist that may take again files written in the last moments before the previous one (the
+// racily-clean rule); after it, an unchanged tree must move nothing but the listing.
+async function settle(ws: VercelWorkspace): Promise<void> {
+  const { result } = await ws.persist();
+  expect(result.unchanged).toBe(true);
+}
+
+// Asserts a persist moved only the listing (and read the ready marker).
+function expectListingOnly({ result, requests }: Awaited<ReturnType<VercelWorkspace['persist']>>): void {
+  expect(result).toMatchObject({ unchanged: true, transferredFiles: 0 });
+  expect(countRoute(requests, 'writeFiles')).toBe(0);
+  expect(countRoute(requests, 'readFile')).toBe(2);
+}
+
+describe('Vercel persist moves only the change (stand-in)', () => {
+  it('archives exactly the sandbox tree; then only changed files cross: deletions, renames, mode changes, symlinks, type changes, a rewrite with its mtime put back', { timeout: 120_000 }, async () => {
+    const ws = await vercelWorkspace();
+    await ws.sh(INITIAL_TREE);
+    const first = await ws.persist();
+    expect(first.result).toMatchObject({ unchanged: false, transferredFiles: INITIAL_FILES });
+    await ws.expectArchived();
+    await settle(ws);
+    expectListingOnly(await ws.persist());
+
+    await ws.sh(
+      [
+        'rm src/lib/f2.txt',
+        'mv src/lib/f3.txt src/lib/f3-renamed.txt',
+        'chmod 700 tool.sh',
+        'rm link-rel && ln -s src/lib/f4.txt link-rel',
+        'rm -rf keep/sub && chmod 755 keep',
+        'printf newfile > docs/new.txt',
+        'mkdir -p fresh/deeper && printf deep > fresh/deeper/x',
+        // Same size, mtime put back: only its ctime tells.
+        'old=$(stat -c %y src/lib/f5.txt) && printf "FILE 5\\n" > src/lib/f5.txt && touch -d "$old" src/lib/f5.txt',
+        'rm docs/private && mkdir docs/private && printf inner > docs/private/inner',
+        'rmdir "empty dir" && printf now-a-file > "empty dir"',
+        'rm pipe && mkfifo -m 600 pipe',
+      ].join(' && '),
+    );
+    const changed = await ws.persist();
+    // f3-renamed, tool.sh (its ctime moved), docs/new.txt, fresh/deeper/x, f5, docs/private/inner, "empty dir".
+    expect(changed.result).toMatchObject({ unchanged: false, transferredFiles: 7 });
+    expect(countRoute(changed.requests, 'writeFiles')).toBe(1);
+    await ws.expectArchived();
+    expect((await ws.sh('cat src/lib/f5.txt'))).toBe('FILE 5\n');
+
+    await settle(ws);
+    expectListingOnly(await ws.persist());
+    await ws.expectArchived();
+    // The mirror is the tree too (what the next persist starts from), private to the fleet.
+    expect(await liveFacts(ws.mirror.tree, { stored: true })).toEqual(await liveFacts(ws.live));
+    expect((await stat(ws.mirror.dir)).mode & 0o777).toBe(0o700);
+    expect((await stat(ws.h.config.paths.vercelMirrorRoot)).mode & 0o777).toBe(0o700);
+    // No transfer file stays behind in the sandbox.
+    expect(await ws.sh('ls -A ../.fleet')).toBe('ready.json\n');
+  });
+
+  it('repairs a damaged mirror: a copy changed behind its back, a lost file, junk, a directory swapped for a symlink, another boot, a deleted mirror, a persist that died after the listing', { timeout: 120_000 }, async () => {
+    const ws = await vercelWorkspace();
+    const outside = await tempDir('outside');
+    await writeFile(path.join(outside, 'keep.txt'), 'outside');
+    const outsideBefore = await treeFacts(outside);
+    await ws.sh('mkdir -p src sub && for i in $(seq 1 30); do printf "content $i\\n" > src/f$i.txt; done && printf a > sub/a && printf b > sub/b && ln -s src/f1.txt link');
+    await ws.persist();
+    await settle(ws);
+    const mirrored = (rel: string) => path.join(ws.mirror.tree, rel);
+
+    // A copy rewritten on the host with the same size and its mtime put back: its ctime tells.
+    const victim = mirrored('src/f1.txt');
+    const before = await stat(victim);
+    await writeFile(victim, 'CONTENT 1\n');
+    await utimes(victim, before.atime, before.mtime);
+    const damaged = await ws.persist();
+    expect(damaged.result).toMatchObject({ unchanged: true, transferredFiles: 1 });
+    expect(await readFile(victim, 'utf8')).toBe('content 1\n');
+
+    // Lost and extra entries, a directory swapped for a symlink out of the mirror, a changed mode.
+    await rm(mirrored('src/f2.txt'));
+    await writeFile(mirrored('junk'), 'junk');
+    await removeTree(mirrored('sub'));
+    await symlink(outside, mirrored('sub'));
+    await chmod(mirrored('src'), 0o777);
+    const repaired = await ws.persist();
+    expect(repaired.result).toMatchObject({ unchanged: true, transferredFiles: 3 });
+    expect(await liveFacts(ws.mirror.tree, { stored: true })).toEqual(await liveFacts(ws.live));
+    expect(await treeFacts(outside)).toBe(outsideBefore);
+
+    // The host restarted (its page cache may have lost what the index describes): a full transfer.
+    const index = JSON.parse(await readFile(ws.mirror.index, 'utf8')) as { boot: string };
+    await writeFile(ws.mirror.index, JSON.stringify({ ...index, boot: 'an-earlier-boot' }));
+    expect((await ws.persist()).result).toMatchObject({ unchanged: true, transferredFiles: 32 });
+
+    // The whole mirror gone: rebuilt by a full transfer.
+    await removeTree(ws.mirror.dir);
+    expect((await ws.persist()).result).toMatchObject({ unchanged: true, transferredFiles: 32 });
+    await ws.expectArchived();
+
+    // A persist that dies after the listing was applied (the archive read fails, the SDK's three
+    // attempts included): the next one completes the mirror.
+    await ws.sh('rm -rf sub && printf new > src/new.txt && printf changed > src/f7.txt');
+    void ws.standin.nextRequest('writeFiles').then(() => ws.standin.faults.add('readFile', { kind: 'drop' }, 3));
+    await expect(ws.persist()).rejects.toMatchObject({ classification: 'busy' });
+    expect(await lstat(mirrored('sub')).catch(() => null)).toBeNull();
+    const resumed = await ws.persist();
+    expect(resumed.result).toMatchObject({ unchanged: false, transferredFiles: 2 });
+    await ws.expectArchived();
+    await settle(ws);
+    expectListingOnly(await ws.persist());
+  });
+
+  it('through the front door: persist jobs on persist@vercel served by in-process workers', { timeout: 120_000 }, async () => {
+    const ws = await vercelWorkspace('vd-door');
+    // Vercel workspaces live on host `vercel` (`persist@vercel`); fleet up serving it is issue 19.12.
+    await testWorkers(loadConfig({ ...ws.h.env, FLEET_HOST_ID: 'vercel' }), ['persist']);
+    const client = testClient(ws.h.config);
+    const persist = async () => (await client.persist({ workspaceId: ws.workspaceId, generation: 1, delete: true, reason: 'turn-end' }, { wait: true, timeoutMs: 60_000 })).result!;
+    await ws.sh('mkdir -p app && for i in $(seq 1 20); do printf "v1 $i\\n" > app/m$i.js; done');
+    expect(await persist()).toMatchObject({ unchanged: false, transferredFiles: 20 });
+    await ws.sh('printf "v2 3\\n" > app/m3.js && rm app/m4.js');
+    expect(await persist()).toMatchObject({ unchanged: false, transferredFiles: 1, deletedFiles: 1 });
+    await ws.expectArchived();
+    await persist();
+    const quiet = await persist();
+    expect(quiet).toMatchObject({ unchanged: true, transferredFiles: 0 });
+    expect(quiet.transferredBytes).toBeLessThan(2_000);
+  });
+});
