@@ -34,7 +34,7 @@ async function bytesUnder(dir: string): Promise<number> {
 
 export default async function dedupBench(ctx: BenchContext): Promise<BenchResult> {
   return withBenchEnv('dedup', async (env) => {
-    const fleet = await startFleetHarness(env);
+    const fleet = await startFleetHarness(env, { FLEET_ARCHIVE_FORMAT: '2' });
     const base = await env.subdir('base');
     const tree = planTree({ files: FILES, totalBytes: BASE_BYTES });
     await writeTree(base, tree);

@@ -93,7 +93,7 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
   // ~13 KB files (a source tree) at 10,000 and below; ~4 KB files (a node_modules tree) above.
   const totalBytes = files <= 10_000 ? scaled(130 * 1_000_000, 5_000_000) * (files / scaled(10_000, 500)) : files * 4_096;
   return withBenchEnv(`persist-${files}`, async (env) => {
-    const fleet = await startFleetHarness(env);
+    const fleet = await startFleetHarness(env, { FLEET_ARCHIVE_FORMAT: '2' });
     const mirror = await env.subdir('bare-mirror');
     const scratch = await env.subdir('scratch');
     const archiveRoot = fleet.config.paths.archiveRoot;
