@@ -55,7 +55,7 @@ export class ObjectStore {
   }
 
   async hasTree(id: string): Promise<boolean> {
-    return this.#trees.has(id) || exists(this.treePath(checkId(id)));
+    return exists(this.treePath(checkId(id)));
   }
 
   /** Opens an object for reading. */
@@ -73,11 +73,17 @@ export class ObjectStore {
     return nodes;
   }
 
-  /** Stores a tree; returns its id (an existing one is not written again). */
-  async putTree(nodes: readonly TreeNode[]): Promise<{ id: string; written: boolean }> {
+  /**
+   * Stores a tree; returns its id (an existing one is not written again, only refreshed).
+   * `unchangedFrom` is the id of the tree this one replaces in the revision being built, which
+   * that revision's basis keeps reachable: the same id is then neither written nor refreshed (an
+   * unchanged directory costs no I/O). Any other id goes through the file, never the memory
+   * cache: a cached tree may have been collected since it was read.
+   */
+  async putTree(nodes: readonly TreeNode[], unchangedFrom?: string): Promise<{ id: string; written: boolean }> {
     const bytes = encodeTree(nodes);
     const id = sha256(bytes);
-    if (this.#trees.has(id) || (await this.#reuse(this.treePath(id)))) return { id, written: false };
+    if (id === unchangedFrom || (await this.#reuse(this.treePath(id)))) return { id, written: false };
     const tmp = await this.#tmpFile('t');
     try {
       await tmp.handle.writeFile(bytes);

@@ -67,6 +67,8 @@ interface Frame {
   readonly depth: number;
   readonly src: DirHandle | null;
   readonly prior: ReadonlyMap<string, TreeNode> | undefined;
+  /** The id of the directory's tree in the basis (reachable from it: an unchanged one is not stored again). */
+  readonly priorTree: string | undefined;
   /** The directory's nodes by slot (null: dropped). */
   readonly nodes: (TreeNode | null)[];
   readonly tasks: Promise<void>[];
@@ -112,7 +114,7 @@ export class StoreBuilder {
   async build(src: DirHandle): Promise<string> {
     try {
       const prior = this.#o.basis ? await this.#priorMap(this.#o.basis.root) : undefined;
-      const root = await this.#directory({ rel: Buffer.alloc(0), depth: 1, src, prior, nodes: [], tasks: [] });
+      const root = await this.#directory({ rel: Buffer.alloc(0), depth: 1, src, prior, priorTree: this.#o.basis?.root, nodes: [], tasks: [] });
       await this.#pool.drain();
       return root;
     } catch (error) {
@@ -138,7 +140,7 @@ export class StoreBuilder {
     if (frame.src && (await frame.src.stat()).nlink === 0n) await this.#vanishedDirectory(frame.prior);
     const nodes = frame.nodes.filter((n): n is TreeNode => n !== null);
     this.entries += nodes.length;
-    const { id, written } = await this.#o.store.putTree(nodes);
+    const { id, written } = await this.#o.store.putTree(nodes, frame.priorTree);
     if (written) this.newTrees += 1;
     return id;
   }
@@ -231,7 +233,7 @@ export class StoreBuilder {
     }
     try {
       const prior = before?.type === 'd' ? await this.#priorMap(before.tree) : undefined;
-      const tree = await this.#directory({ rel, depth: frame.depth + 1, src, prior, nodes: [], tasks: [] });
+      const tree = await this.#directory({ rel, depth: frame.depth + 1, src, prior, priorTree: before?.type === 'd' ? before.tree : undefined, nodes: [], tasks: [] });
       frame.nodes.push({ type: 'd', name: item.name, mode, tree } satisfies DirNode);
     } finally {
       await src.close();

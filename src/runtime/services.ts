@@ -16,6 +16,7 @@ import { RemoteLocalProvider } from '../providers/remote-local-provider.js';
 import { vercelConnection } from '../providers/vercel/vercel-connection.js';
 import { AddressStore, type Address } from '../state/address-store.js';
 import { CheckpointStore } from '../state/checkpoint-store.js';
+import { StoreWriters } from '../state/store-writers.js';
 import { PersistIntentStore } from '../state/persist-intent.js';
 import { RuntimeStore } from '../state/runtime-store.js';
 import { HostRegistry } from '../state/host-registry.js';
@@ -38,6 +39,8 @@ export interface FleetServices {
   readonly intents: PersistIntentStore;
   readonly checkpoints: CheckpointStore;
   readonly archive: ArchiveStore;
+  /** Writers of the archive's object store in flight (what the objects GC must not race). */
+  readonly storeWriters: StoreWriters;
   readonly providers: ProviderRegistry;
   readonly runtime: RuntimeStore;
   readonly hosts: HostRegistry;
@@ -113,6 +116,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     intents: new PersistIntentStore(redis, keys),
     checkpoints: new CheckpointStore(redis, keys),
     archive: new ArchiveStore(config.paths.archiveRoot),
+    storeWriters: new StoreWriters(redis, keys),
     providers,
     runtime: new RuntimeStore(redis, keys),
     hosts: new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs),

@@ -302,6 +302,7 @@ describe('hostile trees', () => {
           systemPath: h.config.systemPath,
           treeLimits: h.config.treeLimits,
           archiveFormat: h.config.archiveFormat,
+          storeWriters: h.services.storeWriters,
         },
         { workspaceId: ws, generation: address.generation, delete: true, force: true, reason: 'turn-end', turnId: null, coveredSeq: 0 },
         ctx,
