@@ -22,6 +22,9 @@ export const STORE_DIR = '.store';
 /** Objects and trees are read-only on disk. */
 const OBJECT_MODE = 0o444;
 
+/** What the store holds: file contents (objects) and directories (trees). */
+export type StoredKind = 'object' | 'tree';
+
 export interface StoredObject {
   readonly id: string;
   readonly bytes: number;
@@ -43,6 +46,16 @@ export class ObjectStore {
 
   treePath(id: string): string {
     return path.join(this.root, STORE_DIR, 'trees', id.slice(0, 2), id);
+  }
+
+  /** The fan-out directory of objects or of trees (`{ab}/{id}` below it). */
+  kindDir(kind: StoredKind): string {
+    return path.join(this.root, STORE_DIR, kind === 'object' ? 'objects' : 'trees');
+  }
+
+  /** The file of an object or a tree. */
+  pathOf(kind: StoredKind, id: string): string {
+    return kind === 'object' ? this.objectPath(id) : this.treePath(id);
   }
 
   /** Where temporaries of this store live (litter after a crash). */
@@ -71,6 +84,14 @@ export class ObjectStore {
     if (this.#trees.size >= TREE_CACHE_ENTRIES) this.#trees.delete(this.#trees.keys().next().value!);
     this.#trees.set(id, nodes);
     return nodes;
+  }
+
+  /**
+   * Reads and verifies a tree from disk, never from the memory cache (GC and verify: a cached
+   * tree could hide a deletion or damage). Throws the read's errno error, or `TreeFormatError`.
+   */
+  async loadTree(id: string): Promise<TreeNode[]> {
+    return decodeTree(await readFile(this.treePath(checkId(id))), id);
   }
 
   /**

@@ -17,6 +17,7 @@ import { vercelConnection } from '../providers/vercel/vercel-connection.js';
 import { AddressStore, type Address } from '../state/address-store.js';
 import { CheckpointStore } from '../state/checkpoint-store.js';
 import { StoreWriters } from '../state/store-writers.js';
+import { VerifyCursor } from '../state/verify-cursor.js';
 import { PersistIntentStore } from '../state/persist-intent.js';
 import { RuntimeStore } from '../state/runtime-store.js';
 import { HostRegistry } from '../state/host-registry.js';
@@ -41,6 +42,8 @@ export interface FleetServices {
   readonly archive: ArchiveStore;
   /** Writers of the archive's object store in flight (what the objects GC must not race). */
   readonly storeWriters: StoreWriters;
+  /** Where the next `--read-data-subset` slice of the object id space starts. */
+  readonly verifyCursor: VerifyCursor;
   readonly providers: ProviderRegistry;
   readonly runtime: RuntimeStore;
   readonly hosts: HostRegistry;
@@ -117,6 +120,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     checkpoints: new CheckpointStore(redis, keys),
     archive: new ArchiveStore(config.paths.archiveRoot),
     storeWriters: new StoreWriters(redis, keys),
+    verifyCursor: new VerifyCursor(redis, keys),
     providers,
     runtime: new RuntimeStore(redis, keys),
     hosts: new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs),
