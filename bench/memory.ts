@@ -17,6 +17,7 @@ import path from 'node:path';
 import { createFleetClient } from '../src/producers/fleet-client.js';
 import { CHECKPOINT, CheckpointPayload, checkpointJobOptions, parsePayload, queueNameFor } from '../src/queues/index.js';
 import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { withBenchEnv, type BenchEnv } from './lib/bench-env.js';
 import { ensureBuilt, ROOT } from './lib/build.js';
 import { startFleetHarness } from './lib/fleet-harness.js';
@@ -64,8 +65,9 @@ export default async function memoryBench(ctx: BenchContext): Promise<BenchResul
     const client = createFleetClient({ config });
     env.releasers.add('client', () => client.close());
     const checkpointQueue = client.pool.queue(queueNameFor(CHECKPOINT, config.hostId));
-    const url = new URL(env.redisUrl);
-    const bareQueue = new Queue('bare', { connection: { host: url.hostname, port: Number(url.port) }, prefix: '{bare}' });
+    const bareConnection = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
+    env.releasers.add('bare connection', () => void bareConnection.disconnect());
+    const bareQueue = new Queue('bare', { connection: bareConnection, prefix: '{bare}' });
     env.releasers.add('bare queue', () => bareQueue.close());
 
     const samples = { fleet_idle: [] as number[], fleet_queue: [] as number[], tuned_queue: [] as number[], bare_idle: [] as number[], bare_queue: [] as number[] };

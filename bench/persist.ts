@@ -1,50 +1,61 @@
 /**
- * `persist` (and restore): one generated workspace of 10,000 files / ~130 MB; each repeat
- * rewrites 1 % of the files (one agent turn) and measures, interleaved in rotating order:
+ * `persist` (and restore): a generated workspace (10,000 files / 130 MB by default; `--files
+ * 10000,100000` measures each size in turn, ~4 KB files at 100,000 like a node_modules tree); each
+ * repeat rewrites 1 % of the files (one agent turn) and measures, interleaved in rotating order:
  *
  * - persist_ms: the fleet's turn-end reconcile (`persistWorkspace` on a provisioned local
- *   workspace: hard-link unchanged files + rsync the changed ones into a new revision, scan/hash, durability, manifest, attach, flip)
+ *   workspace, archive format 2: walk, quick check, store changed objects and trees, syncfs,
+ *   record, attach, flip)
  * - bare_rsync_ms: `rsync -rlptD --delete` of the same change into a plain in-place mirror
  * - bare_link_dest_rsync_ms: `rsync -rlptD --link-dest` of the live tree into a fresh directory
- *   against the current revision: what building an immutable hard-linked snapshot costs with no
- *   fleet around it (the floor of the fleet's rsync step)
- * - per_file_copy_ms: copying every file one by one into a mirror (the naive approach)
+ *   against the mirror: what building an immutable hard-linked snapshot costs with no fleet
  *
- * then restores the current revision both ways:
+ * and, per turn, what the revision added to the archive (bytes and filesystem entries, against the
+ * bytes the turn changed). Then:
  *
- * - restore_ms: the fleet's restore into a new incarnation (`restoreWorkspace`: staging rsync,
- *   swap-in, ready marker), after the incarnation was created the way provisioning does
- * - bare_restore_rsync_ms: `rsync -a` of the same revision into an empty directory
+ * - initial_full_persist_ms vs initial_rsync_a_ms: the first revision of the whole tree vs
+ *   `rsync -a` into an empty directory
+ * - restore_ms vs cp_a_ms: the fleet's restore of the current revision into a new incarnation
+ *   (`restoreWorkspace`) vs `cp -a` of the same tree into an empty directory
  *
- * The page cache is flushed (`sync`) before every timed step so no step pays for another's dirty
- * data; a second persist per repeat runs with 130 MB of unrelated dirty data on the filesystem
- * (another tenant writing), which is what a filesystem-wide flush has to wait for.
+ * The page cache is flushed (`sync`) before every timed step so no step pays for another's dirty data.
  */
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { walkTree } from '../src/archive/tree-walk.js';
 import { restoreWorkspace } from '../src/restore/restore-workspace.js';
 import { withBenchEnv } from './lib/bench-env.js';
 import { startFleetHarness, type FleetHarness } from './lib/fleet-harness.js';
 import { interleave, timed } from './lib/interleave.js';
 import { persistProbe, type PersistPhases } from './lib/persist-probe.js';
-import { target, type BenchContext, type BenchResult } from './lib/report.js';
+import { target, type BenchContext, type BenchResult, type TargetCheck } from './lib/report.js';
+import { fileCounts, scaled } from './lib/scale.js';
 import { pairedRatios, summarize, type Summary } from './lib/stats.js';
-import { changeFiles, planTree, writeTree, type TreeFile } from './lib/workspace-tree.js';
-import { scaled } from './lib/scale.js';
+import { changeFiles, planTree, writeTree } from './lib/workspace-tree.js';
 
 const run = promisify(execFile);
-const FILES = scaled(10_000, 500);
-const TOTAL_BYTES = scaled(130 * 1_000_000, 5_000_000);
 const CHANGED = 0.01;
-const FOREIGN_DIRTY_BYTES = scaled(130 * 1_000_000, 5_000_000);
 const WS = 'bench-persist';
 
 // Flushes dirty data of every filesystem, so the next step starts clean.
 const syncAll = () => run('sync');
+
+// Bytes (apparent) and entries of everything under `dir`.
+async function footprint(dir: string): Promise<{ bytes: number; entries: number }> {
+  let bytes = 0;
+  let entries = 0;
+  const walk = async (at: string): Promise<void> => {
+    for (const entry of await readdir(at, { withFileTypes: true })) {
+      entries += 1;
+      const full = path.join(at, entry.name);
+      if (entry.isDirectory()) await walk(full);
+      else bytes += (await lstat(full)).size;
+    }
+  };
+  await walk(dir);
+  return { bytes, entries };
+}
 
 // One fleet persist with its phase breakdown.
 async function fleetPersist(fleet: FleetHarness): Promise<PersistPhases & { changedFiles: number }> {
@@ -60,7 +71,7 @@ async function fleetRestore(fleet: FleetHarness): Promise<number> {
   const revision = await services.archive.current(WS);
   const generation = await services.addresses.bumpGeneration(WS);
   const provider = services.providers.get('local');
-  const signal = AbortSignal.timeout(10 * 60_000);
+  const signal = AbortSignal.timeout(30 * 60_000);
   const created = await provider.create({ workspaceId: WS, generation, hostId: config.hostId, source: { type: 'empty' }, signal });
   await syncAll();
   const ms = await timed(() => restoreWorkspace(services, provider, { workspaceId: WS, generation, handle: created.handle, revision, signal }));
@@ -70,45 +81,48 @@ async function fleetRestore(fleet: FleetHarness): Promise<number> {
   return ms;
 }
 
-// Copies every file one by one (directories exist already).
-async function perFileCopy(files: readonly TreeFile[], from: string, to: string): Promise<void> {
-  for (const file of files) await copyFile(path.join(from, file.rel), path.join(to, file.rel));
-}
-
 // Per-phase summaries of persist runs.
 function phaseSummaries(runs: readonly PersistPhases[], prefix: string): Record<string, Summary> {
   const keys = (Object.keys(runs[0]!) as (keyof PersistPhases)[]).filter((k) => k.endsWith('_ms'));
   return Object.fromEntries(keys.map((k) => [`${prefix}${k}`, summarize(runs.map((r) => r[k]), 'ms')]));
 }
 
-export default async function persistBench(ctx: BenchContext): Promise<BenchResult> {
-  const repeats = ctx.repeats ?? 5;
-  return withBenchEnv('persist', async (env) => {
+interface SizeResult {
+  readonly metrics: Record<string, Summary>;
+  readonly profile: Record<string, Summary>;
+  readonly targets: TargetCheck[];
+  readonly params: Record<string, unknown>;
+}
+
+// The whole measurement at one workspace size.
+async function measure(ctx: BenchContext, files: number, repeats: number, label: string): Promise<SizeResult> {
+  // ~13 KB files (a source tree) at 10,000 and below; ~4 KB files (a node_modules tree) above.
+  const totalBytes = files <= 10_000 ? scaled(130 * 1_000_000, 5_000_000) * (files / scaled(10_000, 500)) : files * 4_096;
+  return withBenchEnv(`persist-${files}`, async (env) => {
     const fleet = await startFleetHarness(env);
     const mirror = await env.subdir('bare-mirror');
-    const naive = await env.subdir('naive-mirror');
     const scratch = await env.subdir('scratch');
-
+    const archiveRoot = fleet.config.paths.archiveRoot;
     await fleet.provision(WS);
-    const files = planTree({ files: FILES, totalBytes: TOTAL_BYTES });
-    ctx.log(`writing ${FILES} files / ${(TOTAL_BYTES / 1e6).toFixed(0)} MB`);
-    await writeTree(fleet.live(WS), files);
-    for (const dir of new Set(files.map((f) => path.dirname(f.rel)))) await mkdir(path.join(naive, dir), { recursive: true });
+    const tree = planTree({ files, totalBytes });
+    ctx.log(`${label}writing ${files} files / ${(totalBytes / 1e6).toFixed(0)} MB`);
+    await writeTree(fleet.live(WS), tree);
     await syncAll();
-    const initialBare = await timed(() => run('rsync', ['-rlptD', '--delete', `${fleet.live(WS)}/`, `${mirror}/`]));
+    const initialRsyncA = await timed(() => run('rsync', ['-a', `${fleet.live(WS)}/`, `${mirror}/`]));
     await syncAll();
     const initial = await fleetPersist(fleet);
-    ctx.log(`initial full persist ${initial.total_ms.toFixed(0)} ms (bare rsync into an empty mirror ${initialBare.toFixed(0)} ms)`);
+    ctx.log(`${label}initial full persist ${initial.total_ms.toFixed(0)} ms (rsync -a into an empty directory ${initialRsyncA.toFixed(0)} ms)`);
 
-    const walkOnly: number[] = [];
-    const foreign: { persist: PersistPhases[]; bare: number[] } = { persist: [], bare: [] };
     const persistRuns: PersistPhases[] = [];
     const changed: number[] = [];
-    const main = { persist_ms: [] as number[], bare_rsync_ms: [] as number[], bare_link_dest_rsync_ms: [] as number[], per_file_copy_ms: [] as number[] };
-    const restores = { restore_ms: [] as number[], bare_restore_rsync_ms: [] as number[] };
+    const growth = { bytes: [] as number[], entries: [] as number[], changedBytes: [] as number[] };
+    const main = { persist_ms: [] as number[], bare_rsync_ms: [] as number[], bare_link_dest_rsync_ms: [] as number[] };
+    const restores = { restore_ms: [] as number[], cp_a_ms: [] as number[] };
     for (let repeat = 0; repeat < repeats; repeat++) {
       await syncAll();
-      await changeFiles(fleet.live(WS), files, CHANGED, 2 * repeat);
+      const turn = await changeFiles(fleet.live(WS), tree, CHANGED, 2 * repeat);
+      growth.changedBytes.push(turn.reduce((sum, f) => sum + f.size, 0));
+      const before = await footprint(archiveRoot);
       const one = await interleave(1, {
         persist_ms: async () => {
           await syncAll();
@@ -122,97 +136,86 @@ export default async function persistBench(ctx: BenchContext): Promise<BenchResu
           return timed(() => run('rsync', ['-rlptD', '--delete', `${fleet.live(WS)}/`, `${mirror}/`]));
         },
         bare_link_dest_rsync_ms: async () => {
-          const current = fleet.services.archive.paths(WS).revision((await fleet.services.archive.current(WS))!);
           const dest = path.join(scratch, `snapshot-${repeat}`);
           await syncAll();
-          const ms = await timed(() => run('rsync', ['-rlptD', `--link-dest=${current}`, `${fleet.live(WS)}/`, `${dest}/`]));
+          const ms = await timed(() => run('rsync', ['-rlptD', `--link-dest=${mirror}`, `${fleet.live(WS)}/`, `${dest}/`]));
           await rm(dest, { recursive: true, force: true });
           return ms;
         },
-        per_file_copy_ms: async () => {
-          await syncAll();
-          return timed(() => perFileCopy(files, fleet.live(WS), naive));
-        },
       }, undefined, repeat);
       for (const key of Object.keys(main) as (keyof typeof main)[]) main[key].push(one[key][0]!);
-
-      const revision = fleet.services.archive.paths(WS).revision((await fleet.services.archive.current(WS))!);
-      walkOnly.push(await timed(async () => {
-        for await (const _ of walkTree(revision));
-      }));
-
-      // The same kind of turn while another tenant has 130 MB of dirty data on the filesystem.
-      await syncAll();
-      await changeFiles(fleet.live(WS), files, CHANGED, 2 * repeat + 1);
-      const dirty = await interleave(1, {
-        persist: async () => {
-          await writeFile(path.join(scratch, 'foreign.bin'), randomBytes(FOREIGN_DIRTY_BYTES));
-          const phases = await fleetPersist(fleet);
-          foreign.persist.push(phases);
-          return phases.total_ms;
-        },
-        bare: async () => {
-          await writeFile(path.join(scratch, 'foreign.bin'), randomBytes(FOREIGN_DIRTY_BYTES));
-          return timed(() => run('rsync', ['-rlptD', '--delete', `${fleet.live(WS)}/`, `${mirror}/`]));
-        },
-      }, undefined, repeat);
-      foreign.bare.push(dirty.bare[0]!);
-      await rm(path.join(scratch, 'foreign.bin'), { force: true });
+      const after = await footprint(archiveRoot);
+      growth.bytes.push(after.bytes - before.bytes);
+      growth.entries.push(after.entries - before.entries);
 
       const restored = await interleave(1, {
         restore_ms: () => fleetRestore(fleet),
-        bare_restore_rsync_ms: async () => {
+        cp_a_ms: async () => {
           // Like the fleet's restore (whose new incarnation replaced a full tree), remove the previous copy first.
           await rm(path.join(scratch, `restore-${repeat - 1}`), { recursive: true, force: true });
           const dest = path.join(scratch, `restore-${repeat}`);
-          await mkdir(dest);
           await syncAll();
-          return timed(() => run('rsync', ['-a', `${revision}/`, `${dest}/`]));
+          return timed(() => run('cp', ['-a', `${mirror}/.`, dest]));
         },
       }, undefined, repeat);
       restores.restore_ms.push(restored.restore_ms[0]!);
-      restores.bare_restore_rsync_ms.push(restored.bare_restore_rsync_ms[0]!);
+      restores.cp_a_ms.push(restored.cp_a_ms[0]!);
       ctx.log(
-        `repeat ${repeat + 1}: persist ${main.persist_ms[repeat]!.toFixed(0)} / bare rsync ${main.bare_rsync_ms[repeat]!.toFixed(0)} / link-dest ${main.bare_link_dest_rsync_ms[repeat]!.toFixed(0)} / per-file ${main.per_file_copy_ms[repeat]!.toFixed(0)} ms; ` +
-          `dirty-fs persist ${dirty.persist[0]!.toFixed(0)} / rsync ${dirty.bare[0]!.toFixed(0)} ms; restore ${restores.restore_ms[repeat]!.toFixed(0)} / bare ${restores.bare_restore_rsync_ms[repeat]!.toFixed(0)} ms`,
+        `${label}repeat ${repeat + 1}: persist ${main.persist_ms[repeat]!.toFixed(0)} / bare rsync ${main.bare_rsync_ms[repeat]!.toFixed(0)} / link-dest ${main.bare_link_dest_rsync_ms[repeat]!.toFixed(0)} ms; ` +
+          `archive +${growth.bytes[repeat]} bytes, +${growth.entries[repeat]} entries for ${growth.changedBytes[repeat]} changed bytes; restore ${restores.restore_ms[repeat]!.toFixed(0)} / cp -a ${restores.cp_a_ms[repeat]!.toFixed(0)} ms`,
       );
     }
 
     const persistRatio = summarize(pairedRatios(main.persist_ms, main.bare_rsync_ms), 'persist/bare');
-    const copyRatio = summarize(pairedRatios(main.per_file_copy_ms, main.persist_ms), 'per-file/persist');
-    const restoreRatio = summarize(pairedRatios(restores.restore_ms, restores.bare_restore_rsync_ms), 'restore/bare');
-    const dirtyRatio = summarize(pairedRatios(foreign.persist.map((p) => p.total_ms), foreign.bare), 'persist/bare');
+    const restoreRatio = summarize(pairedRatios(restores.restore_ms, restores.cp_a_ms), 'restore/cp -a');
+    const bytesRatio = summarize(pairedRatios(growth.bytes, growth.changedBytes), 'added/changed bytes');
+    const initialRatio = initial.total_ms / initialRsyncA;
+    const changedPaths = Math.max(1, Math.round(files * CHANGED));
     return {
-      params: { files: FILES, totalMB: TOTAL_BYTES / 1e6, changedPct: CHANGED * 100, changedFiles: changed[0], repeats, foreignDirtyMB: FOREIGN_DIRTY_BYTES / 1e6 },
+      params: { files, totalMB: totalBytes / 1e6, changedPct: CHANGED * 100, changedFiles: changed[0], repeats },
       metrics: {
         persist_ms: summarize(main.persist_ms, 'ms'),
         bare_rsync_ms: summarize(main.bare_rsync_ms, 'ms'),
         bare_link_dest_rsync_ms: summarize(main.bare_link_dest_rsync_ms, 'ms'),
-        per_file_copy_ms: summarize(main.per_file_copy_ms, 'ms'),
         'persist / bare_rsync': persistRatio,
         'persist / bare_link_dest_rsync': summarize(pairedRatios(main.persist_ms, main.bare_link_dest_rsync_ms), 'persist/link-dest'),
-        'per_file_copy / persist': copyRatio,
-        restore_ms: summarize(restores.restore_ms, 'ms'),
-        bare_restore_rsync_ms: summarize(restores.bare_restore_rsync_ms, 'ms'),
-        'restore / bare_restore': restoreRatio,
-        dirty_fs_persist_ms: summarize(foreign.persist.map((p) => p.total_ms), 'ms'),
-        dirty_fs_bare_rsync_ms: summarize(foreign.bare, 'ms'),
-        'dirty_fs persist / bare_rsync': dirtyRatio,
         initial_full_persist_ms: summarize([initial.total_ms], 'ms'),
-        initial_bare_rsync_ms: summarize([initialBare], 'ms'),
+        initial_rsync_a_ms: summarize([initialRsyncA], 'ms'),
+        'initial persist / rsync -a': summarize([initialRatio], 'persist/rsync -a'),
+        restore_ms: summarize(restores.restore_ms, 'ms'),
+        cp_a_ms: summarize(restores.cp_a_ms, 'ms'),
+        'restore / cp -a': restoreRatio,
+        archive_bytes_added_per_revision: summarize(growth.bytes, 'bytes'),
+        changed_bytes_per_turn: summarize(growth.changedBytes, 'bytes'),
+        'archive bytes added / changed bytes': bytesRatio,
+        archive_entries_added_per_revision: summarize(growth.entries, 'entries'),
       },
-      profile: {
-        ...phaseSummaries(persistRuns, 'persist.'),
-        walk_only_ms: summarize(walkOnly, 'ms'),
-        ...phaseSummaries(foreign.persist, 'dirty_fs_persist.'),
-      },
+      profile: phaseSummaries(persistRuns, 'persist.'),
       targets: [
-        target('persist / bare rsync (median of paired ratios)', persistRatio.median, '<=', 2),
-        target('persist / bare rsync, stretch', persistRatio.median, '<=', 1.5),
-        target('per-file copy / persist (x faster)', copyRatio.median, '>=', 10),
-        target('restore / bare rsync -a', restoreRatio.median, '<=', 1.5),
+        target(`${label}persist / bare in-place rsync`, persistRatio.median, '<=', 1),
+        target(`${label}first full persist / rsync -a`, initialRatio, '<=', 1.2),
+        target(`${label}restore / cp -a`, restoreRatio.median, '<=', 1),
+        target(`${label}archive bytes added per revision / changed bytes`, bytesRatio.median, '<=', 2),
+        // O(changed paths): an object per changed file and a tree per directory on its path.
+        target(`${label}archive entries added per revision / changed paths`, summarize(growth.entries, 'entries').median / changedPaths, '<=', 8),
       ],
-      notes: [],
     };
   });
+}
+
+export default async function persistBench(ctx: BenchContext): Promise<BenchResult> {
+  const repeats = ctx.repeats ?? 5;
+  const sizes = fileCounts() ?? [scaled(10_000, 500)];
+  const results: SizeResult[] = [];
+  for (const files of sizes) results.push(await measure(ctx, files, repeats, sizes.length > 1 ? `${files} files: ` : ''));
+  if (results.length === 1) return { ...results[0]!, notes: [] };
+  // Several sizes: metrics and targets carry the size, side by side in one report.
+  const prefixed = (record: Record<string, Summary>, files: number) => Object.fromEntries(Object.entries(record).map(([k, v]) => [`${files}:${k}`, v]));
+  return {
+    params: { sizes, repeats, changedPct: CHANGED * 100, runs: results.map((r) => r.params) },
+    metrics: Object.assign({}, ...results.map((r, i) => prefixed(r.metrics, sizes[i]!))) as Record<string, Summary>,
+    profile: Object.assign({}, ...results.map((r, i) => prefixed(r.profile, sizes[i]!))) as Record<string, Summary>,
+    targets: results.flatMap((r) => r.targets),
+    notes: [],
+  };
 }

@@ -12,5 +12,6 @@ export const BENCHMARKS: Readonly<Record<string, () => Promise<{ default: Benchm
   provision: () => import('./provision.js'),
   'provision-from-base': () => import('./provision-from-base.js'),
   backfill: () => import('./backfill.js'),
+  dedup: () => import('./dedup.js'),
   'sandbox-exec': () => import('./sandbox-exec.js'),
 };

@@ -5,7 +5,7 @@
 import { BENCHMARKS } from './registry.js';
 import { describeMachine } from './lib/machine.js';
 import { formatTable, type BenchReport } from './lib/report.js';
-import { scale, setScale } from './lib/scale.js';
+import { fileCounts, scale, setFileCounts, setScale } from './lib/scale.js';
 
 // `name...` and `--repeats N` from argv.
 function parseArgs(argv: readonly string[]): { names: string[]; repeats: number | undefined } {
@@ -15,11 +15,13 @@ function parseArgs(argv: readonly string[]): { names: string[]; repeats: number 
     const arg = argv[i]!;
     if (arg === '--scale') {
       setScale(Number(argv[++i]));
+    } else if (arg === '--files') {
+      setFileCounts(argv[++i] ?? '');
     } else if (arg === '--repeats') {
       repeats = Number(argv[++i]);
       if (!Number.isInteger(repeats) || repeats < 1) throw new Error(`--repeats: expected a whole number >= 1, got ${argv[i]}`);
     } else if (arg.startsWith('-')) {
-      throw new Error(`unknown option ${arg} (usage: npm run bench -- [${Object.keys(BENCHMARKS).join('|')} ...] [--repeats N] [--scale F])`);
+      throw new Error(`unknown option ${arg} (usage: npm run bench -- [${Object.keys(BENCHMARKS).join('|')} ...] [--repeats N] [--scale F] [--files N,M])`);
     } else if (!(arg in BENCHMARKS)) {
       throw new Error(`unknown benchmark ${JSON.stringify(arg)}; known: ${Object.keys(BENCHMARKS).join(', ')}`);
     } else names.push(arg);
@@ -41,7 +43,7 @@ async function main(): Promise<number> {
         ...result,
         // The runner's own fields win over anything a benchmark also reports.
         benchmark: name,
-        command: `npm run bench -- ${name}${repeats ? ` --repeats ${repeats}` : ''}${scale() < 1 ? ` --scale ${scale()}` : ''}`,
+        command: `npm run bench -- ${name}${repeats ? ` --repeats ${repeats}` : ''}${scale() !== 1 ? ` --scale ${scale()}` : ''}${fileCounts() ? ` --files ${fileCounts()!.join(',')}` : ''}`,
         startedAt: startedAt.toISOString(),
         durationMs: Date.now() - startedAt.getTime(),
         machine,

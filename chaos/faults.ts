@@ -2,15 +2,16 @@
  * Fault injection while the workload runs: SIGKILL and SIGSTOP/SIGCONT of workers, SIGKILL of
  * their child processes (the `sync -f` of a persist's durability step, a restore's rsync, a
  * `mkfifo`), a Redis restart (AOF), the archive made read-only for a while (a read-only bind
- * mount as root, chattr +i as a fallback, chmod when not root), and a host that stops
- * heartbeating (all its processes paused).
+ * mount as root, chattr +i as a fallback, chmod when not root), a host that stops heartbeating
+ * (all its processes paused), and a Vercel outage (the loopback stand-in refuses connections for
+ * a while).
  */
 import { spawnSync } from 'node:child_process';
 import type { ManagedProcess } from './fleet-processes.js';
 import type { Rng } from './prng.js';
 import type { RedisProcess } from './redis-process.js';
 
-export type FaultName = 'killWorker' | 'pauseWorker' | 'killChild' | 'restartRedis' | 'archiveReadOnly' | 'hostStop';
+export type FaultName = 'killWorker' | 'pauseWorker' | 'killChild' | 'restartRedis' | 'archiveReadOnly' | 'hostStop' | 'vercelOutage';
 
 export interface FaultContext {
   readonly rng: Rng;
@@ -18,6 +19,8 @@ export interface FaultContext {
   readonly redis: RedisProcess;
   readonly archiveRoot: string;
   readonly hostToStop: string;
+  /** The Vercel stand-in: refuse and accept connections again. */
+  readonly vercel: { refuseConnections(): Promise<void>; acceptConnections(): Promise<void> };
   readonly log: (line: string) => void;
 }
 
@@ -102,6 +105,13 @@ export async function injectFault(name: FaultName, ctx: FaultContext): Promise<v
       for (const v of victims) v.signal('SIGSTOP');
       await pause(rng.int(2_500, 5_000));
       for (const v of victims) v.signal('SIGCONT');
+      return;
+    }
+    case 'vercelOutage': {
+      log('fault: vercel refuses connections');
+      await ctx.vercel.refuseConnections();
+      await pause(rng.int(1_000, 3_000));
+      await ctx.vercel.acceptConnections();
       return;
     }
   }

@@ -12,6 +12,8 @@ export interface FleetProcessSpec {
   readonly name: string;
   readonly hostId: string;
   readonly queues: string;
+  /** Extra `fleet worker` arguments (e.g. `--host vercel`). */
+  readonly args?: readonly string[];
   readonly env: Record<string, string>;
 }
 
@@ -23,7 +25,7 @@ export class ManagedProcess {
 
   /** Starts the process and resolves once it serves its queues (or rejects when it exits first). */
   start(): Promise<void> {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'fleet.js'), 'worker', '--queues', this.spec.queues], {
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'fleet.js'), 'worker', '--queues', this.spec.queues, ...(this.spec.args ?? [])], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...this.spec.env },
       stdio: ['ignore', 'pipe', 'ignore'],
       detached: true,

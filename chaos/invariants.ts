@@ -4,7 +4,7 @@
 import type { Queue } from 'bullmq';
 import { verifyTree } from '../src/archive/manifest.js';
 import type { FleetServices } from '../src/runtime/services.js';
-import type { LocalProvider } from '../src/providers/local/local-provider.js';
+import type { SandboxProvider } from '../src/providers/sandbox-provider.js';
 import type { WorkspaceModel } from './workload.js';
 
 export interface InvariantReport {
@@ -21,7 +21,7 @@ export interface InvariantReport {
 export async function checkInvariants(
   services: FleetServices,
   models: readonly WorkspaceModel[],
-  providers: ReadonlyMap<string, LocalProvider>,
+  providers: ReadonlyMap<string, SandboxProvider>,
   queues: readonly Queue[],
 ): Promise<InvariantReport> {
   const report: InvariantReport = { lost: 0, torn: 0, fenceViolations: 0, duplicateSandboxes: 0, orphans: 0, stuckJobs: 0, untypedFailures: 0, details: [] };
@@ -74,7 +74,7 @@ export async function checkInvariants(
   // 1 live sandbox per workspace, 0 orphans (after the hosts' GC).
   const perWorkspace = new Map<string, number>();
   for (const provider of providers.values()) {
-    for (const sandbox of await provider.list()) {
+    for (const sandbox of await provider.list(AbortSignal.timeout(60_000))) {
       perWorkspace.set(sandbox.workspaceId, (perWorkspace.get(sandbox.workspaceId) ?? 0) + 1);
       const address = await services.addresses.get(sandbox.workspaceId);
       if (address?.handle !== sandbox.handle) {

@@ -1,10 +1,11 @@
 /**
- * `npm run chaos -- [--profile short|long] [--duration S] [--seed N] [--workspaces W]`
+ * `npm run chaos -- [--profile short|long] [--duration S] [--seed N] [--workspaces W] [--vercel V]`
  *
  * Starts the Procfile's processes as real separate processes for two hosts on this machine
- * (several workers per queue), drives a workload of workspaces doing turns, injects faults at
- * random, then stops the faults, lets the fleet settle and checks the invariants from outside.
- * Prints one JSON summary and exits non-zero on any violation.
+ * (several workers per queue) plus the workers of the Vercel queues (`--host vercel`), drives a
+ * workload of workspaces doing turns (V of them on Vercel: the real SDK against the loopback
+ * stand-in), injects faults at random, then stops the faults, lets the fleet settle and checks
+ * the invariants from outside. Prints one JSON summary and exits non-zero on any violation.
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
@@ -24,6 +25,11 @@ import { checkInvariants } from './invariants.js';
 import { createRng } from './prng.js';
 import { RedisProcess } from './redis-process.js';
 import { newModel, runTurn, type WorkloadContext } from './workload.js';
+import { VercelStandin } from '../test/helpers/vercel-standin/vercel-standin.js';
+import { createVercelProvider } from '../src/providers/vercel/vercel-provider.js';
+import { VERCEL_HOST_ID } from '../src/providers/vercel/sandbox-info.js';
+import type { SandboxProvider } from '../src/providers/sandbox-provider.js';
+import { fleetKeys } from '../src/keys.js';
 
 const args = process.argv.slice(2);
 const option = (name: string): string | undefined => {
@@ -35,9 +41,11 @@ if (!['short', 'long'].includes(profile)) throw new Error(`--profile: expected s
 const durationS = Number(option('duration') ?? (profile === 'long' ? 1_800 : 120));
 const seed = Number(option('seed') ?? Date.now() % 1_000_000);
 const workspaceCount = Number(option('workspaces') ?? (profile === 'long' ? 12 : 8));
+const vercelCount = Number(option('vercel') ?? (profile === 'long' ? 4 : 3));
 for (const [flag, value] of [['duration', durationS], ['seed', seed], ['workspaces', workspaceCount]] as const) {
   if (!Number.isInteger(value) || value < 1) throw new Error(`--${flag}: expected a positive whole number, got ${value}`);
 }
+if (!Number.isInteger(vercelCount) || vercelCount < 0 || vercelCount > workspaceCount) throw new Error(`--vercel: expected a whole number from 0 to ${workspaceCount}, got ${vercelCount}`);
 const log = (line: string) => process.stderr.write(`[chaos ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -59,6 +67,7 @@ async function main(): Promise<number> {
   const redis = new RedisProcess(await freePort(), path.join(dir, 'redis'));
   await mkdir(redis.dir, { recursive: true });
   await redis.start();
+  const vercel = await VercelStandin.start();
   const hosts = ['host-a', 'host-b'];
   const common = {
     REDIS_URL: redis.url,
@@ -78,6 +87,11 @@ async function main(): Promise<number> {
     FLEET_PROVISION_DEADLINE_MS: '30000',
     FLEET_REDIS_COMMAND_TIMEOUT_MS: '2000',
     FLEET_GC_SCHEDULE: 'unattached=off,retention=off,litter=off,bases=off,orphans=5000,idle=off',
+    // Every process can reach Vercel (the stand-in); new workspaces default to local.
+    FLEET_VERCEL_TOKEN: vercel.credentials.token,
+    FLEET_VERCEL_TEAM_ID: vercel.credentials.teamId,
+    FLEET_VERCEL_PROJECT_ID: vercel.credentials.projectId,
+    FLEET_VERCEL_API_URL: vercel.url,
   };
   const hostEnv = (hostId: string) => ({ ...common, FLEET_HOST_ID: hostId, FLEET_HOME: path.join(dir, hostId), FLEET_LIVE_ROOT: path.join(dir, hostId, 'live') });
   const processes: ManagedProcess[] = [];
@@ -87,24 +101,31 @@ async function main(): Promise<number> {
     }
   }
   processes.push(new ManagedProcess({ name: 'host-a/gc#0', hostId: 'host-a', queues: 'gc', env: hostEnv('host-a') }));
+  // The Vercel queues (persist@vercel, checkpoint@vercel), as the Procfile's persist-vercel and checkpoint-vercel.
+  for (const [queues, count] of [['persist', 2], ['checkpoint', 1]] as const) {
+    for (let i = 0; i < count; i++) processes.push(new ManagedProcess({ name: `vercel/${queues}#${i}`, hostId: 'host-a', queues, args: ['--host', 'vercel'], env: hostEnv('host-a') }));
+  }
   await Promise.all(processes.map((p) => p.start()));
   log(`seed ${seed}, ${durationS} s, ${workspaceCount} workspaces, ${processes.length} worker processes on ${hosts.length} hosts`);
 
   const clientConfig = loadConfig(hostEnv('host-a'));
   const client = createFleetClient({ config: clientConfig });
-  const providers = new Map(hosts.map((h) => [h, new LocalProvider({ hostId: h, liveRoot: hostEnv(h).FLEET_LIVE_ROOT, snapshotRoot: common.FLEET_SNAPSHOT_ROOT, archiveRoot: common.FLEET_ARCHIVE_ROOT, systemPath: clientConfig.systemPath, copyTimeoutMs: 60_000 })]));
-  const liveRoots = new Map(hosts.map((h) => [h, hostEnv(h).FLEET_LIVE_ROOT]));
-  const counters = { turns: 0, acked: 0, failedTurns: 0, failures: {} as Record<string, number> };
-  const ctx: WorkloadContext = { client, providers, liveRoots, rng, counters };
-  const models = Array.from({ length: workspaceCount }, (_, i) => newModel(`chaos-${i}`));
-  const faults: Record<FaultName, number> = { killWorker: 0, pauseWorker: 0, killChild: 0, restartRedis: 0, archiveReadOnly: 0, hostStop: 0 };
+  const providers = new Map<string, SandboxProvider>(
+    hosts.map((h) => [h, new LocalProvider({ hostId: h, liveRoot: hostEnv(h).FLEET_LIVE_ROOT, snapshotRoot: common.FLEET_SNAPSHOT_ROOT, archiveRoot: common.FLEET_ARCHIVE_ROOT, systemPath: clientConfig.systemPath, copyTimeoutMs: 60_000 })]),
+  );
+  providers.set(VERCEL_HOST_ID, createVercelProvider(clientConfig, { pollIntervalMs: 50 }));
+  const counters = { turns: 0, acked: 0, failedTurns: 0, failures: {} as Record<string, number>, ackedByProvider: {} as Record<string, number> };
+  const ctx: WorkloadContext = { client, providers, rng, counters };
+  // The last `vercelCount` workspaces live on Vercel.
+  const models = Array.from({ length: workspaceCount }, (_, i) => newModel(`chaos-${i}`, i >= workspaceCount - vercelCount ? 'vercel' : 'local'));
+  const faults: Record<FaultName, number> = { killWorker: 0, pauseWorker: 0, killChild: 0, restartRedis: 0, archiveReadOnly: 0, hostStop: 0, vercelOutage: 0 };
 
   const endAt = Date.now() + durationS * 1_000;
   const agents = models.map(async (model) => {
     while (Date.now() < endAt) await runTurn(ctx, model);
   });
   // Every fault kind in each round (shuffled), the frequent ones twice, so a short run sees them all.
-  const round: FaultName[] = ['killWorker', 'killWorker', 'pauseWorker', 'pauseWorker', 'killChild', 'killChild', 'restartRedis', 'archiveReadOnly', 'hostStop'];
+  const round: FaultName[] = ['killWorker', 'killWorker', 'pauseWorker', 'pauseWorker', 'killChild', 'killChild', 'restartRedis', 'archiveReadOnly', 'hostStop', ...(vercelCount > 0 ? (['vercelOutage'] as const) : [])];
   const injector = (async () => {
     await pause(3_000);
     while (Date.now() < endAt - 5_000) {
@@ -112,7 +133,7 @@ async function main(): Promise<number> {
       for (const name of order) {
         if (Date.now() >= endAt - 5_000) break;
         try {
-          await injectFault(name, { rng, processes, redis, archiveRoot, hostToStop: 'host-b', log });
+          await injectFault(name, { rng, processes, redis, archiveRoot, hostToStop: 'host-b', vercel, log });
           faults[name] += 1;
         } catch (error) {
           log(`fault ${name} failed to inject: ${(error as Error).message}`);
@@ -131,7 +152,7 @@ async function main(): Promise<number> {
   for (const model of models) await client.stopCheckpoints(model.workspaceId).catch(() => undefined);
   const checkerConfig = loadConfig({ ...hostEnv('host-a'), FLEET_PROVISION_DEADLINE_MS: '1000' });
   const checkRedis = createRedis({ url: redis.url, role: 'client', commandTimeoutMs: 5_000, name: 'chaos-check' });
-  const queueNames = ['provision', 'gc', ...hosts.flatMap((h) => [`persist@${h}`, `checkpoint@${h}`])];
+  const queueNames = ['provision', 'gc', ...[...hosts, VERCEL_HOST_ID].flatMap((h) => [`persist@${h}`, `checkpoint@${h}`])];
   const queues = queueNames.map((name) => new Queue(name, { connection: checkRedis, prefix: common.FLEET_PREFIX }));
   const settleDeadline = Date.now() + 180_000;
   for (;;) {
@@ -140,7 +161,11 @@ async function main(): Promise<number> {
     if (busy === 0 || Date.now() > settleDeadline) break;
     await pause(500);
   }
-  // Each host's GC collects its own orphans (as its host janitor does).
+  // A creator killed by a fault leaves its pending-create lease until it expires: wait for that.
+  const checkKeys = fleetKeys(common.FLEET_PREFIX);
+  const leaseDeadline = Date.now() + 60_000;
+  while ((await checkRedis.zcount(checkKeys.pendingCreates(), `(${Date.now()}`, '+inf')) > 0 && Date.now() < leaseDeadline) await pause(500);
+  // Each host's GC collects its own orphans (as its host janitor does); host-a's also Vercel's.
   const servicesByHost = hosts.map((h) =>
     createServices({ config: loadConfig({ ...hostEnv(h), FLEET_PROVISION_DEADLINE_MS: '1000' }), redis: checkRedis, logger: createLogger({ level: 'silent' }) }),
   );
@@ -153,6 +178,7 @@ async function main(): Promise<number> {
     profile,
     durationS,
     workspaces: workspaceCount,
+    vercelWorkspaces: vercelCount,
     workerProcesses: processes.length,
     hosts: hosts.length,
     machine: { cpus: cpus().length, node: process.version },
@@ -160,6 +186,7 @@ async function main(): Promise<number> {
     workerRestarts: processes.reduce((s, p) => s + p.restarts, 0),
     turns: counters.turns,
     acked: counters.acked,
+    ackedByProvider: counters.ackedByProvider,
     failedTurns: counters.failedTurns,
     turnFailures: counters.failures,
     lost: report.lost,
@@ -190,6 +217,7 @@ async function main(): Promise<number> {
   checkRedis.disconnect();
   await Promise.all(processes.map((p) => p.kill('SIGKILL')));
   await redis.stop('SIGKILL');
+  await vercel.close().catch(() => undefined);
   await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   return verdict;
 }

@@ -1,16 +1,16 @@
 /**
  * The workload: each workspace is driven by one agent doing turns: make sure the workspace is
  * provisioned (re-provisioning is part of every turn), write new files and delete an old one in
- * its live tree, then a turn-end reconcile persist. The model records, per workspace, what an
- * acknowledged persist promised: those files (with their hashes) must be in the archive at the end
- * unless the agent deleted them later.
+ * its live tree, then a turn-end reconcile persist. Workspaces live on the `local` provider (two
+ * hosts) or on `vercel` (the loopback stand-in, through the real SDK). The model records, per
+ * workspace, what an acknowledged persist promised: those files (with their hashes) must be in
+ * the archive at the end unless the agent deleted them later.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FleetClient } from '../src/producers/fleet-client.js';
-import type { SandboxProvider } from '../src/providers/sandbox-provider.js';
-import { livePaths } from '../src/providers/local/live-paths.js';
+import type { ProviderName, SandboxProvider } from '../src/providers/sandbox-provider.js';
 import { walkTree } from '../src/archive/tree-walk.js';
 import type { ProvisionResult } from '../src/queues/provision.js';
 import type { Rng } from './prng.js';
@@ -19,6 +19,8 @@ const sha = (data: Buffer | string) => createHash('sha256').update(data).digest(
 
 export interface WorkspaceModel {
   readonly workspaceId: string;
+  /** The provider the agent provisions its workspace on. */
+  readonly provider: ProviderName;
   generation: number;
   hostId: string | null;
   /** Files believed to be in the live tree: path → hash. */
@@ -35,24 +37,28 @@ export interface WorkspaceModel {
 
 export interface WorkloadContext {
   readonly client: FleetClient;
+  /** The provider of each host id (`host-a`, `host-b`: local; `vercel`: the stand-in). */
   readonly providers: ReadonlyMap<string, SandboxProvider>;
-  readonly liveRoots: ReadonlyMap<string, string>;
   readonly rng: Rng;
-  readonly counters: { turns: number; acked: number; failedTurns: number; failures: Record<string, number> };
+  readonly counters: { turns: number; acked: number; failedTurns: number; failures: Record<string, number>; ackedByProvider: Record<string, number> };
 }
 
-// Reads a live tree's files (path → hash) after a rebuild.
-async function readLive(liveRoot: string, workspaceId: string): Promise<Map<string, string>> {
-  const root = livePaths(liveRoot, workspaceId).root;
-  const files = new Map<string, string>();
-  for await (const entry of walkTree(root)) {
-    if (entry.type === 'file') files.set(entry.rel.toString('utf8'), sha(await readFile(path.join(root, entry.rel.toString('utf8')))));
+// Reads a live tree's files (path → hash) after a rebuild, through the provider's tree export.
+async function readLive(provider: SandboxProvider, handle: string): Promise<Map<string, string>> {
+  const tree = await provider.openTree(handle, AbortSignal.timeout(30_000));
+  try {
+    const files = new Map<string, string>();
+    for await (const entry of walkTree(tree.path)) {
+      if (entry.type === 'file') files.set(entry.rel.toString('utf8'), sha(await readFile(path.join(tree.path, entry.rel.toString('utf8')))));
+    }
+    return files;
+  } finally {
+    await tree.release();
   }
-  return files;
 }
 
-export function newModel(workspaceId: string): WorkspaceModel {
-  return { workspaceId, generation: 0, hostId: null, present: new Map(), acked: new Map(), writtenSinceAck: new Map(), deletedSinceAck: new Set(), turns: 0, acks: 0 };
+export function newModel(workspaceId: string, provider: ProviderName = 'local'): WorkspaceModel {
+  return { workspaceId, provider, generation: 0, hostId: null, present: new Map(), acked: new Map(), writtenSinceAck: new Map(), deletedSinceAck: new Set(), turns: 0, acks: 0 };
 }
 
 /** One turn of one agent. Never throws: a failed step just means the turn is not acknowledged. */
@@ -61,14 +67,14 @@ export async function runTurn(ctx: WorkloadContext, model: WorkspaceModel): Prom
   model.turns += 1;
   ctx.counters.turns += 1;
   try {
-    const { result } = await client.provision({ workspaceId: model.workspaceId }, { wait: true, timeoutMs: 30_000 });
+    const { result } = await client.provision({ workspaceId: model.workspaceId, provider: model.provider }, { wait: true, timeoutMs: 30_000 });
     const r = result as ProvisionResult;
+    const provider = ctx.providers.get(r.hostId)!;
     if (r.generation !== model.generation || r.hostId !== model.hostId) {
       model.generation = r.generation;
       model.hostId = r.hostId;
-      model.present = await readLive(ctx.liveRoots.get(r.hostId)!, model.workspaceId);
+      model.present = await readLive(provider, r.handle);
     }
-    const provider = ctx.providers.get(r.hostId)!;
     const files = Array.from({ length: rng.int(1, 3) }, (_, k) => {
       const rel = `t${model.turns}/f${k}-${randomBytes(3).toString('hex')}.txt`;
       return { path: rel, content: Buffer.from(`${model.workspaceId} turn ${model.turns} file ${k} ${randomBytes(8).toString('hex')}\n`) };
@@ -96,6 +102,7 @@ export async function runTurn(ctx: WorkloadContext, model: WorkspaceModel): Prom
     model.deletedSinceAck = new Set();
     model.acks += 1;
     ctx.counters.acked += 1;
+    ctx.counters.ackedByProvider[model.provider] = (ctx.counters.ackedByProvider[model.provider] ?? 0) + 1;
   } catch (error) {
     ctx.counters.failedTurns += 1;
     const code = (error as { code?: unknown }).code;

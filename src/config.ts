@@ -137,6 +137,7 @@ export const EnvSchema = z.object({
   FLEET_LEGACY_ROOT: anyText(null),
   FLEET_CHECKPOINT_INTERVAL_MS: durationMs(30_000, 1_000),
   FLEET_IDLE_TTL_MS: durationMs(15 * 60_000, 1_000),
+  FLEET_TURN_TTL_MS: durationMs(HOUR, 1_000, DAY),
   FLEET_SHUTDOWN_GRACE_MS: durationMs(25_000, 100, 10 * 60_000),
   FLEET_SHUTDOWN_FLUSH_MS: durationMs(10_000, 0, 10 * 60_000),
   FLEET_HTTP_HOST: anyText(null),
@@ -220,6 +221,8 @@ export interface Config {
   };
   readonly checkpointIntervalMs: number;
   readonly idleTtlMs: number;
+  /** Longest a turn stays open without being opened again or closed (a crashed app's turn expires). @default 3600000 */
+  readonly turnTtlMs: number;
   readonly shutdown: { readonly graceMs: number; readonly flushMs: number };
   readonly http: {
     readonly host: string;
@@ -410,6 +413,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     },
     checkpointIntervalMs: e.FLEET_CHECKPOINT_INTERVAL_MS,
     idleTtlMs: e.FLEET_IDLE_TTL_MS,
+    turnTtlMs: e.FLEET_TURN_TTL_MS,
     shutdown: { graceMs: e.FLEET_SHUTDOWN_GRACE_MS, flushMs: e.FLEET_SHUTDOWN_FLUSH_MS },
     http: { host: httpHost, port: e.FLEET_HTTP_PORT, apiTokens: e.FLEET_API_TOKENS, waitCapMs: e.FLEET_HTTP_WAIT_CAP_MS, bodyLimitBytes: e.FLEET_HTTP_BODY_LIMIT_BYTES },
     admin: { password: e.FLEET_ADMIN_PASSWORD, readOnly: e.FLEET_ADMIN_READONLY },
@@ -498,7 +502,8 @@ export const CONFIG_DOCS: Readonly<Record<(typeof CONFIG_VARIABLES)[number], rea
   FLEET_SNAPSHOT_ROOT: ['$FLEET_HOME/snapshots', 'Base snapshots of the local provider'],
   FLEET_LEGACY_ROOT: ['$FLEET_HOME/legacy', 'Legacy flat blob store read by backfill'],
   FLEET_CHECKPOINT_INTERVAL_MS: ['30000', 'Upload-only checkpoint interval per active workspace'],
-  FLEET_IDLE_TTL_MS: ['900000', 'Idle time after which a workspace is flushed and stopped'],
+  FLEET_IDLE_TTL_MS: ['900000', 'Quiet time (no turn open, no exec or file operation running, no activity) after which a workspace is flushed and stopped'],
+  FLEET_TURN_TTL_MS: ['3600000', 'Longest a turn stays open without being opened again or closed'],
   FLEET_SHUTDOWN_GRACE_MS: ['25000', 'How long a stopping worker lets active jobs finish'],
   FLEET_SHUTDOWN_FLUSH_MS: ['10000', 'Time box of the shutdown flush of held workspaces (0 = no flush)'],
   FLEET_HTTP_HOST: ['127.0.0.1 (0.0.0.0 with tokens)', 'Address of the HTTP API'],

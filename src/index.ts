@@ -5,6 +5,8 @@
  */
 export { createFleetClient, DEFAULT_WAIT_MS } from './producers/fleet-client.js';
 export type { Enqueued, FleetClient, FleetClientOptions, ProvisionInput, WaitOptions } from './producers/fleet-client.js';
+export type { TurnInput, TurnResult } from './producers/turns.js';
+export type { CheckpointView, RejectCheckpointInput, RejectCheckpointResult } from './producers/reject-checkpoint.js';
 export { loadConfig, CONFIG_VARIABLES } from './config.js';
 export type { Config } from './config.js';
 
@@ -37,3 +39,5 @@ export { ChecksumMismatchError } from './errors/checksum-mismatch-error.js';
 export { BackfillDeferredError } from './errors/backfill-deferred-error.js';
 export { SweepLeaseError } from './errors/sweep-lease-error.js';
 export { LegacyFileVanishedError } from './errors/legacy-file-vanished-error.js';
+export { SnapshotUnavailableError } from './errors/snapshot-unavailable-error.js';
+export { CheckpointNotFoundError } from './state/checkpoint-store.js';

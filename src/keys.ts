@@ -11,6 +11,8 @@ export interface FleetKeys {
   generation(workspaceId: string): string;
   /** Runtime resource hash (state machine of seed 000). */
   runtime(workspaceId: string): string;
+  /** Sorted set of incarnations being created (`<workspace>:g<generation>`) scored by lease expiry (ms). */
+  pendingCreates(): string;
   /** Merged pending persist request of a workspace (see persist-intent). */
   persistIntent(workspaceId: string): string;
   /** Outcome of the last persist run of a workspace, read by waiters. */
@@ -21,12 +23,20 @@ export interface FleetKeys {
   readinessProbe(): string;
   /** Sorted set of known workspaces scored by last activity (ms). */
   workspaces(): string;
+  /** Sorted set of what keeps a workspace busy (open turns, running execs and file operations) scored by lease expiry (ms). */
+  activity(workspaceId: string): string;
   /** Checkpoint record hash. */
   checkpoint(checkpointId: string): string;
   /** Sorted set of a workspace's checkpoint ids scored by creation time. */
   checkpoints(workspaceId: string): string;
   /** Attached (current) checkpoint id of a workspace. */
   head(workspaceId: string): string;
+  /** Sorted set of a workspace's attached checkpoint ids scored by attach sequence. */
+  attached(workspaceId: string): string;
+  /** Counter of a workspace's attaches (the score of the attached set). */
+  attachSeq(workspaceId: string): string;
+  /** Hash `<kind>|<revision>` → checkpoint id of a workspace (a revision is recorded once). */
+  checkpointIndex(workspaceId: string): string;
   /** Sorted set of all unattached checkpoint ids scored by creation time (GC index). */
   unattached(): string;
   /** Redlock resource key. */
@@ -47,6 +57,10 @@ export interface FleetKeys {
   base(snapshotId: string): string;
   /** Sorted set of all base snapshot ids scored by creation time. */
   bases(): string;
+  /** Set of workspaces that started from a base snapshot (provenance index for retirement). */
+  baseRefs(snapshotId: string): string;
+  /** The ready base snapshot id of a manifest hash on a provider (bake reuse). */
+  baseByHash(provider: string, manifestHash: string): string;
   /** Hash lane → active base snapshot id. */
   activeBases(): string;
   /** Hash of migration state: workspace → migrated-at. */
@@ -75,14 +89,19 @@ export function fleetKeys(prefix: string): FleetKeys {
     address: (ws: string) => `${p}:ws:${ws}:addr`,
     generation: (ws: string) => `${p}:ws:${ws}:gen`,
     runtime: (ws: string) => `${p}:ws:${ws}:runtime`,
+    pendingCreates: () => `${p}:pending-creates`,
     persistIntent: (ws: string) => `${p}:ws:${ws}:persist-intent`,
     persistStatus: (ws: string) => `${p}:ws:${ws}:persist-status`,
     persistClaim: (queue: string, jobId: string) => `${p}:persist-claim:${queue}:${jobId}`,
     readinessProbe: () => `${p}:readyz-probe`,
     workspaces: () => `${p}:workspaces`,
+    activity: (ws: string) => `${p}:ws:${ws}:activity`,
     checkpoint: (id: string) => `${p}:ckpt:${id}`,
     checkpoints: (ws: string) => `${p}:ws:${ws}:ckpts`,
     head: (ws: string) => `${p}:ws:${ws}:head`,
+    attached: (ws: string) => `${p}:ws:${ws}:attached`,
+    attachSeq: (ws: string) => `${p}:ws:${ws}:attach-seq`,
+    checkpointIndex: (ws: string) => `${p}:ws:${ws}:ckpt-index`,
     unattached: () => `${p}:ckpt-unattached`,
     lock: (resource: string) => `${p}:lock:${resource}`,
     workers: () => `${p}:workers`,
@@ -93,6 +112,8 @@ export function fleetKeys(prefix: string): FleetKeys {
     metrics: () => `${p}:metrics`,
     base: (id: string) => `${p}:base:${id}`,
     bases: () => `${p}:bases`,
+    baseRefs: (id: string) => `${p}:base:${id}:refs`,
+    baseByHash: (provider: string, hash: string) => `${p}:bases:hash:${provider}:${hash}`,
     activeBases: () => `${p}:bases:active`,
     migrated: () => `${p}:migrated`,
     backfillSweep: () => `${p}:backfill:sweep`,

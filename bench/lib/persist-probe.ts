@@ -66,7 +66,7 @@ export function persistProbe(base: PersistDeps): PersistProbe {
   const span = (name: string) => spans.get(name) ?? 0;
   return {
     deps: {
-      archive: timedMethods(base.archive, ['readManifest', 'writeManifest', 'commit', 'flipCurrent'], 'archive', spans, marks),
+      archive: timedMethods(base.archive, ['readManifest', 'readRecord', 'writeManifest', 'writeRecord', 'commit', 'flipCurrent'], 'archive', spans, marks),
       checkpoints: timedMethods(base.checkpoints, ['record', 'attach'], 'checkpoints', spans, marks),
     },
     // The first report of each step marks its start (a step reports progress many times).
@@ -76,10 +76,11 @@ export function persistProbe(base: PersistDeps): PersistProbe {
     phases: () => ({
       prepare_ms: at('step:link') - started,
       build_ms: at('step:scan') - at('step:link'),
-      read_current_manifest_ms: span('archive.readManifest'),
+      read_current_manifest_ms: span('archive.readManifest') + span('archive.readRecord'),
       check_ms: at('step:commit') - at('step:scan'),
-      durability_ms: at('archive.writeManifest') - at('step:commit'),
-      manifest_write_ms: span('archive.writeManifest'),
+      // Format 2 writes a record where format 1 writes a manifest.
+      durability_ms: (marks.has('archive.writeRecord') ? at('archive.writeRecord') : at('archive.writeManifest')) - at('step:commit'),
+      manifest_write_ms: span('archive.writeManifest') + span('archive.writeRecord'),
       commit_rename_ms: span('archive.commit'),
       redis_record_attach_ms: span('checkpoints.record') + span('checkpoints.attach'),
       flip_current_ms: span('archive.flipCurrent'),

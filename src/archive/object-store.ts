@@ -5,7 +5,7 @@
  * identical files across revisions, workspaces and bases cost nothing after the first.
  * Durability is the caller's: one `syncfs` of the archive before the revision record is written.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
@@ -71,6 +71,11 @@ export class ObjectStore {
     return exists(this.treePath(checkId(id)));
   }
 
+  /** An object's bytes. */
+  readObject(id: string): Promise<Buffer> {
+    return readFile(this.objectPath(checkId(id)));
+  }
+
   /** Opens an object for reading. */
   openObject(id: string): Promise<FileHandle> {
     return open(this.objectPath(checkId(id)), constants.O_RDONLY | constants.O_NOFOLLOW);
@@ -106,11 +111,7 @@ export class ObjectStore {
     const id = sha256(bytes);
     if (id === unchangedFrom || (await this.#reuse(this.treePath(id)))) return { id, written: false };
     const tmp = await this.#tmpFile('t');
-    try {
-      await tmp.handle.writeFile(bytes);
-    } finally {
-      await tmp.handle.close();
-    }
+    await this.#fill(tmp, () => tmp.handle.writeFile(bytes));
     const written = await this.#place(tmp.path, this.treePath(id));
     return { id, written };
   }
@@ -131,17 +132,25 @@ export class ObjectStore {
       return this.putBytes(bytes.subarray(0, read));
     }
     const tmp = await this.#tmpFile('o');
-    let copied;
-    try {
-      copied = await copyFileData(source, tmp.handle, size, sparse, signal);
-    } catch (error) {
-      await tmp.handle.close();
-      await unlink(tmp.path).catch(() => undefined);
-      throw error;
-    }
-    await tmp.handle.close();
+    const copied = await this.#fill(tmp, () => copyFileData(source, tmp.handle, size, sparse, signal));
     const written = await this.#place(tmp.path, this.objectPath(copied.hash));
     return { id: copied.hash, bytes: copied.bytes, written };
+  }
+
+  /** Stores a stream's bytes as an object (hashed while written); returns its id and size. */
+  async putStream(source: AsyncIterable<Buffer | Uint8Array>): Promise<StoredObject> {
+    const tmp = await this.#tmpFile('o');
+    const hash = createHash('sha256');
+    let bytes = 0;
+    await this.#fill(tmp, async () => {
+      for await (const chunk of source) {
+        hash.update(chunk);
+        await tmp.handle.write(chunk);
+        bytes += chunk.length;
+      }
+    });
+    const id = hash.digest('hex');
+    return { id, bytes, written: await this.#place(tmp.path, this.objectPath(id)) };
   }
 
   /** Stores bytes as an object. */
@@ -149,12 +158,25 @@ export class ObjectStore {
     const id = sha256(bytes);
     if (await this.#reuse(this.objectPath(id))) return { id, bytes: bytes.length, written: false };
     const tmp = await this.#tmpFile('o');
-    try {
-      await tmp.handle.writeFile(bytes);
-    } finally {
-      await tmp.handle.close();
-    }
+    await this.#fill(tmp, () => tmp.handle.writeFile(bytes));
     return { id, bytes: bytes.length, written: await this.#place(tmp.path, this.objectPath(id)) };
+  }
+
+  /**
+   * Runs `write` into a temporary file and closes it; on failure the temporary is removed and a
+   * filesystem error (a full disk, a read-only remount) comes out typed, naming the temporary.
+   */
+  async #fill<T>(tmp: { path: string; handle: FileHandle }, write: () => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await write();
+      await tmp.handle.close();
+    } catch (error) {
+      await tmp.handle.close().catch(() => undefined);
+      await unlink(tmp.path).catch(() => undefined);
+      throw classifyStorageError(error, 'write object', tmp.path);
+    }
+    return result;
   }
 
   // A new temporary file under tmp/ (exclusive, never followed).

@@ -8,6 +8,25 @@ import type { ObjectStore } from './object-store.js';
 import type { FileNode, TreeNode } from './tree-object.js';
 import { childRel, encodePath } from './tree-walk.js';
 
+/** Where a path lands in a revision: a node, nothing, or below something that is not a directory. */
+export type PathLookup = { readonly state: 'node'; readonly node: TreeNode } | { readonly state: 'absent' | 'blocked' };
+
+/** Resolves `rel` down the trees of `root`, telling a missing path from one under a file or symlink. */
+export async function resolvePath(store: ObjectStore, root: string, rel: Buffer): Promise<PathLookup> {
+  let tree = root;
+  let start = 0;
+  for (;;) {
+    const slash = rel.indexOf(0x2f, start);
+    const part = rel.subarray(start, slash < 0 ? rel.length : slash);
+    const node = (await store.readTree(tree)).find((n) => n.name.equals(part));
+    if (!node) return { state: 'absent' };
+    if (slash < 0) return { state: 'node', node };
+    if (node.type !== 'd') return { state: 'blocked' };
+    tree = node.tree;
+    start = slash + 1;
+  }
+}
+
 /** The node at `rel` (bytes, '/'-separated) below the tree `root`; null when absent. */
 export async function lookupPath(store: ObjectStore, root: string, rel: Buffer): Promise<TreeNode | null> {
   const parts: Buffer[] = [];

@@ -15,6 +15,7 @@
 import type { BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
+import { StorageError } from '../errors/storage-error.js';
 import { TaskPool } from '../lib/task-pool.js';
 import { isSparse } from '../tree/copy-file-data.js';
 import { READ_FILE_FLAGS, type DirHandle } from '../tree/dir-handle.js';
@@ -368,7 +369,10 @@ export class StoreBuilder {
           this.tally.refuse('file-bytes', rel, `file of ${before.size} bytes is over the ${this.#o.limits.maxFileBytes}-byte limit`);
           return { kind: 'refused' };
         }
-        const stored = await this.#o.store.putObject(source, Number(before.size), isSparse(before), this.#o.signal);
+        const stored = await this.#o.store.putObject(source, Number(before.size), isSparse(before), this.#o.signal).catch((error: unknown) => {
+          // Name the workspace path, not the store's temporary (what an operator needs to find).
+          throw error instanceof StorageError ? classifyStorageError(error.cause, 'persist store', encodePath(rel)) : error;
+        });
         const after = await source.stat({ bigint: true });
         if (!changedWhileRead(before, after) && stored.bytes === Number(before.size)) {
           this.hashedFiles += 1;

@@ -45,6 +45,7 @@ export function backfillDeps(services: FleetServices): BackfillDeps {
     migrations: new MigrationStore(services.redis, services.keys),
     singleFlight: services.singleFlight,
     systemPath: services.config.systemPath,
+    archiveFormat: services.config.archiveFormat,
     providerFor: services.providerFor,
     legacySource: legacySources(services),
   };

@@ -28,6 +28,7 @@ export interface BackfillDeps extends LiveTargetDeps {
   readonly migrations: MigrationStore;
   readonly singleFlight: SingleFlight;
   readonly systemPath: string;
+  readonly archiveFormat: 1 | 2;
   legacySource(source: BackfillSource): LegacySource;
 }
 

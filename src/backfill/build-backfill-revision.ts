@@ -25,6 +25,7 @@ import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { Checkpoint, CheckpointStore } from '../state/checkpoint-store.js';
 import type { Progress } from '../workers/processor-context.js';
 import { buildRevisionTree } from '../archive/build-revision-tree.js';
+import { buildBackfillRecord } from './build-backfill-record.js';
 import { removeTree } from '../tree/remove-tree.js';
 import { UNLIMITED_TREE } from '../tree/tree-limits.js';
 import { copyLegacyFiles } from './copy-legacy-files.js';
@@ -35,6 +36,8 @@ export interface RevisionDeps {
   readonly archive: ArchiveStore;
   readonly checkpoints: CheckpointStore;
   readonly systemPath: string;
+  /** The format new revisions are written in. */
+  readonly archiveFormat: 1 | 2;
 }
 
 export interface RevisionInput {
@@ -70,6 +73,8 @@ async function verifyCopies(input: RevisionInput, entries: ReadonlyMap<string, {
 }
 
 export async function buildBackfillRevision(deps: RevisionDeps, input: RevisionInput): Promise<CommittedRevision> {
+  // Format 2 when the archive writes it, or when the current revision is already one (it has no tree on disk to start from).
+  if (deps.archiveFormat === 2 || input.current?.format === 2) return buildBackfillRecord(deps, input);
   const { workspaceId, target, signal, currentRevision } = input;
   const progress = input.progress ?? (async () => undefined);
   const paths = await deps.archive.ensure(workspaceId);

@@ -108,12 +108,16 @@ export async function classifyLive(treeRoot: string, files: readonly LegacyFile[
   return { absent, present, blocked, unwritable };
 }
 
-/** Writes files (their verified copies under `from`) into the live tree, in bounded chunks. */
-export async function writeLiveFiles(provider: SandboxProvider, handle: string, from: string, files: readonly LegacyFile[], signal: AbortSignal): Promise<void> {
+/**
+ * Writes files into the live tree, in bounded chunks; `from` is the directory holding their
+ * verified copies (format 1) or reads a verified copy (format 2).
+ */
+export async function writeLiveFiles(provider: SandboxProvider, handle: string, from: string | ((file: LegacyFile) => Promise<Buffer>), files: readonly LegacyFile[], signal: AbortSignal): Promise<void> {
   let chunk: FileToWrite[] = [];
   let bytes = 0;
   for (const file of files) {
-    chunk.push({ path: file.path, content: await readFile(absoluteBytes(from, file.rel)), mode: file.mode });
+    const content = typeof from === 'string' ? await readFile(absoluteBytes(from, file.rel)) : await from(file);
+    chunk.push({ path: file.path, content, mode: file.mode });
     bytes += file.size;
     if (bytes >= WRITE_CHUNK_BYTES) {
       await provider.writeFiles(handle, chunk, signal);

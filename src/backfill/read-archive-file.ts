@@ -7,6 +7,7 @@
  */
 import { lstat } from 'node:fs/promises';
 import type { ArchiveStore } from '../archive/archive-store.js';
+import { resolvePath } from '../archive/revision-reader.js';
 import { absoluteBytes } from '../archive/tree-walk.js';
 import { readRegularFile } from './open-regular-file.js';
 import { pathState } from './path-state.js';
@@ -17,6 +18,14 @@ export type ArchiveRead = { readonly state: 'hit'; readonly content: Buffer; rea
 async function readOnce(archive: ArchiveStore, workspaceId: string, rel: Buffer): Promise<ArchiveRead | null> {
   const revision = await archive.current(workspaceId);
   if (!revision) return { state: 'miss' };
+  const record = await archive.readRecord(workspaceId, revision).catch(() => null);
+  if (record) {
+    // Format 2: a lookup down the trees (no listing), then the object.
+    const found = await resolvePath(archive.objects, record.root, rel);
+    if (found.state === 'absent') return { state: 'miss' };
+    if (found.state !== 'node' || found.node.type !== 'f') return { state: 'present' };
+    return { state: 'hit', content: await archive.objects.readObject(found.node.object), revision };
+  }
   const root = archive.paths(workspaceId).revision(revision);
   const stats = await lstat(root).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return null;

@@ -45,6 +45,18 @@ async function runStep(provider: SandboxProvider, handle: string, step: string, 
   }
 }
 
+// A ready base of the same manifest hash whose snapshot the provider still has; one found expired
+// or deleted is marked `gone` and baked again.
+async function reusable(services: FleetServices, provider: SandboxProvider, providerName: string, hash: string, signal: AbortSignal) {
+  const existing = await services.bases.readyByHash(providerName, hash);
+  if (!existing) return null;
+  const status = await provider.snapshotStatus(existing.snapshotId, signal);
+  if (status === 'usable') return existing;
+  await services.bases.markGone(existing.snapshotId, `snapshot ${status} at provider ${providerName}`);
+  services.logger.warn({ snapshotId: existing.snapshotId, status, manifestHash: hash }, 'the ready base of this manifest is gone at the provider: baking it again');
+  return null;
+}
+
 export async function bakeBase(services: FleetServices, payload: BakePayload, ctx: ProcessorContext): Promise<BakeResult> {
   const started = Date.now();
   const { manifest } = payload;
@@ -59,7 +71,7 @@ export async function bakeBase(services: FleetServices, payload: BakePayload, ct
 
   return services.singleFlight.using(`bake:${hash}`, { maxHoldMs: services.config.deadlines.bakeMs }, async (lock) => {
     const signal = AbortSignal.any([ctx.signal, lock.signal]);
-    const existing = await services.bases.readyByHash(providerName, hash);
+    const existing = await reusable(services, provider, providerName, hash, signal);
     if (existing) {
       await ctx.progress({ step: 'reuse', percent: 100, snapshotId: existing.snapshotId });
       return finish(existing.snapshotId, true);
@@ -67,7 +79,12 @@ export async function bakeBase(services: FleetServices, payload: BakePayload, ct
     const seedId = `bake-${hash.slice(0, 16)}`;
     const generation = Number(await services.redis.incr(`${services.keys.prefix}:bake-seq`));
     await ctx.progress({ step: 'seed', percent: 5 });
-    const seed = await provider.create({ workspaceId: seedId, generation, source: { type: 'empty' }, signal });
+    // The seed is never published: its lease keeps orphan GC away from it while the bake runs.
+    await services.pendingCreates.begin(seedId, generation, services.config.deadlines.bakeMs);
+    const seed = await provider.create({ workspaceId: seedId, generation, source: { type: 'empty' }, signal }).catch(async (error: unknown) => {
+      await services.pendingCreates.end(seedId, generation).catch(() => undefined);
+      throw error;
+    });
     const stepCtx = { ...ctx, signal };
     try {
       await ctx.progress({ step: 'files', percent: 10 });
@@ -137,6 +154,7 @@ export async function bakeBase(services: FleetServices, payload: BakePayload, ct
       throw error;
     } finally {
       await provider.destroy(seed.handle, AbortSignal.timeout(60_000)).catch(() => undefined);
+      await services.pendingCreates.end(seedId, generation).catch(() => undefined);
     }
   });
 }

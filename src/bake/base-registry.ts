@@ -7,9 +7,20 @@
 import type { Redis } from 'ioredis';
 import { FleetError } from '../errors/fleet-error.js';
 import type { FleetKeys } from '../keys.js';
-import { luaScript } from '../lib/lua-script.js';
+import { ACTIVATE, MARK_GONE, RETIRE_BEGIN, RETIRE_FINISH, ROLLBACK } from './base-registry-scripts.js';
 
-export type BaseStatus = 'baking' | 'ready' | 'failed' | 'retired';
+/**
+ * `baking` → `ready` (usable) or `failed` (never activatable); a ready base becomes `gone` when its
+ * provider snapshot turned out expired or deleted; GC claims an unused one as `retiring` (no
+ * longer activatable), deletes its snapshot and records it `retired`.
+ */
+export type BaseStatus = 'baking' | 'ready' | 'failed' | 'gone' | 'retiring' | 'retired';
+
+/** The result of claiming a base for retirement. */
+export type RetireClaim = { readonly claimed: true } | { readonly claimed: false; readonly why: string };
+
+// How many times a script whose precondition moved is run again with fresh reads.
+const ATTEMPTS = 10;
 
 export interface BaseEntry {
   readonly provider: string;
@@ -40,20 +51,6 @@ export class BaseRegistryError extends FleetError {
   readonly code = 'BaseRegistry';
   readonly retryable = false;
 }
-
-const ACTIVATE = luaScript(
-  'base-activate',
-  `-- Makes a ready base the active one of its provider+lane; the previous active becomes its rollback candidate.
--- KEYS[1] active-bases hash  KEYS[2] new entry hash   ARGV: laneField, snapshotId, prefix
--- Returns the previous active id ('' if none), or an error reply when the entry is not ready.
-if redis.call('HGET', KEYS[2], 'status') ~= 'ready' then return redis.error_reply('NOT_READY') end
-local previous = redis.call('HGET', KEYS[1], ARGV[1]) or ''
-if previous == ARGV[2] then return previous end
-if previous ~= '' then redis.call('HSET', ARGV[3] .. ':base:' .. previous, 'active', '0') end
-redis.call('HSET', KEYS[2], 'active', '1', 'previousSnapshotId', previous)
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-return previous`,
-);
 
 // Hash fields → entry.
 function toEntry(h: Record<string, string>): BaseEntry | null {
@@ -90,28 +87,14 @@ export class BaseRegistry {
     return `${provider}:${lane}`;
   }
 
-  #refs(snapshotId: string) {
-    return `${this.keys.base(snapshotId)}:refs`;
-  }
-  #byHash(provider: string, manifestHash: string) {
-    return `${this.keys.prefix}:bases:hash:${provider}:${manifestHash}`;
-  }
-
   /** Records a new entry (status `baking` or `ready`). */
   async register(entry: Omit<BaseEntry, 'active' | 'previousSnapshotId' | 'retiredAt'> & { previousSnapshotId?: null }): Promise<void> {
     const fields: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...entry, active: false })) fields[k] = v === null || v === undefined ? '' : typeof v === 'boolean' ? (v ? '1' : '0') : String(v);
     const multi = this.redis.multi().hset(this.keys.base(entry.snapshotId), fields).zadd(this.keys.bases(), entry.createdAt, entry.snapshotId);
     // Only a usable snapshot is found by its manifest hash (a failed bake must never be reused).
-    if (entry.status === 'ready') multi.set(this.#byHash(entry.provider, entry.manifestHash), entry.snapshotId);
+    if (entry.status === 'ready') multi.set(this.keys.baseByHash(entry.provider, entry.manifestHash), entry.snapshotId);
     await multi.exec();
-  }
-
-  /** Updates status fields of an entry. */
-  async update(snapshotId: string, patch: Partial<Pick<BaseEntry, 'status' | 'readyAt' | 'retiredAt' | 'error' | 'expiresAt' | 'sourceSandboxId'>>): Promise<void> {
-    const fields: Record<string, string> = {};
-    for (const [k, v] of Object.entries(patch)) fields[k] = v === null || v === undefined ? '' : String(v);
-    await this.redis.hset(this.keys.base(snapshotId), fields);
   }
 
   async get(snapshotId: string): Promise<BaseEntry | null> {
@@ -120,7 +103,7 @@ export class BaseRegistry {
 
   /** A usable (ready) entry for a manifest hash on a provider, if any. */
   async readyByHash(provider: string, manifestHash: string): Promise<BaseEntry | null> {
-    const id = await this.redis.get(this.#byHash(provider, manifestHash));
+    const id = await this.redis.get(this.keys.baseByHash(provider, manifestHash));
     const entry = id ? await this.get(id) : null;
     return entry?.status === 'ready' ? entry : null;
   }
@@ -140,44 +123,92 @@ export class BaseRegistry {
     return entry?.status === 'ready' ? { snapshotId: id, version: entry.version } : null;
   }
 
+  /** The entry the lane's active pointer names, whatever its status (null when none). */
+  async activeEntry(lane: string, provider: string): Promise<BaseEntry | null> {
+    const id = await this.redis.hget(this.keys.activeBases(), BaseRegistry.laneField(provider, lane));
+    return id ? this.get(id) : null;
+  }
+
+  /** Marks a ready base `gone` (its provider snapshot expired or was deleted); false if it was not ready. */
+  async markGone(snapshotId: string, why: string, now = Date.now()): Promise<boolean> {
+    return (await MARK_GONE.run(this.redis, [this.keys.base(snapshotId)], [why, now])) === 1;
+  }
+
   /** Activates a ready entry for its lane; returns the previous active id. */
   async activate(snapshotId: string): Promise<string | null> {
     const entry = await this.get(snapshotId);
     if (!entry) throw new BaseRegistryError(`base snapshot ${snapshotId} is not registered`, { context: { snapshotId } });
-    try {
-      const previous = String(
-        await ACTIVATE.run(this.redis, [this.keys.activeBases(), this.keys.base(snapshotId)], [BaseRegistry.laneField(entry.provider, entry.lane), snapshotId, this.keys.prefix]),
-      );
-      return previous || null;
-    } catch (error) {
-      throw new BaseRegistryError(`base snapshot ${snapshotId} is ${entry.status}, only a ready snapshot can be activated`, { context: { snapshotId, status: entry.status }, cause: error });
+    const lane = BaseRegistry.laneField(entry.provider, entry.lane);
+    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      const previous = (await this.redis.hget(this.keys.activeBases(), lane)) ?? '';
+      const previousKey = previous ? this.keys.base(previous) : this.keys.base(snapshotId);
+      const reply = (await ACTIVATE.run(this.redis, [this.keys.activeBases(), this.keys.base(snapshotId), previousKey], [lane, snapshotId, previous])) as [number, string?];
+      if (reply[0] === 1) return reply[1] || null;
+      if (reply[0] === -1) {
+        const status = (await this.get(snapshotId))?.status ?? entry.status;
+        throw new BaseRegistryError(`base snapshot ${snapshotId} is ${status}, only a ready snapshot can be activated`, { context: { snapshotId, status } });
+      }
     }
+    throw new BaseRegistryError(`lane ${lane}: the active base kept changing; activate ${snapshotId} again`, { context: { snapshotId, lane } });
   }
 
-  /** Re-activates the previous base of a lane (the rollback candidate). */
+  /**
+   * Re-activates the rollback candidate of the lane's active base, as of the moment it runs; the
+   * base rolled back from becomes the candidate. One script, checked against what was read.
+   */
   async rollback(lane: string, provider: string): Promise<{ from: string; to: string }> {
-    const current = await this.redis.hget(this.keys.activeBases(), BaseRegistry.laneField(provider, lane));
-    const entry = current ? await this.get(current) : null;
-    if (!entry?.previousSnapshotId) throw new BaseRegistryError(`lane ${provider}:${lane} has no previous base to roll back to`, { context: { lane, provider } });
-    const target = entry.previousSnapshotId;
-    await this.activate(target);
-    // The rolled-back-from base stays the rollback candidate of the re-activated one.
-    await this.redis.hset(this.keys.base(target), 'previousSnapshotId', entry.snapshotId);
-    return { from: entry.snapshotId, to: target };
+    const field = BaseRegistry.laneField(provider, lane);
+    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      const current = await this.redis.hget(this.keys.activeBases(), field);
+      const entry = current ? await this.get(current) : null;
+      if (!current || !entry?.previousSnapshotId) throw new BaseRegistryError(`lane ${provider}:${lane} has no previous base to roll back to`, { context: { lane, provider } });
+      const target = entry.previousSnapshotId;
+      const reply = (await ROLLBACK.run(this.redis, [this.keys.activeBases(), this.keys.base(current), this.keys.base(target)], [field, current, target])) as [number, string?];
+      if (reply[0] === 1) return { from: current, to: target };
+      if (reply[0] === -1) {
+        const status = (await this.get(target))?.status ?? 'unknown';
+        throw new BaseRegistryError(`lane ${provider}:${lane}: the previous base ${target} is ${status} and cannot be re-activated`, { context: { lane, provider, target, status } });
+      }
+    }
+    throw new BaseRegistryError(`lane ${provider}:${lane}: the active base kept changing; roll back again`, { context: { lane, provider } });
+  }
+
+  /**
+   * Claims a base for retirement if it is not active, not the rollback candidate of an active
+   * base, referenced by no workspace and created before `createdBefore` (one script). From then
+   * on it cannot be activated; `finishRetire` records it retired once its snapshot is deleted.
+   */
+  async beginRetire(snapshotId: string, createdBefore: number, now = Date.now()): Promise<RetireClaim> {
+    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      const actives = Object.values(await this.redis.hgetall(this.keys.activeBases()));
+      const reply = (await RETIRE_BEGIN.run(
+        this.redis,
+        [this.keys.activeBases(), this.keys.base(snapshotId), this.keys.baseRefs(snapshotId), ...actives.map((id) => this.keys.base(id))],
+        [snapshotId, createdBefore, now, ...actives],
+      )) as [number, string?];
+      if (reply[0] === 1) return { claimed: true };
+      if (reply[0] === 0) return { claimed: false, why: String(reply[1]) };
+    }
+    return { claimed: false, why: 'the active bases kept changing' };
+  }
+
+  /** Records a retiring base as retired (its provider snapshot is deleted). */
+  async finishRetire(snapshotId: string, now = Date.now()): Promise<boolean> {
+    return (await RETIRE_FINISH.run(this.redis, [this.keys.base(snapshotId)], [now])) === 1;
   }
 
   /** Records that a workspace started from a base (provenance index for retirement). */
   async addReference(snapshotId: string, workspaceId: string): Promise<void> {
-    await this.redis.sadd(this.#refs(snapshotId), workspaceId);
+    await this.redis.sadd(this.keys.baseRefs(snapshotId), workspaceId);
   }
 
   async removeReference(snapshotId: string, workspaceId: string): Promise<void> {
-    await this.redis.srem(this.#refs(snapshotId), workspaceId);
+    await this.redis.srem(this.keys.baseRefs(snapshotId), workspaceId);
   }
 
   /** Workspaces whose runtime resource names this base as provenance. */
   async referencedBy(snapshotId: string): Promise<string[]> {
-    return (await this.redis.smembers(this.#refs(snapshotId))).sort();
+    return (await this.redis.smembers(this.keys.baseRefs(snapshotId))).sort();
   }
 
   /** Whether a snapshot is the active base or the active base's rollback candidate of any lane. */

@@ -28,6 +28,7 @@ import { registerQueues } from './commands/queues.js';
 import { registerTop } from './commands/top.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerBackfill } from './commands/backfill.js';
+import { registerTurn } from './commands/turn.js';
 
 export type Register = (program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>) => void;
 
@@ -51,6 +52,7 @@ const COMMANDS: Register[] = [
   registerTop,
   registerCompletion,
   registerBackfill,
+  registerTurn,
 ];
 
 /** Builds the program; `run` records each action's exit code. */

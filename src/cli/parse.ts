@@ -1,6 +1,7 @@
 /** Parsers of CLI option values; each throws `UsageError` naming the flag and the value. */
 import { UsageError } from '../errors/usage-error.js';
 import { QUEUE_NAMES, isQueueName, type QueueName } from '../queues/index.js';
+import { REMOTE_PROVIDER_HOSTS } from '../providers/provider-hosts.js';
 
 /** `--queues a,b` → validated base queue names (all when empty). */
 export function parseQueueList(flag: string, raw: string | undefined): QueueName[] {
@@ -10,6 +11,20 @@ export function parseQueueList(flag: string, raw: string | undefined): QueueName
     if (!isQueueName(name)) throw new UsageError(`${flag}: unknown queue ${JSON.stringify(name)} (expected ${QUEUE_NAMES.join(', ')})`);
   }
   return [...new Set(names)] as QueueName[];
+}
+
+/**
+ * `--host a,b` → the hosts whose host-bound queues a worker serves: this host and/or remote
+ * provider hosts (a worker can never serve another machine's live trees). Default: this host.
+ */
+export function parseHostList(flag: string, raw: string | undefined, selfHostId: string): string[] {
+  if (raw === undefined || raw.trim() === '') return [selfHostId];
+  const hosts = [...new Set(raw.split(',').map((s) => s.trim()).filter(Boolean))];
+  const allowed = [selfHostId, ...REMOTE_PROVIDER_HOSTS];
+  for (const host of hosts) {
+    if (!allowed.includes(host)) throw new UsageError(`${flag}: ${JSON.stringify(host)} is neither this host (FLEET_HOST_ID=${selfHostId}) nor a remote provider host (${REMOTE_PROVIDER_HOSTS.join(', ')})`);
+  }
+  return hosts;
 }
 
 /** A base queue name argument. */

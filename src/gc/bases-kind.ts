@@ -1,19 +1,22 @@
 /**
  * Base snapshots past retention (G6): retired only when not active, not the rollback candidate
- * of an active base, referenced by no workspace (checked against each referencing workspace's
- * runtime provenance) and older than FLEET_BASE_RETENTION_MS (14 days by default). Retiring
- * deletes the provider snapshot and keeps the registry entry as `retired`.
+ * of an active base, referenced by no workspace (a reference whose workspace's runtime no longer
+ * names the base is dropped first) and older than FLEET_BASE_RETENTION_MS (14 days by default).
+ * Retiring is claimed in one script (`retiring`: no activation can race it), then the provider
+ * snapshot is deleted and the entry kept as `retired`. A claim left by a crash is finished by the
+ * next run.
  */
 import type { FleetServices } from '../runtime/services.js';
 import { idsValid } from './checked-ids.js';
 import type { GcKindRunner, GcItem } from './gc-kind.js';
 
-// Workspaces that still name the snapshot as their provenance.
-async function liveReferences(services: FleetServices, snapshotId: string): Promise<string[]> {
+// Workspaces that still name the snapshot as their provenance; with `prune`, stale references are dropped.
+async function liveReferences(services: FleetServices, snapshotId: string, prune: boolean): Promise<string[]> {
   const refs: string[] = [];
   for (const workspaceId of await services.bases.referencedBy(snapshotId)) {
     const runtime = await services.runtime.get(workspaceId);
     if (runtime?.baseSnapshotId === snapshotId) refs.push(workspaceId);
+    else if (prune) await services.bases.removeReference(snapshotId, workspaceId);
   }
   return refs;
 }
@@ -27,7 +30,7 @@ export const basesKind: GcKindRunner = {
       if (!idsValid(ctx, { snapshotId: entry.snapshotId, provider: entry.provider })) continue;
       if (now - entry.createdAt < services.config.retention.baseRetentionMs) continue;
       if (await services.bases.isActiveOrCandidate(entry.snapshotId)) continue;
-      if ((await liveReferences(services, entry.snapshotId)).length > 0) continue;
+      if ((await liveReferences(services, entry.snapshotId, false)).length > 0) continue;
       items.push({ id: entry.snapshotId, description: `${entry.status} base ${entry.version} (${entry.provider}, lane ${entry.lane})`, bytes: 0 });
       if (items.length >= ctx.limit) break;
     }
@@ -36,12 +39,18 @@ export const basesKind: GcKindRunner = {
   async apply(ctx, planned) {
     const out: GcItem[] = [];
     for (const item of planned) {
-      // Re-check: an activation or a new reference may have happened since the plan.
       const entry = await ctx.services.bases.get(item.id);
-      if (!entry || entry.active || (await ctx.services.bases.isActiveOrCandidate(item.id)) || (await liveReferences(ctx.services, item.id)).length > 0) continue;
-      if (!idsValid(ctx, { snapshotId: item.id, provider: entry.provider })) continue;
-      if (entry.status === 'ready') await ctx.services.providers.get(entry.provider as 'local' | 'vercel').deleteSnapshot(item.id, ctx.signal);
-      await ctx.services.bases.update(item.id, { status: 'retired', retiredAt: Date.now() });
+      if (!entry || !idsValid(ctx, { snapshotId: item.id, provider: entry.provider })) continue;
+      if ((await liveReferences(ctx.services, item.id, true)).length > 0) continue;
+      // The claim re-checks everything in one step: an activation or a new reference since the plan wins.
+      const claim = await ctx.services.bases.beginRetire(item.id, Date.now() - ctx.services.config.retention.baseRetentionMs);
+      if (!claim.claimed) {
+        ctx.services.logger.info({ snapshotId: item.id, why: claim.why }, 'base not retired');
+        continue;
+      }
+      // A failed bake never produced a provider snapshot.
+      if (entry.status !== 'failed') await ctx.services.providers.get(entry.provider as 'local' | 'vercel').deleteSnapshot(item.id, ctx.signal);
+      await ctx.services.bases.finishRetire(item.id);
       out.push(item);
     }
     return out;

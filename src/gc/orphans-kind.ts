@@ -1,26 +1,43 @@
 /**
  * Orphan sandboxes: incarnations that exist at a provider but are not the address store's for
  * their workspace (losers of a race, replaced incarnations whose destroy failed, leftovers of a
- * crash between create and publish). Young ones (younger than the provision deadline) are left
- * alone: they may be a provision in progress.
+ * crash between create and publish). A sandbox is destroyed only when all of these hold:
+ *
+ * - no creator holds a lease on it (pending-create-store.ts: written before the provider call by
+ *   provisioning and bakes, so a sandbox between create and publish or a live bake's seed is safe);
+ * - its workspace's runtime record is not provisioning that generation (younger than the deadline);
+ * - the provider proves it is older than the provision deadline: a sandbox whose creation time
+ *   is unknown is never destroyed.
  */
 import { handleProvider } from '../lib/id-rules.js';
+import type { SandboxInfo } from '../providers/sandbox-provider.js';
 import { idsValid } from './checked-ids.js';
-import type { GcKindRunner, GcItem } from './gc-kind.js';
+import type { GcContext, GcKindRunner, GcItem } from './gc-kind.js';
+
+// Why a sandbox that the address store does not name must stay (null: it may go).
+async function keepReason(ctx: GcContext, sandbox: SandboxInfo): Promise<string | null> {
+  const { services, now } = ctx;
+  const graceMs = services.config.deadlines.provisionMs;
+  if (await services.pendingCreates.isPending(sandbox.workspaceId, sandbox.generation, now)) return 'being created';
+  const runtime = await services.runtime.get(sandbox.workspaceId);
+  if (runtime?.state === 'provisioning' && runtime.generation === sandbox.generation && now - runtime.updatedAt < graceMs) return 'being provisioned';
+  if (sandbox.createdAt === undefined) return 'creation time unknown';
+  if (now - sandbox.createdAt < graceMs) return 'younger than the provision deadline';
+  return null;
+}
 
 export const orphansKind: GcKindRunner = {
   async plan(ctx) {
-    const { services, now } = ctx;
+    const { services } = ctx;
     const items: GcItem[] = [];
+    await services.pendingCreates.prune(ctx.now);
     for (const provider of services.providers.all()) {
       for (const sandbox of await provider.list(ctx.signal)) {
         // A listing is read from disk or the provider: the handle must be one of its own workspace's.
         if (!idsValid(ctx, { workspaceId: sandbox.workspaceId, handle: sandbox.handle })) continue;
         const address = await services.addresses.get(sandbox.workspaceId);
         if (address?.handle === sandbox.handle) continue;
-        const runtime = await services.runtime.get(sandbox.workspaceId);
-        if (runtime?.state === 'provisioning' && runtime.handle === sandbox.handle) continue;
-        if (sandbox.createdAt !== undefined && now - sandbox.createdAt < services.config.deadlines.provisionMs) continue;
+        if ((await keepReason(ctx, sandbox)) !== null) continue;
         items.push({ id: sandbox.handle, workspaceId: sandbox.workspaceId, description: `${provider.name} sandbox not in the address store (g${sandbox.generation}, ${sandbox.state})`, bytes: 0 });
         if (items.length >= ctx.limit) return items;
       }
@@ -30,11 +47,14 @@ export const orphansKind: GcKindRunner = {
   async apply(ctx, planned) {
     const out: GcItem[] = [];
     for (const item of planned) {
-      // Re-check right before destroying: it may have been published meanwhile.
+      // Re-check right before destroying: it may have been published, or a creator may hold it, meanwhile.
       if (!idsValid(ctx, { workspaceId: item.workspaceId ?? null, handle: item.id })) continue;
       const address = item.workspaceId ? await ctx.services.addresses.get(item.workspaceId) : null;
       if (address?.handle === item.id) continue;
       const provider = ctx.services.providers.get(handleProvider(item.id)!);
+      const sandbox = await provider.get(item.id, ctx.signal);
+      if (!sandbox) continue;
+      if ((await keepReason({ ...ctx, now: Date.now() }, sandbox)) !== null) continue;
       await provider.destroy(item.id, ctx.signal);
       out.push(item);
     }

@@ -34,6 +34,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = Object.free
   CrossOriginRefused: 403,
   NotFound: 404,
   WorkspaceNotFound: 404,
+  CheckpointNotFound: 404,
   StaleGeneration: 409,
   WorkspaceConflict: 409,
   ShrinkGuard: 409,

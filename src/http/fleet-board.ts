@@ -14,7 +14,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import type { Logger } from '../logger.js';
-import { allQueueNames, knownHostIds } from '../status/fleet-status.js';
+import { fleetQueueNames } from '../status/queue-names.js';
 import { withTimeout } from '../runtime/with-timeout.js';
 
 export const BOARD_PATH = '/admin/queues';
@@ -44,7 +44,7 @@ export async function createFleetBoard({ redis, keys, config, logger, refreshMs 
   const board = createBullBoard({ queues: [], serverAdapter, options: { uiConfig: { boardTitle: 'sandbox-fleet' } } });
 
   const refresh = async () => {
-    const names = allQueueNames(await knownHostIds(redis, keys, config.hostId));
+    const names = await fleetQueueNames(redis, keys, config);
     for (const name of names) {
       if (queues.has(name)) continue;
       const queue = new Queue(name, { connection: redis, prefix: config.redis.prefix });

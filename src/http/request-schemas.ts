@@ -4,7 +4,8 @@
  * the body before parsing. `*Body` variants (without `workspaceId`) document the bodies.
  */
 import { z } from 'zod';
-import { PersistPayload, ProvisionPayload, RollbackInput, Generation, WorkspaceId } from '../queues/index.js';
+import { PersistPayload, ProvisionPayload, RollbackInput, Generation, RevisionId, WorkspaceId } from '../queues/index.js';
+import { TurnRequest } from '../producers/turns.js';
 import { ExecArgs } from '../queues/hostops-args.js';
 
 /** Exec over HTTP: the hostops exec arguments (same rules), the deadline optional. */
@@ -27,10 +28,24 @@ export const CheckpointsRequest = z
   })
   .strict();
 
+export const TURN_ACTIONS = ['open', 'close'] as const;
+
+/** Open or close a turn of a workspace (the workspace is not idle while a turn is open). */
+export const TurnsRequest = TurnRequest.extend({ action: z.enum(TURN_ACTIONS, { error: 'must be "open" or "close"' }) }).strict();
+
 export const PathParams = z.object({ workspaceId: WorkspaceId }).strict();
 
 export const ProvisionBody = ProvisionPayload.omit({ workspaceId: true });
 export const PersistBody = PersistRequest.omit({ workspaceId: true });
 export const CheckpointsBody = CheckpointsRequest.omit({ workspaceId: true });
 export const RollbackBody = RollbackInput.omit({ workspaceId: true });
+export const TurnsBody = TurnsRequest.omit({ workspaceId: true });
+/** Documents the reject body (the validating schema adds the path's workspaceId). */
+export const RejectCheckpointBody = z
+  .object({
+    generation: Generation,
+    checkpointId: z.uuid().optional(),
+    revision: RevisionId.optional(),
+  })
+  .strict();
 export const ExecBody = ExecRequest.omit({ workspaceId: true });

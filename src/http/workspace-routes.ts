@@ -6,7 +6,8 @@ import type { FleetServices } from '../runtime/services.js';
 import { describeWorkspace } from '../status/describe-workspace.js';
 import { workspaceHistory } from '../status/workspace-history.js';
 import { enqueuedResult, withPathId, type ApiRoute } from './api-route.js';
-import { CheckpointsBody, CheckpointsRequest, ExecBody, ExecRequest, PathParams, PersistBody, PersistRequest, ProvisionBody, RollbackBody } from './request-schemas.js';
+import { CheckpointsBody, CheckpointsRequest, ExecBody, ExecRequest, PathParams, PersistBody, PersistRequest, ProvisionBody, RejectCheckpointBody, RollbackBody, TurnsBody, TurnsRequest } from './request-schemas.js';
+import { RejectCheckpointRequest, rejectCheckpoint } from '../producers/reject-checkpoint.js';
 
 /** Grace past an exec's own deadline for the sandbox to be torn down before the call gives up. */
 const EXEC_TEARDOWN_GRACE_MS = 5_000;
@@ -102,6 +103,37 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
         ...(request.everyMs === undefined ? {} : { everyMs: request.everyMs }),
       });
       return { status: 200, body: { workspaceId: request.workspaceId, action: 'start', ...started } };
+    },
+  },
+  {
+    method: 'post',
+    path: `${WS}/checkpoints/reject`,
+    operationId: 'rejectCheckpoint',
+    summary:
+      "Reject a checkpoint whose turn failed: the workspace falls back to the previous attached checkpoint (fenced on generation; a no-op when something newer already decided); answers what is current now. Give the checkpointId or the revision a persist answered. The live tree is not touched.",
+    body: RejectCheckpointBody,
+    waitable: false,
+    errorStatuses: [404, 409],
+    result: '200 { workspaceId, checkpointId, rejected, current: { checkpointId, revision, kind, generation, reason, turnId, attachedAt } | null }',
+    async handle(services, { params, body }) {
+      // The web process reaches the archive: its `current` link follows the new head at once.
+      const request = parsePayload('reject checkpoint request', RejectCheckpointRequest, withPathId(body, params.workspaceId));
+      return { status: 200, body: await rejectCheckpoint({ checkpoints: services.checkpoints, archive: services.archive }, request) };
+    },
+  },
+  {
+    method: 'post',
+    path: `${WS}/turns`,
+    operationId: 'turnWorkspace',
+    summary: 'Open or close a turn: the workspace is not idle (never reaped) while a turn is open; an open turn expires after ttlMs (default FLEET_TURN_TTL_MS)',
+    body: TurnsBody,
+    waitable: false,
+    errorStatuses: [404],
+    result: '200 { workspaceId, turnId, open, expiresAt, wasOpen? }',
+    async handle(services, { params, body }) {
+      const { action, ...request } = parsePayload('turn request', TurnsRequest, withPathId(body, params.workspaceId));
+      const result = action === 'open' ? await services.client.openTurn(request) : await services.client.closeTurn({ workspaceId: request.workspaceId, turnId: request.turnId });
+      return { status: 200, body: result };
     },
   },
   {

@@ -57,6 +57,16 @@ export function createFleetMetrics({ redis, keys, config }: { redis: Redis; keys
     },
   });
   new Gauge({
+    name: 'fleet_queue_unserved',
+    help: 'Waiting (and delayed) jobs of a queue that no live worker serves: alert when above 0 (nothing will ever run them)',
+    labelNames: ['queue'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { queue, waiting, delayed } of current().status.unservedQueues) this.set({ queue }, waiting + delayed);
+    },
+  });
+  new Gauge({
     name: 'fleet_workers',
     help: 'Live worker processes (heartbeat within three intervals)',
     registers: [registry],

@@ -4,28 +4,11 @@
  * fire and forget, so it never changes what the call returns or throws.
  */
 import { isProviderError } from '../providers/provider-errors.js';
-import type { SandboxProvider } from '../providers/sandbox-provider.js';
+import { PROVIDER_METHODS, type SandboxProvider } from '../providers/sandbox-provider.js';
 import type { MetricsRecorder, ProviderOutcome } from './metrics-recorder.js';
 
 /** Every method of the provider interface (each is timed). */
-export const PROVIDER_OPERATIONS = [
-  'create',
-  'get',
-  'resume',
-  'list',
-  'exec',
-  'writeFiles',
-  'readFile',
-  'openTree',
-  'importTree',
-  'markReady',
-  'readReady',
-  'clearReady',
-  'snapshot',
-  'deleteSnapshot',
-  'stop',
-  'destroy',
-] as const satisfies readonly Exclude<keyof SandboxProvider, 'name'>[];
+export const PROVIDER_OPERATIONS = PROVIDER_METHODS;
 
 // The outcome label of a failed call.
 function outcomeOf(error: unknown): ProviderOutcome {

@@ -58,6 +58,10 @@ import { QueuePool } from './queue-pool.js';
 import { addPersistJob } from './add-persist-job.js';
 import { waitForJob } from './wait-for-job.js';
 import { waitForPersist } from './wait-for-persist.js';
+import { ActivityStore } from '../state/activity-store.js';
+import { closeTurn, openTurn, type TurnInput, type TurnResult } from './turns.js';
+import { CheckpointStore } from '../state/checkpoint-store.js';
+import { rejectCheckpoint, type RejectCheckpointInput, type RejectCheckpointResult } from './reject-checkpoint.js';
 
 /** How long `{ wait: true }` waits by default. */
 export const DEFAULT_WAIT_MS = 5 * 60_000;
@@ -96,6 +100,15 @@ export interface FleetClient {
   startCheckpoints(workspaceId: string, options?: { generation?: number; everyMs?: number }): Promise<{ schedulerId: string; queue: string }>;
   /** Removes the workspace's checkpoint scheduler (from `hostId`'s queue, default: its current host). */
   stopCheckpoints(workspaceId: string, options?: { hostId?: string }): Promise<boolean>;
+  /** Opens (or re-opens) a turn: the workspace is not idle while it is open (it expires after its TTL). */
+  openTurn(input: TurnInput): Promise<TurnResult>;
+  /** Closes a turn: the idle TTL counts from now. */
+  closeTurn(input: Omit<TurnInput, 'ttlMs'>): Promise<TurnResult>;
+  /**
+   * Rejects a checkpoint whose turn failed: the head falls back to the previous attached one
+   * (fenced on `generation`; a no-op when something newer decided). Returns what is now current.
+   */
+  rejectCheckpoint(input: RejectCheckpointInput): Promise<RejectCheckpointResult>;
   /** Makes an earlier revision's content current again (a new revision) and restores the live tree. */
   rollback(input: RollbackInput, options?: WaitOptions): Promise<Enqueued<RollbackResult>>;
   backfill(input: BackfillInput, options?: WaitOptions): Promise<Enqueued<unknown>>;
@@ -118,6 +131,8 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
   const pool = new QueuePool(redis, config.redis.prefix, blocking);
   const addresses = new AddressStore(redis, keys);
   const intents = new PersistIntentStore(redis, keys);
+  const checkpoints = new CheckpointStore(redis, keys);
+  const turns = { addresses, activity: new ActivityStore(redis, keys, { turnTtlMs: config.turnTtlMs, leaseMs: config.worker.heartbeatIntervalMs * 3 }), turnTtlMs: config.turnTtlMs };
 
   // Adds a job and optionally waits for it.
   async function add<R>(bullName: string, name: string, data: unknown, opts: JobsOptions, options: WaitOptions): Promise<Enqueued<R>> {
@@ -196,6 +211,10 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
       }
       return removed;
     },
+
+    openTurn: (input) => openTurn(turns, input),
+    closeTurn: (input) => closeTurn(turns, input),
+    rejectCheckpoint: (input) => rejectCheckpoint({ checkpoints }, input),
 
     async rollback(input, options = {}) {
       const payload = parsePayload('rollback payload', RollbackInput, input);

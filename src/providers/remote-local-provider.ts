@@ -9,12 +9,15 @@ import { isFleetError } from '../errors/fleet-error.js';
 import type { FleetClient } from '../producers/fleet-client.js';
 import { HOSTOPS, HostOpPayload, hostOpJobOptions, type HostOpRequest } from '../queues/hostops.js';
 import { parsePayload } from '../queues/payload.js';
+import { EXEC_JOB_SLACK_MS, MAX_EXEC_TIMEOUT_MS } from '../queues/hostops-args.js';
 import { waitForJob } from '../producers/wait-for-job.js';
 import { ProviderBusyError, ProviderGoneError, ProviderPermanentError } from './provider-errors.js';
-import type { CreateRequest, ExecRequest, ExecResult, FileToWrite, ReadyMarker, SandboxInfo, SandboxProvider, TreeSource } from './sandbox-provider.js';
+import type { CreateRequest, ExecRequest, ExecResult, FileToWrite, ReadyMarker, SandboxInfo, SandboxProvider, SnapshotStatus, TreeSource } from './sandbox-provider.js';
 
 // The longest a caller waits when its signal carries no deadline of its own.
 const DEFAULT_WAIT_MS = 5 * 60_000;
+// Time for a job to reach the serving host's worker and its result to come back.
+const QUEUE_SLACK_MS = 10_000;
 
 export class RemoteLocalProvider implements SandboxProvider {
   readonly name = 'local' as const;
@@ -26,10 +29,12 @@ export class RemoteLocalProvider implements SandboxProvider {
   ) {}
 
   // Runs one operation on the remote host and maps its failure to a provider error class.
-  // The request is validated before it is enqueued (the serving host validates it again).
-  async #call<T>(request: HostOpRequest, signal: AbortSignal): Promise<T> {
+  // The request is validated before it is enqueued (the serving host validates it again). With
+  // `deadlineMs` the job carries the caller's deadline and the wait lasts as long.
+  async #call<T>(request: HostOpRequest, signal: AbortSignal, deadlineMs?: number): Promise<T> {
     if (signal.aborted) throw signal.reason;
-    const payload = parsePayload('hostops payload', HostOpPayload, request);
+    const payload = parsePayload('hostops payload', HostOpPayload, deadlineMs === undefined ? request : { ...request, deadlineMs });
+    const waitMs = Math.max(this.waitMs, (payload.deadlineMs ?? 0) + QUEUE_SLACK_MS);
     const op = payload.op;
     const bullName = `${HOSTOPS}@${this.hostId}`;
     const queue = this.client.pool.queue(bullName);
@@ -38,9 +43,9 @@ export class RemoteLocalProvider implements SandboxProvider {
     const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
     aborted.catch(() => undefined);
     try {
-      return (await Promise.race([waitForJob<T>(queue, String(job.id), events, this.waitMs), aborted])) as T;
+      return (await Promise.race([waitForJob<T>(queue, String(job.id), events, waitMs), aborted])) as T;
     } catch (error) {
-      if (isFleetError(error) && error.code === 'WaitTimeout') throw new ProviderBusyError('local', op, `host ${this.hostId} did not answer within ${this.waitMs} ms`, { cause: error });
+      if (isFleetError(error) && error.code === 'WaitTimeout') throw new ProviderBusyError('local', op, `host ${this.hostId} did not answer within ${waitMs} ms`, { cause: error });
       if (isFleetError(error)) {
         // The remote failure's code carries the provider's classification.
         if (error.code === 'ProviderGone') throw new ProviderGoneError('local', op, error.message, { cause: error });
@@ -67,7 +72,8 @@ export class RemoteLocalProvider implements SandboxProvider {
   }
   exec(handle: string, request: ExecRequest): Promise<ExecResult> {
     const { signal, onStdout: _out, onStderr: _err, ...rest } = request;
-    return this.#call({ op: 'exec', handle, args: rest }, signal);
+    // The command's own timeout, not the provision deadline, bounds the job on the serving host.
+    return this.#call({ op: 'exec', handle, args: rest }, signal, Math.min(rest.timeoutMs, MAX_EXEC_TIMEOUT_MS) + EXEC_JOB_SLACK_MS);
   }
   writeFiles(handle: string, files: readonly FileToWrite[], signal: AbortSignal): Promise<void> {
     const encoded = files.map((f) => ({ path: f.path, content: f.content.toString('base64'), ...(f.mode === undefined ? {} : { mode: f.mode }) }));
@@ -94,6 +100,11 @@ export class RemoteLocalProvider implements SandboxProvider {
   }
   snapshot(handle: string, options: { expirationMs: number; signal: AbortSignal }): Promise<{ snapshotId: string }> {
     return this.#call({ op: 'snapshot', handle, args: { expirationMs: options.expirationMs } }, options.signal);
+  }
+  async snapshotStatus(): Promise<SnapshotStatus> {
+    // Local snapshots never expire, and the serving host refuses a missing one at create with a
+    // permanent error: nothing is trusted that the host could not use.
+    return 'usable';
   }
   deleteSnapshot(snapshotId: string, signal: AbortSignal): Promise<void> {
     return this.#call({ op: 'deleteSnapshot', args: { snapshotId } }, signal);

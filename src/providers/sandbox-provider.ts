@@ -43,6 +43,9 @@ export interface SandboxInfo {
   readonly createdAt?: number;
 }
 
+/** Whether a provider-native snapshot can still seed a sandbox. */
+export type SnapshotStatus = 'usable' | 'expired' | 'deleted' | 'missing';
+
 /** Written after a complete restore; persist refuses to run without it (G4 gate). */
 export interface ReadyMarker {
   readonly generation: number;
@@ -118,9 +121,35 @@ export interface SandboxProvider {
 
   /** Snapshots the incarnation (provider-native). `expirationMs: 0` = never expires. */
   snapshot(handle: string, options: { expirationMs: number; signal: AbortSignal }): Promise<{ snapshotId: string }>;
+  /**
+   * Whether a provider-native snapshot can seed a sandbox now (checked before a base or workspace
+   * snapshot is reused: an expired or deleted one is never trusted).
+   */
+  snapshotStatus(snapshotId: string, signal: AbortSignal): Promise<SnapshotStatus>;
   /** Deletes a provider-native snapshot (base retirement). Absent snapshots are not an error. */
   deleteSnapshot(snapshotId: string, signal: AbortSignal): Promise<void>;
   stop(handle: string, signal: AbortSignal): Promise<void>;
   /** Destroys an incarnation; destroying a gone one is not an error. */
   destroy(handle: string, signal: AbortSignal): Promise<void>;
 }
+
+/** Every method of the provider interface (decorators and the lazy loader forward each one). */
+export const PROVIDER_METHODS = [
+  'create',
+  'get',
+  'resume',
+  'list',
+  'exec',
+  'writeFiles',
+  'readFile',
+  'openTree',
+  'importTree',
+  'markReady',
+  'readReady',
+  'clearReady',
+  'snapshot',
+  'snapshotStatus',
+  'deleteSnapshot',
+  'stop',
+  'destroy',
+] as const satisfies readonly Exclude<keyof SandboxProvider, 'name'>[];

@@ -19,7 +19,10 @@ import type { ProvisionResult } from '../queues/provision.js';
 import { restoreWorkspace } from '../restore/restore-workspace.js';
 import type { FleetServices } from '../runtime/services.js';
 import type { Address } from '../state/address-store.js';
+import type { RuntimePatch } from '../state/runtime-store.js';
 import type { ProcessorContext } from '../workers/processor-context.js';
+import { createSource } from './create-source.js';
+import { durableFacts } from './durable-facts.js';
 import { planRestore, type RestoreFacts } from './restore-plan.js';
 
 /**
@@ -64,22 +67,6 @@ async function probeLive(services: FleetServices, address: Address | null, ctx: 
   }
 }
 
-// What the stores and the archive know about the workspace's durable state.
-async function durableFacts(services: FleetServices, workspaceId: string) {
-  const head = await services.checkpoints.current(workspaceId);
-  const linked = await services.archive.current(workspaceId);
-  const history = await services.checkpoints.history(workspaceId, 200);
-  const native = history.find((c) => c.kind === 'provider_native');
-  const revisions = await services.archive.revisions(workspaceId);
-  const migrated = await services.redis.hexists(services.keys.migrated(), workspaceId);
-  const revision = head?.kind === 'portable_workspace' ? head.workspaceRevision : linked;
-  return {
-    revision: revision && revisions.includes(revision) ? revision : null,
-    nativeSnapshot: native?.workspaceRevision ?? null,
-    hadState: history.length > 0 || revisions.length > 0 || migrated === 1,
-  };
-}
-
 export async function provisionWorkspace(services: FleetServices, request: ProvisionRequest, ctx: ProcessorContext): Promise<ProvisionResult> {
   const { workspaceId } = request;
   return services.singleFlight.using(`provision:${workspaceId}`, async (lock) => {
@@ -90,50 +77,58 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
     if (address && live?.ready) {
       const provider = services.providerFor(address);
       if (live.state === 'stopped') await provider.resume(address.handle, signal);
-      await services.runtime.set(workspaceId, 'ready', { generation: address.generation, handle: address.handle, hostId: address.hostId, provider: address.provider });
+      const confirmed = await services.runtime.transition(workspaceId, 'confirm', address.generation, { handle: address.handle, hostId: address.hostId, provider: address.provider });
+      // A newer provisioner bumped the generation meanwhile: decide afresh.
+      if (!confirmed.applied) throw ProvisionSuperseded(workspaceId, address.generation, null);
       await services.client.startCheckpoints(workspaceId, { generation: address.generation });
       await services.addresses.touch(workspaceId);
       const outcome = live.state === 'stopped' ? 'resumed' : 'reused';
       return { workspaceId, handle: address.handle, generation: address.generation, hostId: address.hostId, provider: address.provider, outcome, source: null };
     }
 
-    const durable = await durableFacts(services, workspaceId);
+    const durable = await durableFacts(services, workspaceId, address);
     // The archive is portable: a restored workspace may move to the requested provider.
     const providerName: ProviderName = request.provider;
-    const base = await services.bases.active(request.lane, providerName);
+    // The lane's active base, even one found gone: seeding from it is checked at the provider and refused.
+    const activeBase = await services.bases.activeEntry(request.lane, providerName);
+    const base = activeBase && (activeBase.status === 'ready' || activeBase.status === 'gone') ? { snapshotId: activeBase.snapshotId, version: activeBase.version } : null;
     const plan = planRestore({ live: null, ...durable, base });
     if (plan.outcome === 'conflict') {
       throw new WorkspaceConflictError(
-        `workspace ${workspaceId} has durable history but no restorable revision or snapshot; refusing to recreate it (reset it with \`fleet workspace reset ${workspaceId} --confirm\`)`,
+        `workspace ${workspaceId} is known (it was provisioned before or has durable history) but has no restorable revision or snapshot; refusing to recreate it (reset it with \`fleet workspace reset ${workspaceId} --confirm\`)`,
         { context: { workspaceId } },
       );
     }
 
-    // Bump before the replacement starts, above anything the archive has seen (Redis may have lost writes).
-    const floor = await services.archive.maxGeneration(workspaceId);
-    const generation = await services.addresses.bumpGeneration(workspaceId, floor);
     // New local sandboxes go to the least-loaded live sandbox host (possibly another one).
     const targetHost = providerName === 'local' ? await services.hosts.pickHost(services.config.hostId) : services.config.hostId;
     const provider = providerName === 'local' ? services.localProviderOn(targetHost) : services.providers.get(providerName);
-    await services.runtime.set(workspaceId, 'provisioning', {
+    // Checked before anything changes: a snapshot source that expired or was deleted is refused here.
+    const runtime = await services.runtime.get(workspaceId);
+    const source = await createSource({ bases: services.bases, logger: ctx.logger }, { workspaceId, plan, providerName, provider, runtime, signal });
+    // Bump before the replacement starts, above anything the archive has seen (Redis may have lost writes).
+    const floor = await services.archive.maxGeneration(workspaceId);
+    const generation = await services.addresses.bumpGeneration(workspaceId, floor);
+    const begun = await services.runtime.transition(workspaceId, 'begin', generation, {
       provider: providerName,
-      generation,
       handle: null,
+      hostId: null,
       provisionLockToken: lock.token,
+      outcome: null,
+      source: null,
       error: null,
       ...(plan.outcome === 'created-from-base' ? { baseSnapshotId: plan.source, baseSnapshotVersion: plan.baseVersion, templateVersion: plan.baseVersion } : {}),
     });
+    if (!begun.applied) throw ProvisionSuperseded(workspaceId, generation, null);
     let created: { handle: string; hostId: string } | null = null;
+    // Written before the provider call: orphan GC never takes a sandbox of this generation while it lasts.
+    await services.pendingCreates.begin(workspaceId, generation, services.config.deadlines.provisionMs);
     try {
+      // Referenced before the sandbox exists: GC can never retire a base a provision is copying.
+      if (plan.outcome === 'created-from-base') await services.bases.addReference(plan.source, workspaceId);
       await ctx.progress({ step: 'create', percent: 30 });
-      const source =
-        plan.outcome === 'created-from-base'
-          ? { type: 'base-snapshot' as const, snapshotId: plan.source }
-          : plan.outcome === 'restored-native'
-            ? { type: 'workspace-snapshot' as const, snapshotId: plan.source }
-            : { type: 'empty' as const };
       created = await provider.create({ workspaceId, generation, hostId: targetHost, source, signal });
-      await services.runtime.set(workspaceId, 'provisioning', { handle: created.handle, hostId: created.hostId });
+      await transitionOrSupersede(services, workspaceId, 'handle', generation, { handle: created.handle, hostId: created.hostId });
       await ctx.progress({ step: 'restore', percent: 50 });
       await restoreWorkspace(services, provider, {
         workspaceId,
@@ -152,8 +147,7 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
         if (!winner || winner.generation <= generation) throw ProvisionSuperseded(workspaceId, generation, null);
         return { workspaceId, handle: winner.handle, generation: winner.generation, hostId: winner.hostId, provider: winner.provider, outcome: 'reused', source: null };
       }
-      await services.runtime.set(workspaceId, 'ready', { outcome: plan.outcome, source: plan.source });
-      if (plan.outcome === 'created-from-base') await services.bases.addReference(plan.source, workspaceId);
+      await transitionOrSupersede(services, workspaceId, 'ready', generation, { outcome: plan.outcome, source: plan.source });
       // A replaced incarnation on a dead host is left to that host's janitor when it returns.
       if (address && address.handle !== created.handle && (await services.hosts.isAlive(address.hostId, address.provider, services.config.hostId))) {
         await retire(services, address, ctx);
@@ -164,7 +158,8 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
       await services.addresses.touch(workspaceId);
       return { workspaceId, handle: created.handle, generation, hostId: created.hostId, provider: providerName, outcome: plan.outcome, source: plan.source };
     } catch (error) {
-      await services.runtime.set(workspaceId, 'error', { error: encodeFailure(error) }).catch(() => undefined);
+      // Fenced: only this generation's own provisioning record becomes `error`, never a newer one.
+      await services.runtime.transition(workspaceId, 'fail', generation, { error: encodeFailure(error) }).catch(() => undefined);
       if (created) {
         const published = await services.addresses.get(workspaceId);
         if (published?.handle !== created.handle) await provider.destroy(created.handle, ctx.signal).catch(() => undefined);
@@ -173,6 +168,8 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
         throw ProvisionSuperseded(workspaceId, generation, error);
       }
       throw error;
+    } finally {
+      await services.pendingCreates.end(workspaceId, generation).catch(() => undefined);
     }
   });
 }
@@ -183,6 +180,12 @@ function ProvisionSuperseded(workspaceId: string, generation: number, cause: unk
     context: { workspaceId, generation },
     cause,
   });
+}
+
+// Applies a runtime transition of this provisioner's generation; refused means a newer one took over.
+async function transitionOrSupersede(services: FleetServices, workspaceId: string, name: 'handle' | 'ready', generation: number, patch: RuntimePatch): Promise<void> {
+  const result = await services.runtime.transition(workspaceId, name, generation, patch);
+  if (!result.applied) throw ProvisionSuperseded(workspaceId, generation, null);
 }
 
 // Destroys a replaced incarnation (best effort: a gone host or sandbox needs nothing).

@@ -1,13 +1,23 @@
 /**
- * `fleet workspace reset`: the only way to start a known workspace over. The generation is
- * bumped first (fencing out every live incarnation), the live sandbox destroyed, Redis records
- * removed, and the archive moved aside to `{archiveRoot}/.reset/{ws}-{time}` (kept, never
- * deleted here: an operator can still recover it).
+ * `fleet workspace reset`: the only way to start a known workspace over. Under the workspace's
+ * provision lock: the generation is bumped first (fencing out every live incarnation), the live
+ * sandbox destroyed, the archive moved aside to `{archiveRoot}/.reset/{ws}-{time}` (kept, never
+ * deleted here: an operator can still recover it), then every Redis record removed in one fenced
+ * script (workspace-reset-store.ts). Moving the archive before the records go means a failure in
+ * between leaves a conflict (records without their revisions), never a reset workspace that
+ * quietly restores its old archive.
  */
 import { mkdir, rename } from 'node:fs/promises';
 import path from 'node:path';
+import { FleetError } from '../errors/fleet-error.js';
 import { firstInvalidId } from '../lib/id-rules.js';
 import type { FleetServices } from '../runtime/services.js';
+
+/** Thrown when the reset's generation moved, or its records kept changing, under it. Retried. */
+export class ResetInterruptedError extends FleetError {
+  readonly code = 'ResetInterrupted';
+  readonly retryable = true;
+}
 
 export interface ResetResult {
   readonly workspaceId: string;
@@ -16,9 +26,13 @@ export interface ResetResult {
   readonly destroyed: string | null;
 }
 
+// Attempts at removing the records while checkpoints of a dying incarnation are still recorded.
+const RECORD_ATTEMPTS = 5;
+
 export async function resetWorkspace(services: FleetServices, workspaceId: string, signal: AbortSignal): Promise<ResetResult> {
   return services.singleFlight.using(`provision:${workspaceId}`, async () => {
     const address = await services.addresses.get(workspaceId);
+    const runtime = await services.runtime.get(workspaceId);
     const floor = await services.archive.maxGeneration(workspaceId);
     const generation = await services.addresses.bumpGeneration(workspaceId, floor);
     let destroyed: string | null = null;
@@ -32,25 +46,35 @@ export async function resetWorkspace(services: FleetServices, workspaceId: strin
         destroyed = address.handle;
       }
     }
-    const { keys, redis } = services;
-    const ids = await services.checkpoints.history(workspaceId, 100_000);
-    const multi = redis.multi();
-    for (const c of ids) multi.del(keys.checkpoint(c.id)).zrem(keys.unattached(), c.id);
-    multi
-      .del(keys.address(workspaceId), keys.head(workspaceId), keys.checkpoints(workspaceId), keys.persistIntent(workspaceId), keys.persistStatus(workspaceId), keys.runtime(workspaceId))
-      .del(`${keys.prefix}:ws:${workspaceId}:attached`, `${keys.prefix}:ws:${workspaceId}:ckpt-index`)
-      .hdel(keys.migrated(), workspaceId);
-    await multi.exec();
-    let archiveMovedTo: string | null = null;
-    const dir = services.archive.paths(workspaceId).dir;
-    const aside = path.join(services.archive.root, '.reset', `${workspaceId}-${new Date().toISOString().replace(/[:.]/g, '')}`);
-    try {
-      await mkdir(path.dirname(aside), { recursive: true, mode: 0o700 });
-      await rename(dir, aside);
-      archiveMovedTo = aside;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
+    const archiveMovedTo = await moveArchiveAside(services, workspaceId);
+    await removeRecords(services, workspaceId, generation);
+    if (runtime?.baseSnapshotId) await services.bases.removeReference(runtime.baseSnapshotId, workspaceId).catch(() => undefined);
     return { workspaceId, generation, archiveMovedTo, destroyed };
   });
+}
+
+// Moves the workspace's archive directory aside (null when it had none).
+async function moveArchiveAside(services: FleetServices, workspaceId: string): Promise<string | null> {
+  const dir = services.archive.paths(workspaceId).dir;
+  const aside = path.join(services.archive.root, '.reset', `${workspaceId}-${new Date().toISOString().replace(/[:.]/g, '')}`);
+  try {
+    await mkdir(path.dirname(aside), { recursive: true, mode: 0o700 });
+    await rename(dir, aside);
+    return aside;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    return null;
+  }
+}
+
+// Removes every Redis record in one fenced step, reading the checkpoint list again if it changed.
+async function removeRecords(services: FleetServices, workspaceId: string, generation: number): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const ids = await services.resets.checkpointIds(workspaceId);
+    const result = await services.resets.removeRecords(workspaceId, generation, ids);
+    if (result.reset) return;
+    if (result.reason === 'generation-moved' || attempt >= RECORD_ATTEMPTS) {
+      throw new ResetInterruptedError(`workspace ${workspaceId}: reset interrupted (${result.reason}); run it again`, { context: { workspaceId, generation, reason: result.reason } });
+    }
+  }
 }

@@ -7,7 +7,8 @@
  *  3. an attached archive revision                                          → restored
  *  4. a provider-native workspace snapshot                                  → restored-native
  *  5. never had state: the lane's active base → created-from-base, else     → created-empty
- *  6. known but nothing can restore it → conflict (never fall back to the base)
+ *  6. known (ever provisioned, or had durable state) but nothing can restore it → conflict
+ *     (never fall back to the base)
  */
 export interface RestoreFacts {
   /** The published incarnation, as the provider sees it (`null` = none or gone). */
@@ -16,7 +17,7 @@ export interface RestoreFacts {
   readonly revision: string | null;
   /** Newest provider-native snapshot checkpoint of this workspace. */
   readonly nativeSnapshot: string | null;
-  /** The workspace ever had durable state (checkpoints, archive revisions, migration). */
+  /** The workspace is known: ever provisioned (an address was published) or had durable state (checkpoints, revisions, migration). */
   readonly hadState: boolean;
   /** Active base snapshot of the lane for the provider. */
   readonly base: { readonly snapshotId: string; readonly version: string } | null;

@@ -13,10 +13,22 @@ import { Generation, SNAPSHOT_ID_PATTERN, SnapshotId, WorkspaceId } from './payl
 
 /** Longest command line accepted (Linux ARG_MAX is 2 MiB including the environment). */
 const MAX_CMD_BYTES = 2 * 1024 * 1024;
-/** Longest exec deadline: a day (the job's own deadline usually ends it much earlier). */
-const MAX_EXEC_TIMEOUT_MS = 24 * 60 * 60_000;
+/** Longest exec deadline: a day. */
+export const MAX_EXEC_TIMEOUT_MS = 24 * 60 * 60_000;
+/**
+ * What a caller adds to an exec's own timeout for the job's deadline: the time to kill the
+ * command's process group and hand back its output.
+ */
+export const EXEC_JOB_SLACK_MS = 30_000;
 /** Largest file content (base64 characters): Redis strings stop at 512 MiB. */
 const MAX_BASE64_CHARS = 512 * 1024 * 1024;
+
+/** The deadline the caller gives one hostops job (ms); without it the job gets the provision deadline. */
+export const JobDeadline = z
+  .number({ error: 'must be a number' })
+  .int({ error: 'must be a whole number' })
+  .min(1_000, { error: 'must be >= 1000' })
+  .max(MAX_EXEC_TIMEOUT_MS + EXEC_JOB_SLACK_MS, { error: `must be <= ${MAX_EXEC_TIMEOUT_MS + EXEC_JOB_SLACK_MS}` });
 
 /** A local handle, `local:<host>:<workspace>:g<generation>` (the host is checked by the processor). */
 export const LocalHandle = z

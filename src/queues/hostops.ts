@@ -20,6 +20,7 @@ import {
   DeleteSnapshotArgs,
   ExecArgs,
   ImportTreeArgs,
+  JobDeadline,
   LocalHandle,
   MarkReadyArgs,
   NoArgs,
@@ -33,10 +34,12 @@ export const HOSTOPS = 'hostops';
 export const HOST_OPS = ['create', 'get', 'resume', 'exec', 'writeFiles', 'readFile', 'importTree', 'markReady', 'readReady', 'clearReady', 'snapshot', 'deleteSnapshot', 'stop', 'destroy'] as const;
 export type HostOp = (typeof HOST_OPS)[number];
 
-// An operation on an existing incarnation: `handle` is required.
-const onHandle = <O extends HostOp, A extends z.ZodType>(op: O, args: A) => z.object({ op: z.literal(op), handle: LocalHandle, args }).strict();
+// An operation on an existing incarnation: `handle` is required. `deadlineMs` is the caller's
+// deadline for the job (an exec's timeout plus slack), so a long command is not cut at the
+// provision deadline on another host (issue 19.10).
+const onHandle = <O extends HostOp, A extends z.ZodType>(op: O, args: A) => z.object({ op: z.literal(op), handle: LocalHandle, args, deadlineMs: JobDeadline.optional() }).strict();
 // An operation without an incarnation (create, deleteSnapshot): no `handle`.
-const onHost = <O extends HostOp, A extends z.ZodType>(op: O, args: A) => z.object({ op: z.literal(op), args }).strict();
+const onHost = <O extends HostOp, A extends z.ZodType>(op: O, args: A) => z.object({ op: z.literal(op), args, deadlineMs: JobDeadline.optional() }).strict();
 
 /** The shape rules of every operation (what any host can check). */
 export const HostOpPayload = z.discriminatedUnion(
@@ -90,6 +93,8 @@ export const HOSTOPS_QUEUE: QueueDefinition = Object.freeze({
   schema: HostOpPayload,
   hostBound: true,
   deadlineMs: (c: Config) => c.deadlines.provisionMs,
+  // The caller's deadline travels with the job; without one, the provision deadline.
+  jobDeadlineMs: (payload: unknown, c: Config) => (payload as { deadlineMs?: number }).deadlineMs ?? c.deadlines.provisionMs,
   concurrency: 16,
 });
 

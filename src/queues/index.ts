@@ -32,6 +32,8 @@ export interface QueueDefinition<S extends z.ZodType = z.ZodType> {
   readonly hostBound: boolean;
   /** Deadline of one job of this queue. */
   readonly deadlineMs: (config: Config) => number;
+  /** Deadline of one job given its validated payload, when the caller's deadline travels with it. @default deadlineMs */
+  readonly jobDeadlineMs?: (payload: unknown, config: Config) => number;
   /** Jobs at once per worker process unless FLEET_CONCURRENCY overrides it. */
   readonly concurrency: number;
 }

@@ -24,6 +24,12 @@ export interface FleetProcessOptions {
   /** Configuration with `redis.url` resolved. */
   readonly config: Config;
   readonly queues: readonly QueueName[];
+  /**
+   * Hosts whose host-bound queues this process serves: this host (its live trees, with the
+   * hostops queue, the sandbox-host heartbeat, the janitor and the shutdown flush) and/or remote
+   * provider hosts such as `vercel` (persist@vercel, checkpoint@vercel). @default [config.hostId]
+   */
+  readonly hosts?: readonly string[];
   readonly logger: Logger;
   /** Replaces built processors (tests). */
   readonly processors?: Partial<Record<QueueName, Processor>>;
@@ -39,7 +45,7 @@ export interface FleetProcess {
   close(): Promise<void>;
 }
 
-export async function startFleetProcess({ config, queues, logger, processors, workerOptions, installSchedules = true }: FleetProcessOptions): Promise<FleetProcess> {
+export async function startFleetProcess({ config, queues, hosts = [config.hostId], logger, processors, workerOptions, installSchedules = true }: FleetProcessOptions): Promise<FleetProcess> {
   const url = config.redis.url;
   if (!url) throw new Error('startFleetProcess: config.redis.url must be resolved');
   const releasers = new Releasers();
@@ -61,16 +67,19 @@ export async function startFleetProcess({ config, queues, logger, processors, wo
       );
     }
     const built = { ...buildProcessors(services), ...(processors ?? {}) };
+    // This host's live trees are served here only when this host is among the served hosts.
+    const ownHost = hosts.includes(config.hostId) && queues.includes('persist');
     const workers = await startWorkers({
       config,
       queues,
+      hosts,
       processors: built,
       connection: workerConnection,
       logger,
       workerOptions: workerOptions ?? {},
       metrics: services.metrics,
       // The host's persist workers also run provider operations for callers on other hosts.
-      internal: queues.includes('persist')
+      internal: ownHost
         ? [{ definition: HOSTOPS_QUEUE, processor: hostOpsProcessor({ local: services.providers.get('local'), hostId: config.hostId, archiveRoot: config.paths.archiveRoot }) }]
         : [],
       // A persist that failed for good (including by stalling) is reported to its waiters.
@@ -79,13 +88,13 @@ export async function startFleetProcess({ config, queues, logger, processors, wo
       },
     });
     releasers.add('workers', () => workers.close());
-    if (queues.includes('persist')) releasers.add('sandbox host heartbeat', await startSandboxHostHeartbeat(services, config.worker.heartbeatIntervalMs));
+    if (ownHost) releasers.add('sandbox host heartbeat', await startSandboxHostHeartbeat(services, config.worker.heartbeatIntervalMs));
     if (queues.includes('gc') && installSchedules) await installGcSchedules(services.client.pool, config);
-    if (queues.includes('persist') && installSchedules && config.retention.gcSchedule.orphans > 0) {
+    if (ownHost && installSchedules && config.retention.gcSchedule.orphans > 0) {
       releasers.add('host janitor', startHostJanitor(services, config.retention.gcSchedule.orphans));
     }
     // Runs before the workers close (LIFO), so this process's persist worker still serves the flush.
-    if (queues.includes('persist') && config.shutdown.flushMs > 0) {
+    if (ownHost && config.shutdown.flushMs > 0) {
       releasers.add('shutdown flush', async () => {
         await flushHeldWorkspaces(services, config.shutdown.flushMs);
       });

@@ -14,12 +14,17 @@ import type { SandboxProvider } from '../providers/sandbox-provider.js';
 import { lazyVercelProvider } from '../providers/vercel/lazy-vercel-provider.js';
 import { RemoteLocalProvider } from '../providers/remote-local-provider.js';
 import { vercelConnection } from '../providers/vercel/vercel-connection.js';
+import { vercelConfigured } from '../providers/provider-hosts.js';
 import { AddressStore, type Address } from '../state/address-store.js';
 import { CheckpointStore } from '../state/checkpoint-store.js';
 import { StoreWriters } from '../state/store-writers.js';
 import { VerifyCursor } from '../state/verify-cursor.js';
 import { PersistIntentStore } from '../state/persist-intent.js';
 import { RuntimeStore } from '../state/runtime-store.js';
+import { PendingCreateStore } from '../state/pending-create-store.js';
+import { ActivityStore } from '../state/activity-store.js';
+import { WorkspaceResetStore } from '../state/workspace-reset-store.js';
+import { activityTrackedProvider } from './activity-tracked-provider.js';
 import { HostRegistry } from '../state/host-registry.js';
 import { BaseRegistry } from '../bake/base-registry.js';
 import { SingleFlight, type LockObserver } from '../locks/single-flight.js';
@@ -46,6 +51,12 @@ export interface FleetServices {
   readonly verifyCursor: VerifyCursor;
   readonly providers: ProviderRegistry;
   readonly runtime: RuntimeStore;
+  /** Leases of incarnations being created (orphan GC leaves them alone). */
+  readonly pendingCreates: PendingCreateStore;
+  /** Open turns and running operations of workspaces (the idle reaper reaps only quiescent ones). */
+  readonly activity: ActivityStore;
+  /** The atomic removal of a workspace's records (`fleet workspace reset`). */
+  readonly resets: WorkspaceResetStore;
   readonly hosts: HostRegistry;
   readonly bases: BaseRegistry;
   /** The sandbox uid of every workspace (fleet-wide, never reused). */
@@ -57,7 +68,10 @@ export interface FleetServices {
   readonly metrics: MetricsRecorder;
   /** Producer sharing the client connection (checkpoint ticks, reaps, flushes). */
   readonly client: FleetClient;
-  /** The provider of an incarnation; a local one on another host is reached through its hostops queue. */
+  /**
+   * The provider of an incarnation (a local one on another host is reached through its hostops
+   * queue); its execs and file operations count as the workspace's activity.
+   */
   providerFor(address: Address): SandboxProvider;
   /** The local provider of a host (this one, or a remote one through its hostops queue). */
   localProviderOn(hostId: string): SandboxProvider;
@@ -92,8 +106,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     sandbox: { isolation, uidFor: (workspaceId) => sandboxUids.allocate(workspaceId) },
   });
   // The Vercel provider exists when it is the default or credentials are configured.
-  const vercelConfigured = config.provider === 'vercel' || config.vercel.token !== null || config.vercel.oidcToken !== null;
-  const useVercel = vercelConfigured && !extraProviders.some((p) => p.name === 'vercel');
+  const useVercel = vercelConfigured(config) && !extraProviders.some((p) => p.name === 'vercel');
   // Credentials are checked now (a bad setting fails start-up); the SDK loads on first use.
   if (useVercel) vercelConnection(config.vercel);
   const vercel = useVercel ? [lazyVercelProvider(config, { persistent: config.vercel.persistent, sandboxTimeoutMs: config.vercel.sandboxTimeoutMs, systemPath: config.systemPath })] : [];
@@ -110,19 +123,25 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     }
     return remote;
   };
+  const addresses = new AddressStore(redis, keys);
+  const activity = new ActivityStore(redis, keys, { turnTtlMs: config.turnTtlMs, leaseMs: config.worker.heartbeatIntervalMs * 3, logger });
+  const rawProviderFor = (address: Address) => (address.provider === 'local' ? localProviderOn(address.hostId) : providers.get(address.provider));
   return {
     config,
     redis,
     keys,
     logger,
-    addresses: new AddressStore(redis, keys),
+    addresses,
     intents: new PersistIntentStore(redis, keys),
     checkpoints: new CheckpointStore(redis, keys),
     archive: new ArchiveStore(config.paths.archiveRoot),
     storeWriters: new StoreWriters(redis, keys),
     verifyCursor: new VerifyCursor(redis, keys),
     providers,
-    runtime: new RuntimeStore(redis, keys),
+    runtime: new RuntimeStore(redis, keys, config.deadlines.provisionMs),
+    pendingCreates: new PendingCreateStore(redis, keys),
+    activity,
+    resets: new WorkspaceResetStore(redis, keys),
     hosts: new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs),
     bases: new BaseRegistry(redis, keys),
     sandboxUids,
@@ -130,7 +149,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     singleFlight: new SingleFlight(redis, keys, logger, { ttlMs: config.worker.lockTtlMs, maxHoldMs: config.deadlines.provisionMs }, lockObserver ?? lockMetricsObserver(metrics)),
     metrics,
     client,
-    providerFor: (address) => (address.provider === 'local' ? localProviderOn(address.hostId) : providers.get(address.provider)),
+    providerFor: (address) => activityTrackedProvider(rawProviderFor(address), { activity, addresses }, address.workspaceId),
     localProviderOn,
     close: async () => {
       await metrics.flush?.();

@@ -102,6 +102,12 @@ export class AddressStore {
     await this.redis.zadd(this.keys.workspaces(), 'GT', at, workspaceId);
   }
 
+  /** Epoch ms of the workspace's last recorded activity (null when it is not in the index). */
+  async lastActivity(workspaceId: string): Promise<number | null> {
+    const score = await this.redis.zscore(this.keys.workspaces(), workspaceId);
+    return score === null ? null : Number(score);
+  }
+
   /** Every workspace in the activity index (published, touched or given a sandbox), sorted by id. */
   async known(): Promise<string[]> {
     return (await this.redis.zrange(this.keys.workspaces(), '0', '-1')).sort();

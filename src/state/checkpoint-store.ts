@@ -190,16 +190,6 @@ export class CheckpointStore {
     private readonly keys: FleetKeys,
   ) {}
 
-  #index(ws: string) {
-    return `${this.keys.prefix}:ws:${ws}:ckpt-index`;
-  }
-  #attached(ws: string) {
-    return `${this.keys.prefix}:ws:${ws}:attached`;
-  }
-  #attachSeq(ws: string) {
-    return `${this.keys.prefix}:ws:${ws}:attach-seq`;
-  }
-
   /** Resolves the logical sandbox of a workspace (idempotent): its id and current generation. */
   async ensureSandbox(workspaceId: string, provider: string): Promise<{ id: string; provider: string; generation: number }> {
     await this.redis.zadd(this.keys.workspaces(), 'NX', Date.now(), workspaceId);
@@ -225,7 +215,7 @@ export class CheckpointStore {
     const stored = String(
       await RECORD.run(
         this.redis,
-        [this.#index(input.workspaceId), this.keys.checkpoint(id), this.keys.checkpoints(input.workspaceId), this.keys.unattached()],
+        [this.keys.checkpointIndex(input.workspaceId), this.keys.checkpoint(id), this.keys.checkpoints(input.workspaceId), this.keys.unattached()],
         [`${input.kind}|${input.workspaceRevision}`, id, now, ...Object.entries(fields).flat()],
       ),
     );
@@ -238,7 +228,7 @@ export class CheckpointStore {
 
   /** The record of a revision, if recorded. */
   async byRevision(workspaceId: string, kind: CheckpointKind, workspaceRevision: string): Promise<Checkpoint | null> {
-    const id = await this.redis.hget(this.#index(workspaceId), `${kind}|${workspaceRevision}`);
+    const id = await this.redis.hget(this.keys.checkpointIndex(workspaceId), `${kind}|${workspaceRevision}`);
     return id ? this.get(id) : null;
   }
 
@@ -254,10 +244,10 @@ export class CheckpointStore {
       [
         this.keys.generation(workspaceId),
         this.keys.checkpoint(checkpointId),
-        this.#attached(workspaceId),
+        this.keys.attached(workspaceId),
         this.keys.unattached(),
         this.keys.head(workspaceId),
-        this.#attachSeq(workspaceId),
+        this.keys.attachSeq(workspaceId),
       ],
       [checkpointId, generation, options.now ?? Date.now(), expected],
     )) as [number, (number | string)?];
@@ -281,10 +271,18 @@ export class CheckpointStore {
    * Fenced on `generation`; a no-op when the head is no longer `checkpointId`.
    */
   async rollbackCurrent(workspaceId: string, checkpointId: string, generation: number): Promise<Checkpoint | null> {
+    return (await this.rejectCurrent(workspaceId, checkpointId, generation)).current;
+  }
+
+  /**
+   * `rollbackCurrent` telling whether it rolled back (`rejected`) or found the head already moved
+   * on (a no-op: something newer decided), with the checkpoint the workspace now points at.
+   */
+  async rejectCurrent(workspaceId: string, checkpointId: string, generation: number): Promise<{ rejected: boolean; current: Checkpoint | null }> {
     const checkpoint = await this.get(checkpointId);
     const reply = (await ROLLBACK.run(
       this.redis,
-      [this.keys.generation(workspaceId), this.keys.head(workspaceId), this.#attached(workspaceId), this.keys.unattached(), this.keys.checkpoint(checkpointId)],
+      [this.keys.generation(workspaceId), this.keys.head(workspaceId), this.keys.attached(workspaceId), this.keys.unattached(), this.keys.checkpoint(checkpointId)],
       [checkpointId, generation, checkpoint?.createdAt ?? Date.now()],
     )) as [number, number | string];
     if (reply[0] === -1) {
@@ -292,7 +290,7 @@ export class CheckpointStore {
       throw new StaleGenerationError(workspaceId, generation, Number(reply[1]));
     }
     const head = String(reply[1]);
-    return head ? this.get(head) : null;
+    return { rejected: reply[0] === 1, current: head ? await this.get(head) : null };
   }
 
   /** Deletes up to `limit` (clamped to 1000) never-attached checkpoints older than `before`. */
@@ -323,14 +321,14 @@ export class CheckpointStore {
 
   /** Attached checkpoint ids in attach order (oldest first). */
   async attachedIds(workspaceId: string): Promise<string[]> {
-    return this.redis.zrange(this.#attached(workspaceId), '0', '-1');
+    return this.redis.zrange(this.keys.attached(workspaceId), '0', '-1');
   }
 
   /** Removes an attached checkpoint that fell out of retention (never the head). Returns false if it is the head. */
   async forget(workspaceId: string, checkpointId: string): Promise<boolean> {
     const reply = await FORGET.run(
       this.redis,
-      [this.keys.head(workspaceId), this.#attached(workspaceId), this.keys.checkpoints(workspaceId), this.keys.unattached(), this.keys.checkpoint(checkpointId), this.#index(workspaceId)],
+      [this.keys.head(workspaceId), this.keys.attached(workspaceId), this.keys.checkpoints(workspaceId), this.keys.unattached(), this.keys.checkpoint(checkpointId), this.keys.checkpointIndex(workspaceId)],
       [checkpointId],
     );
     return reply === 1;

@@ -1,16 +1,20 @@
 /**
- * The runtime resource (seed 000): the provider-neutral record of a workspace's runtime.
+ * The runtime resource (seed 000): the provider-neutral record of a workspace's runtime, changed
+ * only by the fenced transitions of runtime-transitions.ts (one Lua script each, checking the
+ * allowed previous states and the generation in the same step):
  *
  *   pending → provisioning → ready → stopped
  *                  └──────────→ error   (a failure between create and ready; never `ready`)
  *
  * Base-snapshot fields are provenance only (which base a workspace started from); activating a
- * new base never changes them.
+ * new base never changes them, and a transition keeps every field it does not set (so later
+ * fields, e.g. a per-workspace uid, survive new incarnations).
  */
 import type { Redis } from 'ioredis';
 import type { FleetKeys } from '../keys.js';
+import { TRANSITION_SCRIPTS, type RuntimeState, type RuntimeTransitionName } from './runtime-transitions.js';
 
-export type RuntimeState = 'pending' | 'provisioning' | 'ready' | 'stopped' | 'error';
+export type { RuntimeState } from './runtime-transitions.js';
 
 export interface RuntimeResource {
   readonly workspaceId: string;
@@ -31,12 +35,18 @@ export interface RuntimeResource {
   readonly updatedAt: number;
 }
 
-type Patch = Partial<Omit<RuntimeResource, 'workspaceId' | 'createdAt' | 'updatedAt'>>;
+/** Fields a transition may set next to the state (the state and generation are its own). */
+export type RuntimePatch = Partial<Omit<RuntimeResource, 'workspaceId' | 'state' | 'generation' | 'createdAt' | 'updatedAt'>>;
 
-// Patch → hash fields ('' = null).
-function toFields(patch: Patch, now: number): Record<string, string> {
-  const fields: Record<string, string> = { updatedAt: String(now) };
-  for (const [key, value] of Object.entries(patch)) fields[key] = value === null || value === undefined ? '' : String(value);
+/** What a transition did: applied, or refused with what the record and the counter held. */
+export type TransitionResult =
+  | { readonly applied: true }
+  | { readonly applied: false; readonly state: RuntimeState | 'none'; readonly generation: number; readonly counter: number };
+
+// Patch → flat field/value list ('' = null).
+function toFields(patch: RuntimePatch): string[] {
+  const fields: string[] = [];
+  for (const [key, value] of Object.entries(patch)) if (value !== undefined) fields.push(key, value === null ? '' : String(value));
   return fields;
 }
 
@@ -46,6 +56,8 @@ export class RuntimeStore {
   constructor(
     private readonly redis: Redis,
     private readonly keys: FleetKeys,
+    /** A provisioning record not updated for this long belongs to a dead provisioner. @default 300000 */
+    private readonly staleProvisioningMs = 5 * 60_000,
   ) {}
 
   async get(workspaceId: string): Promise<RuntimeResource | null> {
@@ -71,13 +83,17 @@ export class RuntimeStore {
     };
   }
 
-  /** Applies a transition (the first write also sets createdAt). */
-  async set(workspaceId: string, state: RuntimeState, patch: Patch = {}, now = Date.now()): Promise<void> {
-    const key = this.keys.runtime(workspaceId);
-    await this.redis.multi().hsetnx(key, 'createdAt', String(now)).hset(key, toFields({ ...patch, state }, now)).exec();
-  }
-
-  async delete(workspaceId: string): Promise<void> {
-    await this.redis.del(this.keys.runtime(workspaceId));
+  /**
+   * Applies one transition of `generation` (see RUNTIME_TRANSITIONS) with the fields of `patch`,
+   * atomically checked against the record and the workspace's generation counter.
+   */
+  async transition(workspaceId: string, name: RuntimeTransitionName, generation: number, patch: RuntimePatch = {}, now = Date.now()): Promise<TransitionResult> {
+    const reply = (await TRANSITION_SCRIPTS[name].run(
+      this.redis,
+      [this.keys.runtime(workspaceId), this.keys.generation(workspaceId)],
+      [generation, now, now - this.staleProvisioningMs, ...toFields(patch)],
+    )) as [number, string?, number?, number?];
+    if (reply[0] === 1) return { applied: true };
+    return { applied: false, state: (reply[1] ?? 'none') as RuntimeState | 'none', generation: Number(reply[2] ?? 0), counter: Number(reply[3] ?? 0) };
   }
 }

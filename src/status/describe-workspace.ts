@@ -2,6 +2,7 @@
 import type { FleetServices } from '../runtime/services.js';
 import type { Address } from '../state/address-store.js';
 import type { RuntimeResource } from '../state/runtime-store.js';
+import type { ActivityView } from '../state/activity-store.js';
 
 export interface WorkspaceView {
   readonly workspaceId: string;
@@ -12,6 +13,8 @@ export interface WorkspaceView {
   readonly revisions: number;
   /** ms since the newest successful persist run (or since publication); null without a live incarnation. */
   readonly persistLagMs: number | null;
+  /** What keeps the workspace from being idle: open turns, running execs and file operations. */
+  readonly activity: ActivityView;
 }
 
 /** Persist lag of a live incarnation: time since the archive last caught up with it. */
@@ -21,13 +24,14 @@ export async function persistLagMs(services: FleetServices, address: Address, no
 }
 
 export async function describeWorkspace(services: FleetServices, workspaceId: string): Promise<WorkspaceView> {
-  const [address, runtime, generation, head, linked, revisions] = await Promise.all([
+  const [address, runtime, generation, head, linked, revisions, activity] = await Promise.all([
     services.addresses.get(workspaceId),
     services.runtime.get(workspaceId),
     services.addresses.generation(workspaceId),
     services.checkpoints.current(workspaceId),
     services.archive.current(workspaceId),
     services.archive.revisions(workspaceId),
+    services.activity.view(workspaceId),
   ]);
   return {
     workspaceId,
@@ -37,5 +41,6 @@ export async function describeWorkspace(services: FleetServices, workspaceId: st
     currentRevision: head?.workspaceRevision ?? linked,
     revisions: revisions.length,
     persistLagMs: address ? await persistLagMs(services, address) : null,
+    activity,
   };
 }

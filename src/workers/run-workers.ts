@@ -16,11 +16,17 @@ import { notImplemented } from './not-implemented.js';
 import type { Processor } from './processor-context.js';
 import { wrapProcessor } from './wrap-processor.js';
 import { FleetWorker } from './fleet-worker.js';
+import { effectiveTimeouts } from './effective-timeouts.js';
 import type { MetricsRecorder } from '../metrics/metrics-recorder.js';
 
 export interface StartWorkersOptions {
   readonly config: Config;
   readonly queues: readonly QueueName[];
+  /**
+   * Hosts whose host-bound queues (`persist@<host>`, `checkpoint@<host>`) this process serves:
+   * this host, and/or remote provider hosts such as `vercel`. @default [config.hostId]
+   */
+  readonly hosts?: readonly string[];
   readonly processors: Partial<Record<QueueName, Processor>>;
   /** A `worker`-role connection (maxRetriesPerRequest: null); owned by the caller. */
   readonly connection: Redis;
@@ -45,20 +51,32 @@ export interface RunningWorkers {
 
 /** Starts one BullMQ Worker per queue. */
 export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorkers> {
-  const { config, queues, processors, connection, logger, workerOptions = {}, onFinalFailure, metrics, internal = [] } = options;
+  const { config, queues, processors, connection, logger, workerOptions = {}, onFinalFailure, metrics, internal = [], hosts = [config.hostId] } = options;
   const keys = fleetKeys(config.redis.prefix);
-  const workers: { name: string; bullName: string; worker: FleetWorker }[] = [];
+  const workers: { name: string; bullName: string; definition: QueueDefinition; worker: FleetWorker }[] = [];
+  // A host-bound queue once per served host; internal queues are this host's own.
   const specs = [
-    ...queues.map((name) => ({ definition: QUEUES[name] as QueueDefinition, processor: processors[name] ?? notImplemented(name), public: name as QueueName | null })),
-    ...internal.map((q) => ({ definition: q.definition, processor: q.processor, public: null })),
+    ...queues.flatMap((name) =>
+      (QUEUES[name].hostBound ? hosts : [null]).map((hostId) => ({ definition: QUEUES[name] as QueueDefinition, hostId, processor: processors[name] ?? notImplemented(name), public: name as QueueName | null })),
+    ),
+    ...internal.map((q) => ({ definition: q.definition, hostId: config.hostId, processor: q.processor, public: null })),
   ];
 
-  for (const { definition, processor, public: publicName } of specs) {
+  for (const { definition, hostId, processor, public: publicName } of specs) {
     const name = definition.name;
-    const bullName = definition.hostBound ? `${name}@${config.hostId}` : name;
+    const bullName = definition.hostBound ? `${name}@${hostId}` : name;
     const worker = new FleetWorker(
       bullName,
-      wrapProcessor({ definition, bullQueueName: bullName, processor, deadlineMs: definition.deadlineMs(config), logger, redisAddress: redisAddress(connection), ...(metrics ? { metrics } : {}) }),
+      wrapProcessor({
+        definition,
+        bullQueueName: bullName,
+        processor,
+        deadlineMs: definition.deadlineMs(config),
+        ...(definition.jobDeadlineMs ? { jobDeadlineMs: (payload: unknown) => definition.jobDeadlineMs!(payload, config) } : {}),
+        logger,
+        redisAddress: redisAddress(connection),
+        ...(metrics ? { metrics } : {}),
+      }),
       {
         connection,
         prefix: config.redis.prefix,
@@ -88,7 +106,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         );
       }
     });
-    workers.push({ name, bullName, worker });
+    workers.push({ name, bullName, definition, worker });
   }
   await Promise.all(workers.map(({ worker }) => worker.waitUntilReady()));
 
@@ -101,6 +119,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     logger,
   });
   logger.info({ queues: workers.map((w) => w.bullName), concurrency: config.worker.concurrency ?? 'per queue' }, 'workers started');
+  logger.info({ timeouts: effectiveTimeouts(config, workers) }, 'effective timeouts');
 
   let closing: Promise<void> | null = null;
   return {

@@ -21,6 +21,8 @@ export interface WrapOptions {
   readonly bullQueueName: string;
   readonly processor: Processor;
   readonly deadlineMs: number;
+  /** The deadline of one job from its validated payload (the caller's deadline); @default deadlineMs */
+  readonly jobDeadlineMs?: (payload: unknown) => number;
   readonly logger: Logger;
   /** How long a processor may ignore an aborted signal before the job is failed anyway. */
   readonly abortGraceMs?: number;
@@ -66,7 +68,7 @@ async function quarantine(job: Job, data: UnreadableJobData, queue: string, logg
 }
 
 /** Builds the BullMQ processor for one queue. */
-export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs, logger: root, abortGraceMs = 5_000, metrics = noopMetrics, redisAddress }: WrapOptions): BullProcessor {
+export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs: queueDeadlineMs, jobDeadlineMs, logger: root, abortGraceMs = 5_000, metrics = noopMetrics, redisAddress }: WrapOptions): BullProcessor {
   return async (job, _token, bullSignal) => {
     const maxAttempts = job.opts.attempts ?? 1;
     const attempt = job.attemptsMade + 1;
@@ -85,6 +87,7 @@ export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs
       throw new UnrecoverableError(encodeFailure(error));
     }
 
+    const deadlineMs = jobDeadlineMs ? jobDeadlineMs(payload) : queueDeadlineMs;
     const controller = new AbortController();
     const deadlineAt = started + deadlineMs;
     const deadline = setTimeout(() => controller.abort(new DeadlineExceededError(`${definition.name} job ${job.id}`, deadlineMs)), deadlineMs);

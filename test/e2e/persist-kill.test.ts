@@ -6,13 +6,13 @@
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { verifyTree } from '../../src/archive/manifest.js';
 import { findLitter, removeLitter } from '../../src/gc/collect-litter.js';
 import { createHarness } from '../helpers/workspace-harness.js';
 import { readTree } from '../helpers/tree.js';
 import { killGroup, startFleet } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 import { rng } from '../helpers/rng.js';
+import { archivedMismatches, readArchivedTree } from '../helpers/archived.js';
 
 const ITERATIONS = Number(process.env.FLEET_KILL_ITERATIONS ?? 12);
 
@@ -68,9 +68,8 @@ describe('kill test', () => {
       const current = (await h.services.archive.current('ws'))!;
       expect(current, `iteration ${iteration} (seed ${seed})`).toBe(result.revision);
       const manifest = (await h.services.archive.readManifest('ws', current))!;
-      const revisionDir = h.services.archive.paths('ws').revision(current);
-      expect((await verifyTree(revisionDir, manifest)).mismatches, `torn current at iteration ${iteration} (seed ${seed})`).toEqual([]);
-      expect(await readTree(revisionDir), `lost files at iteration ${iteration} (seed ${seed})`).toEqual(expected);
+      expect(await archivedMismatches(h.services.archive, 'ws', current), `torn current at iteration ${iteration} (seed ${seed})`).toEqual([]);
+      expect(await readArchivedTree(h.services.archive, 'ws', current), `lost files at iteration ${iteration} (seed ${seed})`).toEqual(expected);
       expect(manifest.entries.some((e) => /(^|\/)\.[^/]+\.[A-Za-z0-9]{6}$/.test(e.p) || e.p.includes('.~tmp~'))).toBe(false);
     }
     killGroup(worker.child, 'SIGTERM');

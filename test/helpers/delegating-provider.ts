@@ -1,11 +1,9 @@
 // A provider that forwards to a real one except for the methods a test overrides.
-import type { SandboxProvider } from '../../src/providers/sandbox-provider.js';
-
-const METHODS = ['create', 'get', 'resume', 'list', 'exec', 'writeFiles', 'readFile', 'openTree', 'importTree', 'markReady', 'readReady', 'clearReady', 'snapshot', 'deleteSnapshot', 'stop', 'destroy'] as const;
+import { PROVIDER_METHODS, type SandboxProvider } from '../../src/providers/sandbox-provider.js';
 
 export function delegatingProvider(real: SandboxProvider, overrides: Partial<SandboxProvider>): SandboxProvider {
   const wrapper: Record<string, unknown> = { name: real.name };
-  for (const method of METHODS) {
+  for (const method of PROVIDER_METHODS) {
     const own = overrides[method];
     wrapper[method] = own ?? (real[method] as (...args: unknown[]) => unknown).bind(real);
   }

@@ -38,6 +38,8 @@ export async function testEnv(overrides: Record<string, string> = {}): Promise<R
     FLEET_HEARTBEAT_INTERVAL_MS: '500',
     FLEET_SHUTDOWN_GRACE_MS: '10000',
     FLEET_SHUTDOWN_FLUSH_MS: '0',
+    // The whole suite can run against either archive format (`FLEET_TEST_ARCHIVE_FORMAT=2 npm test`).
+    ...(process.env.FLEET_TEST_ARCHIVE_FORMAT ? { FLEET_ARCHIVE_FORMAT: process.env.FLEET_TEST_ARCHIVE_FORMAT } : {}),
     ...overrides,
   };
 }

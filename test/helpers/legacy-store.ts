@@ -26,7 +26,12 @@ export async function filesOf(root: string): Promise<FileMap> {
 /** Regular files of a workspace's current revision (empty when it has none). */
 export async function archivedFiles(archive: ArchiveStore, workspaceId: string): Promise<FileMap> {
   const revision = await archive.current(workspaceId);
-  return revision ? filesOf(archive.paths(workspaceId).revision(revision)) : new Map();
+  if (!revision) return new Map();
+  if ((await archive.formatOf(workspaceId, revision)) === 1) return filesOf(archive.paths(workspaceId).revision(revision));
+  // Format 2: every file entry's object.
+  const out: FileMap = new Map();
+  for (const entry of (await archive.readManifest(workspaceId, revision))!.entries) if (entry.t === 'f') out.set(entry.p, await archive.objects.readObject(entry.h!));
+  return out;
 }
 
 /** Asserts two file maps hold the same paths with the same bytes; returns a list of differences. */

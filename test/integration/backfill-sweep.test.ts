@@ -3,7 +3,6 @@
 // after the sweep is cancelled mid-way.
 import { describe, expect, it } from 'vitest';
 import { decodePath } from '../../src/archive/tree-walk.js';
-import { verifyTree } from '../../src/archive/manifest.js';
 import { backfillDeps, sweepDeps } from '../../src/backfill/backfill-deps.js';
 import { backfillWorkspace } from '../../src/backfill/backfill-workspace.js';
 import { runSweep, type SweepResult } from '../../src/backfill/run-sweep.js';
@@ -13,6 +12,7 @@ import { createHarness, rejectsWith, type Harness } from '../helpers/workspace-h
 import { testWorkers } from '../helpers/fleet-harness.js';
 import { archivedFiles, diffFiles, filesOf, rng, writeLegacyWorkspace, type FileMap } from '../helpers/legacy-store.js';
 import { randomTree } from '../helpers/random-legacy.js';
+import { archivedMismatches } from '../helpers/archived.js';
 
 // Expected archive content after a backfill: what the archive had, plus legacy paths it lacked.
 function union(archived: FileMap, legacy: FileMap): FileMap {
@@ -26,8 +26,7 @@ async function expectArchived(h: Harness, expected: Map<string, FileMap>, contex
   for (const [ws, files] of expected) {
     expect(diffFiles(files, await archivedFiles(h.services.archive, ws)), `${ws} (${context})`).toEqual([]);
     const revision = (await h.services.archive.current(ws))!;
-    const manifest = (await h.services.archive.readManifest(ws, revision))!;
-    expect((await verifyTree(h.services.archive.paths(ws).revision(revision), manifest)).mismatches, ws).toEqual([]);
+    expect(await archivedMismatches(h.services.archive, ws, revision), ws).toEqual([]);
   }
 }
 

@@ -6,12 +6,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { verifyTree } from '../../src/archive/manifest.js';
 import { backfillDeps } from '../../src/backfill/backfill-deps.js';
 import { backfillWorkspace, type BackfillResult } from '../../src/backfill/backfill-workspace.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
 import { archivedFiles, diffFiles, filesOf, writeLegacyWorkspace } from '../helpers/legacy-store.js';
 import { tempDir } from '../helpers/fleet-env.js';
+import { archivedMismatches } from '../helpers/archived.js';
 
 // Runs one backfill in-process.
 function backfill(h: Harness, workspaceId: string, source: 'blob' | 'native' = 'blob'): Promise<BackfillResult> {
@@ -30,7 +30,7 @@ describe('backfill of one workspace', () => {
     expect(diffFiles(map(legacy), await archivedFiles(h.services.archive, 'w1'))).toEqual([]);
     const manifest = (await h.services.archive.readManifest('w1', result.revision!))!;
     expect(manifest).toMatchObject({ mode: 'backfill', reason: 'backfill', generation: 1, parent: null });
-    expect((await verifyTree(h.services.archive.paths('w1').revision(result.revision!), manifest)).mismatches).toEqual([]);
+    expect(await archivedMismatches(h.services.archive, 'w1', result.revision!)).toEqual([]);
     // The revision is the attached head, fenced on the generation the backfill gave the workspace.
     expect((await h.services.checkpoints.current('w1'))?.workspaceRevision).toBe(result.revision);
     expect(await h.services.addresses.generation('w1')).toBe(1);

@@ -1,7 +1,5 @@
 // Checkpoints (one scheduler per workspace, never overlapping a persist, nothing recorded when
 // nothing changed), idle reap, shutdown flush and persist lag, with real workers and rsync.
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { persistProcessor } from '../../src/workers/processors/persist.js';
 import { readFleetStatus } from '../../src/status/fleet-status.js';
@@ -9,6 +7,7 @@ import type { Processor } from '../../src/workers/processor-context.js';
 import { createHarness } from '../helpers/workspace-harness.js';
 import { testWorkers } from '../helpers/fleet-harness.js';
 import { waitFor } from '../helpers/wait.js';
+import { archivedText } from '../helpers/archived.js';
 
 describe('checkpoints', () => {
   it('startCheckpoints upserts one scheduler per workspace; stopCheckpoints removes it', async () => {
@@ -43,8 +42,7 @@ describe('checkpoints', () => {
         runs += 1;
       }
     };
-    const fleet = await testWorkers(h.config, ['persist', 'checkpoint'], { persist: counting });
-    expect(fleet.services).toBeDefined();
+    await testWorkers(h.config, ['persist', 'checkpoint'], { persist: counting });
     const address = (await h.services.addresses.get('ws'))!;
     // Turn-end persists racing the 1 s checkpoint ticks.
     for (let i = 0; i < 5; i++) {
@@ -63,8 +61,11 @@ describe('checkpoints', () => {
     expect(maxRunning).toBe(1);
     expect(runs).toBeGreaterThanOrEqual(5);
     expect((await h.services.archive.revisions('ws')).length).toBe(revisions);
-    const current = h.services.archive.paths('ws').current;
-    expect(await readFile(path.join(current, 'turn4.txt'), 'utf8')).toBe('turn 4');
+    // The idle ticks did run a persist each (upload-only), and it found nothing to record.
+    const ticks = (await checkpointQueue.getCompleted(0, 100)).map((job) => job.returnvalue as { persistJobId?: string; skipped?: string });
+    expect(ticks.filter((tick) => tick.persistJobId !== undefined).length).toBeGreaterThanOrEqual(ticksBefore + 2);
+    expect((await h.services.intents.status('ws')).result).toMatchObject({ unchanged: true, revision: (await h.services.checkpoints.current('ws'))?.workspaceRevision });
+    expect(await archivedText(h.services.archive, 'ws', 'turn4.txt')).toBe('turn 4');
   });
 });
 
@@ -81,7 +82,7 @@ describe('idle reap and shutdown flush', () => {
     await h.services.client.gc({ kind: 'idle' }, { wait: true, timeoutMs: 30_000 });
     const address = (await h.services.addresses.get('ws'))!;
     await waitFor('the sandbox to stop', async () => ((await h.services.providerFor(address).get(address.handle, AbortSignal.timeout(5_000)))?.state === 'stopped' ? true : undefined));
-    expect(await readFile(path.join(h.services.archive.paths('ws').current, 'work.txt'), 'utf8')).toBe('unsaved work');
+    expect(await archivedText(h.services.archive, 'ws', 'work.txt')).toBe('unsaved work');
     const head = await h.services.checkpoints.current('ws');
     expect(head?.reason).toBe('idle-reap');
     expect(await h.services.client.pool.queue(`checkpoint@${h.config.hostId}`).getJobSchedulers()).toEqual([]);
@@ -96,7 +97,7 @@ describe('idle reap and shutdown flush', () => {
     await h.write('ws', { 'late.txt': 'written just before shutdown' });
     const fleet = await testWorkers(h.config, ['persist']);
     await fleet.close();
-    expect(await readFile(path.join(h.services.archive.paths('ws').current, 'late.txt'), 'utf8')).toBe('written just before shutdown');
+    expect(await archivedText(h.services.archive, 'ws', 'late.txt')).toBe('written just before shutdown');
     expect((await h.services.checkpoints.current('ws'))?.reason).toBe('shutdown');
   });
 

@@ -14,9 +14,9 @@ import { addCleanup } from '../helpers/cleanup.js';
 import { delegatingProvider } from '../helpers/delegating-provider.js';
 import { testConnection } from '../helpers/fleet-env.js';
 import { deferred, testClient, testWorkers } from '../helpers/fleet-harness.js';
-import { readTree } from '../helpers/tree.js';
 import { waitFor } from '../helpers/wait.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
+import { readArchivedTree } from '../helpers/archived.js';
 
 // A workspace with a committed revision of a.txt and b.txt, then b.txt deleted from the live tree.
 async function workspaceWithDeletion(): Promise<Harness> {
@@ -56,7 +56,7 @@ function foreignQueue(h: Harness): Queue {
   return queue;
 }
 
-const currentTree = (h: Harness) => readTree(h.services.archive.paths('ws').current);
+const currentTree = (h: Harness) => readArchivedTree(h.services.archive, 'ws');
 
 describe('persist jobs of a foreign producer', () => {
   it('a foreign delete: true while a fleet-client upload-only persist is active ends with the deletion in the current revision', async () => {

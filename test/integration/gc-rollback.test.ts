@@ -10,6 +10,7 @@ import { verifyTree } from '../../src/archive/manifest.js';
 import { testWorkers } from '../helpers/fleet-harness.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
 import { readTree } from '../helpers/tree.js';
+import { readArchivedTree } from '../helpers/archived.js';
 
 const signal = () => AbortSignal.timeout(60_000);
 const ids = (r: { items: readonly { id: string }[] }) => r.items.map((i) => i.id).sort();
@@ -24,19 +25,25 @@ async function gcAgree(h: Harness, kind: GcKind) {
 }
 
 describe('gc', () => {
-  it('retention keeps the newest N and the current revision; dry run and real run agree', async () => {
-    const h = await createHarness({ FLEET_KEEP_REVISIONS: '3', FLEET_KEEP_REVISIONS_MIN_AGE_MS: '0' });
+  it('retention keeps the newest N, everything younger than the minimum age and the current revision; dry run and real run agree', async () => {
+    // The default minimum age (24 h): the old revisions are made old instead of the rule switched off.
+    const h = await createHarness({ FLEET_KEEP_REVISIONS: '3' });
     await h.provision('ws');
     const revisions: string[] = [];
     for (let i = 0; i < 8; i++) {
       await h.write('ws', { 'counter.txt': `v${i}`, [`f${i}.bin`]: Buffer.alloc(1000, i) });
       revisions.push((await h.persist('ws')).revision!);
     }
+    // The four oldest are two days old; the fifth oldest is beyond the newest 3 but young, so it stays.
+    for (const revision of revisions.slice(0, 4)) {
+      const record = (await h.services.checkpoints.byRevision('ws', 'portable_workspace', revision))!;
+      await h.services.redis.hset(h.services.keys.checkpoint(record.id), 'createdAt', String(Date.now() - 2 * 86_400_000));
+    }
     const removed = await gcAgree(h, 'retention');
-    expect(ids(removed).length).toBe(5);
+    expect(ids(removed).length).toBe(4);
     expect(removed.bytes).toBeGreaterThan(0);
     const left = await h.services.archive.revisions('ws');
-    expect(left).toEqual(revisions.slice(-3));
+    expect(left).toEqual(revisions.slice(-4));
     const current = (await h.services.archive.current('ws'))!;
     expect(current).toBe(revisions[7]);
     const manifest = (await h.services.archive.readManifest('ws', current))!;
@@ -86,14 +93,17 @@ describe('gc', () => {
     expect((await h.services.checkpoints.current('ws'))?.workspaceRevision).toBe(kept.revision);
   });
 
-  it('bases: active, rollback candidate and referenced bases stay; an old unreferenced one is retired', async () => {
-    const h = await createHarness({ FLEET_BASE_RETENTION_MS: '0' });
-    const makeBase = async (id: string) => {
+  it('bases: active, rollback candidate, referenced and young bases stay; an old unreferenced one is retired', async () => {
+    // The default retention (14 days): bases are made old instead of the rule switched off.
+    const h = await createHarness();
+    const day = 86_400_000;
+    const makeBase = async (id: string, ageMs = 15 * day) => {
       await mkdir(path.join(h.config.paths.snapshotRoot, id, 'tree'), { recursive: true });
       await writeFile(path.join(h.config.paths.snapshotRoot, id, 'tree', 'f'), id);
-      await h.services.bases.register({ provider: 'local', snapshotId: id, version: id, manifestHash: id, name: 'b', runtime: 'node22', lane: 'default', status: 'ready', sourceSandboxId: null, error: null, createdAt: Date.now() - 1_000, readyAt: Date.now(), expiresAt: null });
+      await h.services.bases.register({ provider: 'local', snapshotId: id, version: id, manifestHash: id, name: 'b', runtime: 'node22', lane: 'default', status: 'ready', sourceSandboxId: null, error: null, createdAt: Date.now() - ageMs, readyAt: Date.now(), expiresAt: null });
     };
     for (const id of ['old', 'referenced', 'candidate', 'active']) await makeBase(id);
+    await makeBase('young', 13 * day);
     await h.services.bases.activate('referenced');
     await h.provision('user-ws'); // created from 'referenced'
     await h.services.bases.activate('candidate');
@@ -101,7 +111,7 @@ describe('gc', () => {
     const retired = await gcAgree(h, 'bases');
     expect(ids(retired)).toEqual(['old']);
     expect((await h.services.bases.get('old'))?.status).toBe('retired');
-    for (const id of ['referenced', 'candidate', 'active']) expect((await h.services.bases.get(id))?.status).toBe('ready');
+    for (const id of ['referenced', 'candidate', 'active', 'young']) expect((await h.services.bases.get(id))?.status).toBe('ready');
     await expect(readFile(path.join(h.config.paths.snapshotRoot, 'referenced', 'tree', 'f'), 'utf8')).resolves.toBe('referenced');
   });
 
@@ -134,9 +144,9 @@ describe('rollback', () => {
     expect(result).toMatchObject({ restoredFrom: first.revision, generation: 1 });
     expect(result!.revision).not.toBe(first.revision);
     expect(await h.services.archive.revisions('ws')).toEqual([first.revision, second.revision, result!.revision].sort());
-    expect(await readTree(h.services.archive.paths('ws').current)).toEqual(await readTree(h.services.archive.paths('ws').revision(first.revision!)));
+    expect(await readArchivedTree(h.services.archive, 'ws')).toEqual(await readArchivedTree(h.services.archive, 'ws', first.revision!));
     expect(await readFile(path.join(h.live('ws'), 'doc.txt'), 'utf8')).toBe('first draft');
-    expect(await readTree(h.live('ws'))).toEqual(await readTree(h.services.archive.paths('ws').current));
+    expect(await readTree(h.live('ws'))).toEqual(await readArchivedTree(h.services.archive, 'ws'));
     expect((await h.services.checkpoints.current('ws'))?.reason).toBe('rollback');
     // The workspace keeps working: a persist after the rollback is accepted.
     await h.write('ws', { 'after.txt': 'a' });

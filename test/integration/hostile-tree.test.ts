@@ -8,7 +8,9 @@ import { lstat, mkdir, readFile, readdir, readlink, rm, stat, symlink, writeFile
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodePath } from '../../src/archive/tree-walk.js';
+import { lookupPath } from '../../src/archive/revision-reader.js';
 import { verifyRevisions } from '../../src/archive/verify-revisions.js';
+import { archivedNode, archivedText } from '../helpers/archived.js';
 import { isFleetError } from '../../src/errors/fleet-error.js';
 import { persistWorkspace } from '../../src/persist/persist-workspace.js';
 import type { PersistResult } from '../../src/queues/persist.js';
@@ -67,15 +69,39 @@ async function arena(overrides: Record<string, string> = {}): Promise<Arena> {
   };
 }
 
+// A committed revision as facts: its tree on disk (format 1, without link counts), or its record
+// and its listing with content hashes (format 2: objects are shared and only ever added).
+async function revisionFacts(h: Harness, workspaceId: string, revision: string): Promise<string> {
+  const paths = h.services.archive.paths(workspaceId);
+  if ((await h.services.archive.formatOf(workspaceId, revision)) === 1) return treeFacts(paths.revision(revision), { links: false });
+  return `${await readFile(paths.record(revision), 'utf8')}\n${JSON.stringify((await h.services.archive.readManifest(workspaceId, revision))!.entries)}`;
+}
+
 // The attacker's committed revisions as facts (they must never change after their commit).
 async function committedFacts(h: Harness, workspaceId: string): Promise<Map<string, string>> {
   const facts = new Map<string, string>();
-  for (const revision of await h.services.archive.revisions(workspaceId)) facts.set(revision, await treeFacts(h.services.archive.paths(workspaceId).revision(revision), { links: false }));
+  for (const revision of await h.services.archive.revisions(workspaceId)) facts.set(revision, await revisionFacts(h, workspaceId, revision));
   return facts;
 }
 
 async function expectCommittedUnchanged(h: Harness, workspaceId: string, before: Map<string, string>): Promise<void> {
-  for (const [revision, facts] of before) expect(await treeFacts(h.services.archive.paths(workspaceId).revision(revision), { links: false }), `${workspaceId} ${revision}`).toBe(facts);
+  for (const [revision, facts] of before) expect(await revisionFacts(h, workspaceId, revision), `${workspaceId} ${revision}`).toBe(facts);
+}
+
+/**
+ * How a file is stored: its size and allocated blocks (the revision's file in format 1, its object
+ * in format 2), and what names one inode (format 1: the inode; format 2: the link key).
+ */
+async function storedFile(h: Harness, ws: string, revision: string, rel: string): Promise<{ size: number; blocks: number; link: string }> {
+  const record = await h.services.archive.readRecord(ws, revision);
+  if (!record) {
+    const stats = await lstat(path.join(h.services.archive.paths(ws).revision(revision), rel));
+    return { size: stats.size, blocks: stats.blocks, link: String(stats.ino) };
+  }
+  const node = await lookupPath(h.services.archive.objects, record.root, Buffer.from(rel));
+  if (node?.type !== 'f') throw new Error(`${rel} is not an archived file`);
+  const stats = await stat(h.services.archive.objects.objectPath(node.object));
+  return { size: stats.size, blocks: stats.blocks, link: node.linkKey ?? `no link key (${rel})` };
 }
 
 const entryOf = async (h: Harness, workspaceId: string, revision: string) => new Map((await h.services.archive.readManifest(workspaceId, revision))!.entries.map((e) => [e.p, e]));
@@ -102,14 +128,13 @@ describe('hostile trees', () => {
     expect(entries.get('mode000.txt')).toMatchObject({ t: 'f', m: 0 });
     expect(entries.get('locked-dir')).toMatchObject({ t: 'd', m: 0 });
     for (const name of HOSTILE_NAMES) expect(entries.get(encodePath(name)), name.toString('hex')).toMatchObject({ t: 'f' });
-    const revisionDir = h.services.archive.paths('attacker').revision(first.revision!);
     // Sparse stays sparse; hard links stay one inode; setuid never reaches the archive.
-    const sparse = await stat(path.join(revisionDir, planted.sparse));
-    expect(sparse.size).toBe(planted.sparseBytes);
-    expect(sparse.blocks * 512).toBeLessThan(1024 * 1024);
-    expect((await lstat(path.join(revisionDir, planted.hardLinks[0]))).ino).toBe((await lstat(path.join(revisionDir, planted.hardLinks[1]))).ino);
-    expect((await stat(path.join(revisionDir, planted.setuid))).mode & 0o7777).toBe(0o755);
-    for (const [rel, content] of Object.entries(planted.files)) expect(await readFile(path.join(revisionDir, rel), 'utf8'), rel).toBe(content);
+    const stored = await storedFile(h, 'attacker', first.revision!, planted.sparse);
+    expect(stored.size).toBe(planted.sparseBytes);
+    expect(stored.blocks * 512).toBeLessThan(1024 * 1024);
+    expect((await storedFile(h, 'attacker', first.revision!, planted.hardLinks[0])).link).toBe((await storedFile(h, 'attacker', first.revision!, planted.hardLinks[1])).link);
+    expect((await archivedNode(h.services.archive, 'attacker', planted.setuid, first.revision!))).toMatchObject({ type: 'file', mode: 0o755 });
+    for (const [rel, content] of Object.entries(planted.files)) expect(await archivedText(h.services.archive, 'attacker', rel, first.revision!), rel).toBe(content);
 
     // Upload-only keeps what the tree lost; the previous revision is untouched.
     const committed = await committedFacts(h, 'attacker');
@@ -228,7 +253,7 @@ describe('hostile trees', () => {
       await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
       const address = (await h.services.addresses.get('attacker'))!;
       const provider = h.services.providerFor(address);
-      await provider.importTree(address.handle, h.services.archive.paths('attacker').revision(first.revision!), AbortSignal.timeout(60_000));
+      await provider.importTree(address.handle, await h.services.archive.revisionSource('attacker', first.revision!), AbortSignal.timeout(60_000));
       await provider.markReady(address.handle, { generation: address.generation, source: first.revision!, readyAt: Date.now() }, AbortSignal.timeout(10_000));
       child.kill('SIGKILL');
       await exited;
@@ -261,7 +286,7 @@ describe('hostile trees', () => {
     await h.write('attacker', { 'top.txt': 'top v2' });
     const second = (await a.attempt('attacker')) as PersistResult;
     expect(second).toMatchObject({ changedFiles: 1, unchanged: false });
-    expect(await readFile(path.join(h.services.archive.paths('attacker').current, 'top.txt'), 'utf8')).toBe('top v2');
+    expect(await archivedText(h.services.archive, 'attacker', 'top.txt')).toBe('top v2');
     await a.check('deep tree');
     const address = (await h.services.addresses.get('attacker'))!;
     await h.services.providerFor(address).destroy(address.handle, AbortSignal.timeout(60_000));

@@ -51,6 +51,8 @@ describe('/openapi.json', () => {
         'POST /v1/workspaces/{workspaceId}/provision',
         'POST /v1/workspaces/{workspaceId}/persist',
         'POST /v1/workspaces/{workspaceId}/checkpoints',
+        'POST /v1/workspaces/{workspaceId}/turns',
+        'POST /v1/workspaces/{workspaceId}/checkpoints/reject',
         'POST /v1/workspaces/{workspaceId}/exec',
         'GET /v1/workspaces/{workspaceId}',
         'GET /v1/workspaces/{workspaceId}/revisions',

@@ -106,6 +106,21 @@ describe('restore priority', () => {
     expect(fresh.generation).toBeGreaterThan(reset.generation);
   });
 
+  it('19.8: a workspace with a live address but no revision yet is a conflict when its sandbox dies, never the base', async () => {
+    const h = await createHarness();
+    await activeBase(h, { 'README.md': 'base' });
+    const first = await h.provision('ws');
+    expect(first.outcome).toBe('created-from-base');
+    // The agent works, but no persist has run yet when the sandbox dies.
+    await h.write('ws', { 'unsaved.txt': 'an hour of work' });
+    await h.services.providers.get('local').destroy(first.handle, signal());
+    const error = await rejectsWith(h.provision('ws'), 'WorkspaceConflict');
+    expect(error.message).toContain('fleet workspace reset ws --confirm');
+    // Nothing was recreated: the generation did not move, no new sandbox exists.
+    expect(await h.services.addresses.generation('ws')).toBe(first.generation);
+    expect((await h.services.providers.get('local').list(signal())).map((s) => s.workspaceId)).not.toContain('ws');
+  });
+
   it('takes generation max(store, archive) + 1 when Redis lost recent writes', async () => {
     const h = await createHarness();
     const first = await h.provision('ws');

@@ -97,7 +97,7 @@ describe('SingleFlight', () => {
     });
   });
 
-  it('settles acquire against a hung (SIGSTOPped) Redis instead of hanging', async () => {
+  it('settles acquire against a hung (SIGSTOPped) Redis instead of hanging, and leaves no lock nobody can release', async () => {
     const server = new RedisServer(await freePort(), await tempDir('hung-redis'), false);
     await server.start();
     addCleanup(async () => {
@@ -107,11 +107,22 @@ describe('SingleFlight', () => {
     const redis = createRedis({ url: server.url, role: 'client', commandTimeoutMs: 200, name: 'hung-test' });
     addCleanup(() => redis.disconnect());
     await redis.ping();
-    const lock = new SingleFlight(redis, fleetKeys(uniquePrefix()), silent, { ttlMs: 1_000, retryCount: 3, retryDelayMs: 50, acquireTimeoutMs: 2_000 });
+    const keys = fleetKeys(uniquePrefix());
+    const lock = new SingleFlight(redis, keys, silent, { ttlMs: 1_000, retryCount: 3, retryDelayMs: 50, acquireTimeoutMs: 2_000 });
+    let ran = false;
     server.child!.kill('SIGSTOP');
-    const error = await lock.using('res', async () => 'acquired').catch((e: unknown) => e);
+    const error = await lock.using('res', async () => {
+      ran = true;
+      return 'acquired';
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockUnavailableError);
+    expect(ran).toBe(false);
     server.child!.kill('SIGCONT');
-    expect(Redis).toBeDefined();
+    // Redis runs the SETs it buffered while stopped; whatever they left expires within one TTL
+    // (nobody holds it), after which the lock is acquired normally.
+    const observer = new Redis(server.url, { connectionName: 'hung-test-observer', maxRetriesPerRequest: 1 });
+    addCleanup(() => observer.disconnect());
+    await waitFor('the abandoned attempt to expire', async () => ((await observer.exists(keys.lock('res'))) === 0 ? true : undefined), 10_000);
+    expect(await lock.using('res', async () => 'acquired after the hang')).toBe('acquired after the hang');
   });
 });

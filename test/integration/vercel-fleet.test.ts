@@ -1,13 +1,12 @@
 // The fleet on the Vercel provider: the real @vercel/sandbox SDK against the loopback stand-in,
 // through the provider-neutral bake, provision, persist and restore code.
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bakeBase } from '../../src/bake/bake-base.js';
 import { BaseManifest } from '../../src/bake/manifest.js';
 import { provisionWorkspace } from '../../src/provision/provision-workspace.js';
 import { parsePayload } from '../../src/queues/payload.js';
 import { createVercelHarness } from '../helpers/vercel-harness.js';
+import { archivedText } from '../helpers/archived.js';
 
 describe('fleet on Vercel (stand-in)', () => {
   it('bakes a base, provisions from it, execs, persists into the archive, stops, resumes and restores', async () => {
@@ -34,9 +33,8 @@ describe('fleet on Vercel (stand-in)', () => {
 
     const persisted = await h.persist('vws');
     expect(persisted.unchanged).toBe(false);
-    const current = h.services.archive.paths('vws').current;
-    expect(await readFile(path.join(current, 'notes.txt'), 'utf8')).toBe('agent work\n');
-    expect(await readFile(path.join(current, 'README.md'), 'utf8')).toBe('base readme');
+    expect(await archivedText(h.services.archive, 'vws', 'notes.txt')).toBe('agent work\n');
+    expect(await archivedText(h.services.archive, 'vws', 'README.md')).toBe('base readme');
 
     await vercel.stop(first.handle, signal());
     expect((await vercel.get(first.handle, signal()))?.state).toBe('stopped');

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Sandbox, Snapshot } from '@vercel/sandbox';
+import { Sandbox } from '@vercel/sandbox';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { VercelProvider } from '../../src/providers/vercel/vercel-provider.js';
 import { standinProvider } from '../helpers/vercel-standin/standin-provider.js';
@@ -50,7 +50,7 @@ describe('VercelProvider against the stand-in', () => {
     expect(created.map((request) => request.path)).toEqual(['/v3/sandboxes']);
     expect(created[0]!.headers.authorization).toBe(`Bearer ${standin.credentials.token}`);
     expect(standin.state.sandboxes.get(handle)?.tags).toEqual({ 'fleet-workspace': 'ws-create', 'fleet-generation': '3' });
-    expect(await provider.get(handle, signal())).toEqual({ handle, workspaceId: 'ws-create', generation: 3, hostId: 'vercel', state: 'running' });
+    expect(await provider.get(handle, signal())).toEqual({ handle, workspaceId: 'ws-create', generation: 3, hostId: 'vercel', state: 'running', createdAt: standin.state.sandboxes.get(handle)!.createdAt });
   });
 
   it('adopts its own sandbox when a create is repeated (name taken, HTTP 409) and clears its marker', async () => {
@@ -210,10 +210,9 @@ describe('VercelProvider against the stand-in', () => {
     const handle = await createEmpty('ws-snap', 1);
     await sh(handle, 'mkdir -p kept && printf v1 > kept/file');
     const { snapshotId } = await provider.snapshot(handle, { expirationMs: 0, signal: signal() });
-    const snapshot = await Snapshot.get({ ...standin.credentials, fetch: apiUrlFetch(standin.url), snapshotId });
-    expect(snapshot.status).toBe('created');
-    expect(snapshot.expiresAt).toBeUndefined();
-    expect(standin.state.snapshots.get(snapshotId)?.expiration).toBe(0);
+    expect(await provider.snapshotStatus(snapshotId, signal())).toBe('usable');
+    expect(standin.state.snapshots.get(snapshotId)).toMatchObject({ status: 'created', expiration: 0 });
+    expect(standin.state.snapshots.get(snapshotId)?.expiresAt).toBeUndefined();
     // Taking a snapshot stops the session.
     expect((await provider.get(handle, signal()))?.state).toBe('stopped');
 
@@ -289,7 +288,8 @@ describe('VercelProvider against the stand-in', () => {
     await provider.deleteSnapshot(snapshotId, signal());
     await provider.deleteSnapshot('snap_does_not_exist', signal());
     await expect(provider.create({ workspaceId: 'ws', generation: 9, source: { type: 'workspace-snapshot', snapshotId }, signal: signal() })).rejects.toMatchObject({
-      classification: 'gone',
+      code: 'SnapshotUnavailable',
+      classification: 'permanent',
     });
   });
 
@@ -305,18 +305,36 @@ describe('VercelProvider against the stand-in', () => {
     const listed = await provider.list(signal());
     expect(listed.sort((a, b) => a.handle.localeCompare(b.handle))).toEqual(
       [
-        { handle: handles[0], workspaceId: 'ws-a', generation: 1, hostId: 'vercel', state: 'running' },
-        { handle: handles[1], workspaceId: 'ws-b', generation: 4, hostId: 'vercel', state: 'stopped' },
-        { handle: handles[2], workspaceId: longId, generation: 2, hostId: 'vercel', state: 'running' },
+        { handle: handles[0], workspaceId: 'ws-a', generation: 1, hostId: 'vercel', state: 'running', createdAt: expect.any(Number) },
+        { handle: handles[1], workspaceId: 'ws-b', generation: 4, hostId: 'vercel', state: 'stopped', createdAt: expect.any(Number) },
+        { handle: handles[2], workspaceId: longId, generation: 2, hostId: 'vercel', state: 'running', createdAt: expect.any(Number) },
       ].sort((a, b) => a.handle!.localeCompare(b.handle!)),
     );
     expect(handles[2]!.length).toBeLessThanOrEqual(128);
     expect(standin.requests.filter((request) => request.route === 'listSandboxes').length).toBeGreaterThan(1);
   });
 
-  it('sends the /v2 create path when a runtime is given (SDK behaviour the stand-in mirrors)', async () => {
-    const sandbox = await Sandbox.create({ ...standin.credentials, fetch: apiUrlFetch(standin.url), name: 'rt', runtime: 'node22' });
-    expect(sandbox.runtime).toBe('node22');
-    expect(standin.requests.filter((request) => request.route === 'createSandbox').map((request) => request.path)).toEqual(['/v2/sandboxes']);
+  it('creates sandboxes with the configured session settings (persistent, timeout, env) on the image endpoint, never with a runtime', async () => {
+    const configured = standinProvider(standin, { persistent: false, sandboxTimeoutMs: 120_000 });
+    const { handle } = await configured.create({ workspaceId: 'ws-settings', generation: 2, source: { type: 'empty' }, env: { GREETING: 'hi' }, signal: signal() });
+    const created = standin.requests.filter((request) => request.route === 'createSandbox');
+    expect(created.map((request) => request.path)).toEqual(['/v3/sandboxes']);
+    expect(standin.state.sandboxes.get(handle)).toMatchObject({ persistent: false, timeout: 120_000, env: { GREETING: 'hi' }, image: 'vercel/sandbox/universal:latest' });
+    expect(standin.state.sandboxes.get(handle)?.runtime).toBeUndefined();
+    const greeting = await configured.exec(handle, { cmd: ['sh', '-c', 'echo "$GREETING"'], timeoutMs: 10_000, signal: signal() });
+    expect(greeting.stdout).toBe('hi\n');
+  });
+
+  it('reports a snapshot that expired or was deleted as unusable, and a create from it as a permanent SnapshotUnavailable', async () => {
+    const handle = await createEmpty('ws-exp', 1);
+    const { snapshotId } = await provider.snapshot(handle, { expirationMs: 86_400_000, signal: signal() });
+    standin.state.snapshots.get(snapshotId)!.expiresAt = Date.now() - 1;
+    expect(await provider.snapshotStatus(snapshotId, signal())).toBe('expired');
+    expect(await provider.snapshotStatus('snap_never_existed', signal())).toBe('missing');
+    await expect(provider.create({ workspaceId: 'ws-exp', generation: 2, source: { type: 'workspace-snapshot', snapshotId }, signal: signal() })).rejects.toMatchObject({
+      code: 'SnapshotUnavailable',
+      retryable: false,
+      classification: 'permanent',
+    });
   });
 });

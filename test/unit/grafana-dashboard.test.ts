@@ -12,6 +12,7 @@ describe('examples/grafana-dashboard.json', () => {
     const families = [
       ...Object.values(RECORDED_FAMILIES).map((f) => (f.type === 'histogram' ? `${f.name}_bucket` : f.name)),
       'fleet_queue_jobs',
+      'fleet_queue_unserved',
       'fleet_workers',
       'fleet_active_workspaces',
       'fleet_persist_lag_max_seconds',

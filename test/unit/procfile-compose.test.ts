@@ -5,24 +5,32 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { buildProgram } from '../../src/cli/main.js';
 import { createCliContext } from '../../src/cli/context.js';
-import { parseQueueList } from '../../src/cli/parse.js';
-import { QUEUE_NAMES } from '../../src/queues/index.js';
+import { parseHostList, parseQueueList } from '../../src/cli/parse.js';
+import { QUEUES } from '../../src/queues/index.js';
+import { REMOTE_PROVIDER_HOSTS } from '../../src/providers/provider-hosts.js';
+import { allQueueNames } from '../../src/status/queue-names.js';
 import { ROOT } from '../helpers/processes.js';
 
 const io = { stdout: () => undefined, stderr: () => undefined };
 const commands = buildProgram(createCliContext(io, {}), () => undefined).commands.map((c) => c.name());
 
-// Checks one `fleet` argv: a known subcommand, and for `worker` a valid queue list.
+// Checks one `fleet` argv: a known subcommand, and for `worker` a valid queue and host list.
+// Returns the BullMQ queues it serves (`persist@<host>` for host-bound ones).
 function checkFleetArgs(args: string[]): string[] {
   const [sub, ...rest] = args;
   expect(commands).toContain(sub);
   if (sub === 'worker') {
     const i = rest.indexOf('--queues');
     expect(i).toBeGreaterThanOrEqual(0);
-    return parseQueueList('--queues', rest[i + 1]);
+    const h = rest.indexOf('--host');
+    const hosts = parseHostList('--host', h >= 0 ? rest[h + 1] : undefined, 'local');
+    return parseQueueList('--queues', rest[i + 1]).flatMap((q) => (QUEUES[q].hostBound ? hosts.map((host) => `${q}@${host}`) : [q]));
   }
   return [];
 }
+
+// Every queue a fleet with the local and the Vercel provider needs served.
+const NEEDED = allQueueNames(['local', ...REMOTE_PROVIDER_HOSTS]).sort();
 
 describe('Procfile', () => {
   const lines = readFileSync(path.join(ROOT, 'Procfile'), 'utf8').split('\n').filter((l) => l.trim() && !l.startsWith('#'));
@@ -35,11 +43,12 @@ describe('Procfile', () => {
       expect(argv.slice(0, 2)).toEqual(['node', 'bin/fleet.js']);
       const queues = checkFleetArgs(argv.slice(2));
       if (queues.length > 0) {
-        expect(queues).toEqual([type]);
+        // The type names its queue, with the host for a remote provider's (persist-vercel).
+        expect(queues.map((q) => q.replace('@local', '').replace('@', '-'))).toEqual([type]);
         served.push(...queues);
       }
     }
-    expect(served.sort()).toEqual([...QUEUE_NAMES].sort());
+    expect(served.sort()).toEqual(NEEDED);
   });
 });
 
@@ -65,6 +74,6 @@ describe('docker-compose.yml', () => {
       expect(service.environment?.REDIS_URL).toBe('redis://:${REDIS_PASSWORD}@redis:6379');
       expect(() => loadConfig(service.environment ?? {})).not.toThrow();
     }
-    expect(served.sort()).toEqual([...QUEUE_NAMES].sort());
+    expect(served.sort()).toEqual(NEEDED);
   });
 });

@@ -39,6 +39,9 @@ describe('describeSandbox', () => {
     const longId = 'z'.repeat(100);
     const name = sandboxName(longId, 2);
     expect(describeSandbox({ name, status: 'running', tags: fleetTags(longId, 2) })).toEqual({ handle: name, workspaceId: longId, generation: 2, hostId: 'vercel', state: 'running' });
+    // The creation time comes along as epoch ms (list items carry a number, a Sandbox a Date).
+    expect(describeSandbox({ name, status: 'running', tags: fleetTags(longId, 2), createdAt: 1_700_000_000_000 })?.createdAt).toBe(1_700_000_000_000);
+    expect(describeSandbox({ name, status: 'running', tags: fleetTags(longId, 2), createdAt: new Date(1_700_000_000_000) })?.createdAt).toBe(1_700_000_000_000);
     for (const status of ['stopped', 'stopping', 'snapshotting', 'failed', 'aborted']) {
       expect(describeSandbox({ name: 'fleet-ws-g1', status })?.state).toBe('stopped');
     }

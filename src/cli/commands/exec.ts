@@ -26,15 +26,25 @@ export function registerExec(program: Command, ctx: CliContext, run: (action: ()
           if (!address) throw new WorkspaceNotFoundError(workspaceId);
           const timeoutMs = parseMs('--timeout', opts.timeout, config.deadlines.execMs);
           const json = Boolean(opts.json);
+          // A sandbox on another host answers through its hostops queue: the output comes with the result.
+          let streamed = false;
           const result = await services.providerFor(address).exec(address.handle, {
             cmd: command,
             ...(opts.cwd ? { cwd: opts.cwd } : {}),
             env: config.exec.env,
             timeoutMs,
             signal: AbortSignal.timeout(timeoutMs + 5_000),
-            ...(json ? {} : { onStdout: (c: Buffer) => ctx.io.stdout(c.toString()), onStderr: (c: Buffer) => ctx.io.stderr(c.toString()) }),
+            ...(json
+              ? {}
+              : {
+                  onStdout: (c: Buffer) => ((streamed = true), ctx.io.stdout(c.toString())),
+                  onStderr: (c: Buffer) => ((streamed = true), ctx.io.stderr(c.toString())),
+                }),
           });
-          await services.addresses.touch(workspaceId);
+          if (!json && !streamed) {
+            if (result.stdout) ctx.io.stdout(result.stdout);
+            if (result.stderr) ctx.io.stderr(result.stderr);
+          }
           if (json) printResult(ctx.io, true, { workspaceId, handle: address.handle, ...result }, () => '');
           else if (result.timedOut) ctx.io.stderr(`fleet: exec timed out after ${timeoutMs} ms\n`);
           return result.exitCode ?? (result.timedOut ? 124 : 128);

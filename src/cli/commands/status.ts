@@ -10,7 +10,7 @@ export function registerStatus(program: Command, ctx: CliContext, run: (action: 
   program
     .command('status')
     .description('show job counts per queue and live workers')
-    .option('--json', 'print { queues: { <name>: { waiting, active, delayed, completed, failed } }, workers, ... }')
+    .option('--json', 'print { queues: { <name>: { waiting, active, delayed, completed, failed } }, byQueue, workers, unservedQueues, ... }')
     .action((opts: { json?: boolean }) =>
       run(async () => {
         const config = await ctx.connectedConfig();
@@ -24,6 +24,9 @@ export function registerStatus(program: Command, ctx: CliContext, run: (action: 
               `workers: ${status.workers}   hosts: ${status.hosts.join(', ')}`,
               `active workspaces: ${status.activeWorkspaces}   max persist lag: ${status.maxPersistLagMs} ms   fence rejections: ${status.fenceRejections}`,
               `isolation: ${Object.entries(status.isolation).map(([host, mode]) => `${host}=${mode}${mode === 'none' ? ' (WARNING: sandboxes are not isolated)' : ''}`).join(', ') || 'no sandbox host reported'}`,
+              ...status.unservedQueues.map(
+                (u) => `ALERT: queue ${u.queue} has ${u.waiting} waiting${u.delayed ? ` and ${u.delayed} delayed` : ''} job(s) and no live worker serves it (start one: fleet worker --queues ${u.queue.split('@')[0]}${u.queue.includes('@') ? ` --host ${u.queue.split('@')[1]}` : ''})`,
+              ),
             ].join('\n'),
           );
           return 0;

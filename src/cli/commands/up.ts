@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { withRedisUrl } from '../../config.js';
 import { startEmbeddedRedis } from '../../embedded/embedded-redis.js';
 import { QUEUE_NAMES } from '../../queues/index.js';
+import { providerHostsInUse } from '../../providers/provider-hosts.js';
 import { startFleetProcess } from '../../runtime/fleet-process.js';
 import { Releasers } from '../../runtime/releasers.js';
 import { installShutdownHandlers } from '../../runtime/shutdown.js';
@@ -32,7 +33,8 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
             redisNote = `embedded${embedded.adopted ? ', adopted' : ''}, data ${embedded.state.dataDir}`;
           }
           const config = withRedisUrl(base, url);
-          const fleet = await startFleetProcess({ config, queues: QUEUE_NAMES, logger });
+          // Every host-bound queue a provider in use needs: this host's, and persist@vercel / checkpoint@vercel.
+          const fleet = await startFleetProcess({ config, queues: QUEUE_NAMES, hosts: [config.hostId, ...providerHostsInUse(config)], logger });
           releasers.add('workers', () => fleet.close());
           // Loaded on demand: the web stack (Hono, Bull Board, prom-client) is heavy for other commands.
           const { startWebServer } = await import('../../http/start-web-server.js');

@@ -4,7 +4,8 @@ import { startFleetProcess } from '../../runtime/fleet-process.js';
 import { installShutdownHandlers } from '../../runtime/shutdown.js';
 import { assertSystemTools } from '../../system-tools.js';
 import type { CliContext } from '../context.js';
-import { parseQueueList } from '../parse.js';
+import { parseHostList, parseQueueList } from '../parse.js';
+import { REMOTE_PROVIDER_HOSTS } from '../../providers/provider-hosts.js';
 import { printResult } from '../output.js';
 
 export function registerWorker(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
@@ -12,14 +13,16 @@ export function registerWorker(program: Command, ctx: CliContext, run: (action: 
     .command('worker')
     .description('run workers for some queues (host-bound queues serve FLEET_HOST_ID)')
     .option('--queues <list>', 'comma-separated queues, or "all"', 'all')
+    .option('--host <list>', `hosts whose host-bound queues (persist@<host>, checkpoint@<host>) to serve: this host (FLEET_HOST_ID, the default) and/or ${REMOTE_PROVIDER_HOSTS.join(', ')}`)
     .option('--json', 'print the served queues as JSON')
-    .action((opts: { queues: string; json?: boolean }) =>
+    .action((opts: { queues: string; host?: string; json?: boolean }) =>
       run(async () => {
         const queues = parseQueueList('--queues', opts.queues);
         const config = await ctx.connectedConfig();
+        const hosts = parseHostList('--host', opts.host, config.hostId);
         if (queues.some((q) => q === 'persist' || q === 'checkpoint' || q === 'provision' || q === 'backfill')) assertSystemTools(['rsync']);
         const logger = ctx.logger({ component: 'worker', hostId: config.hostId });
-        const fleet = await startFleetProcess({ config, queues, logger });
+        const fleet = await startFleetProcess({ config, queues, hosts, logger });
         printResult(ctx.io, Boolean(opts.json), { queues: fleet.workers.queueNames, worker: fleet.workers.registration.id }, () =>
           `worker ${fleet.workers.registration.id} serving ${fleet.workers.queueNames.join(', ')}`,
         );

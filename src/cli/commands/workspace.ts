@@ -35,6 +35,8 @@ export function registerWorkspace(program: Command, ctx: CliContext, run: (actio
                 ['current', view.currentRevision],
                 ['revisions', view.revisions],
                 ['persist lag', view.persistLagMs === null ? null : `${view.persistLagMs} ms`],
+                ['open turns', view.activity.openTurns.join(', ') || null],
+                ['running operations', view.activity.operations],
               ],
             ),
           );

@@ -30,6 +30,7 @@ import type {
   ReadyMarker,
   SandboxInfo,
   SandboxProvider,
+  SnapshotStatus,
   TreeSource,
 } from '../sandbox-provider.js';
 import { classifyFsError } from './classify-fs-error.js';
@@ -487,6 +488,13 @@ export class LocalProvider implements SandboxProvider {
       await removeTree(dir).catch(() => undefined);
       throw classifyFsError(error, 'snapshot');
     }
+  }
+
+  async snapshotStatus(snapshotId: string): Promise<SnapshotStatus> {
+    checkSnapshotId('snapshotStatus', snapshotId);
+    // Local snapshots never expire: one is usable while its tree is there.
+    const tree = await lstat(path.join(this.options.snapshotRoot, snapshotId, 'tree')).catch(() => null);
+    return tree?.isDirectory() ? 'usable' : 'missing';
   }
 
   async deleteSnapshot(snapshotId: string): Promise<void> {

@@ -4,16 +4,14 @@
  * workspace lives on Vercel.
  */
 import type { Config } from '../../config.js';
-import type { SandboxProvider } from '../sandbox-provider.js';
+import { PROVIDER_METHODS, type SandboxProvider } from '../sandbox-provider.js';
 import type { VercelProviderOptions } from './vercel-provider.js';
-
-const METHODS = ['create', 'get', 'resume', 'list', 'exec', 'writeFiles', 'readFile', 'openTree', 'importTree', 'markReady', 'readReady', 'clearReady', 'snapshot', 'deleteSnapshot', 'stop', 'destroy'] as const;
 
 export function lazyVercelProvider(config: Config, options: Omit<VercelProviderOptions, 'connection'>): SandboxProvider {
   let loaded: Promise<SandboxProvider> | null = null;
   const load = () => (loaded ??= import('./vercel-provider.js').then(({ createVercelProvider }) => createVercelProvider(config, options)));
   const provider: Record<string, unknown> = { name: 'vercel' };
-  for (const method of METHODS) {
+  for (const method of PROVIDER_METHODS) {
     provider[method] = async (...args: unknown[]) => {
       const real = (await load()) as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
       return real[method]!(...args);

@@ -17,6 +17,14 @@ export interface SandboxMetadataLike {
   readonly name: string;
   readonly status: string;
   readonly tags?: Readonly<Record<string, string>> | undefined;
+  /** Creation time: epoch ms in list items, a `Date` on a `Sandbox` (reference §2). */
+  readonly createdAt?: number | Date | undefined;
+}
+
+// Epoch ms of the creation time, when the metadata carries a sound one.
+function createdAtMs(value: number | Date | undefined): number | undefined {
+  const ms = value instanceof Date ? value.getTime() : value;
+  return typeof ms === 'number' && Number.isFinite(ms) && ms > 0 ? ms : undefined;
 }
 
 /** The tags that identify an incarnation. */
@@ -36,11 +44,14 @@ export function describeSandbox(meta: SandboxMetadataLike): SandboxInfo | null {
   const workspaceId = tagged ?? parsed.workspaceId;
   const generation = meta.tags?.[GENERATION_TAG] !== undefined ? Number(meta.tags[GENERATION_TAG]) : parsed.generation;
   if (workspaceId === null || workspaceId === undefined || generation !== parsed.generation) return null;
+  const createdAt = createdAtMs(meta.createdAt);
   return {
     handle: meta.name,
     workspaceId,
     generation,
     hostId: VERCEL_HOST_ID,
     state: meta.status === 'running' || meta.status === 'pending' ? 'running' : 'stopped',
+    // Orphan GC destroys only what it can prove old: the provider's creation time.
+    ...(createdAt === undefined ? {} : { createdAt }),
   };
 }

@@ -18,8 +18,11 @@ import type {
   ReadyMarker,
   SandboxInfo,
   SandboxProvider,
+  SnapshotStatus,
   TreeSource,
 } from '../sandbox-provider.js';
+import { SnapshotUnavailableError } from '../../errors/snapshot-unavailable-error.js';
+import { snapshotStatus } from './snapshot-status.js';
 import { ProviderPermanentError } from '../provider-errors.js';
 import { hasStatus } from './classify-vercel-error.js';
 import { execInSandbox } from './exec-in-sandbox.js';
@@ -152,6 +155,10 @@ export class VercelProvider implements SandboxProvider {
     );
   }
 
+  async snapshotStatus(snapshotId: string, signal: AbortSignal): Promise<SnapshotStatus> {
+    return this.run('snapshotStatus', signal, (deadline) => snapshotStatus(this.connection, snapshotId, deadline));
+  }
+
   async deleteSnapshot(snapshotId: string, signal: AbortSignal): Promise<void> {
     await this.run('deleteSnapshot', signal, async (deadline) => {
       try {
@@ -208,12 +215,16 @@ export class VercelProvider implements SandboxProvider {
       tags: fleetTags(request.workspaceId, request.generation),
       signal,
     };
+    const source = request.source;
     try {
       // Base and workspace snapshots are both provider-native snapshots: `source: { type: 'snapshot' }`.
-      return request.source.type === 'empty'
-        ? await Sandbox.create(params)
-        : await Sandbox.create({ ...params, source: { type: 'snapshot', snapshotId: request.source.snapshotId } });
+      return source.type === 'empty' ? await Sandbox.create(params) : await Sandbox.create({ ...params, source: { type: 'snapshot', snapshotId: source.snapshotId } });
     } catch (error) {
+      // The source snapshot expired or was deleted: permanent, never a retried "gone" (issue 19.9).
+      if (source.type !== 'empty' && hasStatus(error, 404, 410)) {
+        const status = await snapshotStatus(this.connection, source.snapshotId, signal);
+        if (status !== 'usable') throw new SnapshotUnavailableError('vercel', 'create', source.snapshotId, status, { cause: error });
+      }
       if (!hasStatus(error, 409)) throw error;
       return Sandbox.get({ ...this.connection, name, resume: true, signal });
     }

@@ -31,7 +31,8 @@ export interface StandinSession {
 export interface StandinSandbox {
   readonly name: string;
   readonly persistent: boolean;
-  readonly createdAt: number;
+  /** Mutable so a test can age a sandbox (`VercelStandin.backdate`) instead of waiting. */
+  createdAt: number;
   updatedAt: number;
   readonly timeout: number;
   readonly runtime?: string;

@@ -107,6 +107,13 @@ export class VercelStandin {
     sandbox.session.updatedAt = Date.now();
   }
 
+  /** Makes sandbox `name` look `ageMs` older to the API (its `createdAt`), instead of waiting. */
+  backdate(name: string, ageMs: number): void {
+    const sandbox = this.state.sandboxes.get(name);
+    if (!sandbox) throw new Error(`no sandbox ${name} in the stand-in`);
+    sandbox.createdAt -= ageMs;
+  }
+
   /** Holds manual snapshot copies (the session stays `snapshotting`) until the returned function runs. */
   holdSnapshots(): () => void {
     let open!: () => void;

@@ -1,0 +1,55 @@
+/**
+ * Every BullMQ queue of the fleet that an operator must see: the six for every known host and
+ * every remote provider host in use (`persist@vercel`), plus any queue that holds jobs under the
+ * fleet's prefix (found by its job-id counter, so a queue nobody registered still shows, e.g.
+ * `persist@vercel` when only another process has Vercel configured, or `hostops@<host>`).
+ */
+import type { Redis } from 'ioredis';
+import type { Config } from '../config.js';
+import type { FleetKeys } from '../keys.js';
+import { providerHostsInUse } from '../providers/provider-hosts.js';
+import { HOSTOPS } from '../queues/hostops.js';
+import { QUEUE_NAMES, QUEUES, parseQueueName, queueNameFor } from '../queues/index.js';
+
+/** Every BullMQ queue name of the fleet for the given hosts. */
+export function allQueueNames(hosts: readonly string[]): string[] {
+  return QUEUE_NAMES.flatMap((name) => (QUEUES[name].hostBound ? hosts.map((h) => queueNameFor(name, h)) : [name]));
+}
+
+/** Hosts that ever registered (plus this one). */
+export async function knownHostIds(redis: Redis, keys: FleetKeys, selfHostId: string): Promise<string[]> {
+  const hosts = await redis.zrange(keys.hosts(), '0', '-1');
+  return [...new Set([selfHostId, ...hosts])].sort();
+}
+
+// Escapes a literal for a Redis glob pattern.
+const globLiteral = (text: string) => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+
+/** Whether a name is one of the fleet's queues (the six, host-bound ones with a host, or hostops@<host>). */
+export function isFleetQueueName(name: string): boolean {
+  if (parseQueueName(name) !== null) return true;
+  const [base, host, ...rest] = name.split('@');
+  return base === HOSTOPS && host !== undefined && /^[A-Za-z0-9_-]{1,64}$/.test(host) && rest.length === 0;
+}
+
+/** Queues under the prefix that ever had a job (BullMQ's `<prefix>:<queue>:id` counter). */
+export async function discoveredQueueNames(redis: Redis, prefix: string): Promise<string[]> {
+  const found = new Set<string>();
+  const head = `${prefix}:`;
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${globLiteral(head)}*:id`, 'COUNT', 1_000);
+    cursor = next;
+    for (const key of keys) {
+      const name = key.slice(head.length, -':id'.length);
+      if (isFleetQueueName(name)) found.add(name);
+    }
+  } while (cursor !== '0');
+  return [...found];
+}
+
+/** The queues to show: the standard ones of known and provider hosts, and every queue that holds jobs. */
+export async function fleetQueueNames(redis: Redis, keys: FleetKeys, config: Config): Promise<string[]> {
+  const hosts = [...new Set([...(await knownHostIds(redis, keys, config.hostId)), ...providerHostsInUse(config)])];
+  return [...new Set([...allQueueNames(hosts), ...(await discoveredQueueNames(redis, config.redis.prefix))])].sort();
+}
