@@ -1,7 +1,8 @@
 /**
  * Objects and trees of the shared store that no revision reaches (GC by reachability; the rule
  * is in docs/archive-format.md). Mark: everything reachable from every format 2 revision record
- * of every workspace and from the roots writers in flight declared (mark-reachable.ts). Sweep:
+ * (those of archives a reset moved aside too) and from the roots writers in flight declared
+ * (mark-reachable.ts). Sweep:
  * unreachable entries older than the cutoff, at most `limit` a run (sweep-store.ts).
  *
  * The cutoff is the earlier of `now − grace` and the start of the oldest writer in flight, less
@@ -48,7 +49,12 @@ export function objectsKind(options: ObjectsKindOptions = {}): GcKindRunner {
       const live = writers.filter((w) => w.startedAt >= staleBefore(ctx));
       const cutoffMs = Math.min(ctx.now - graceMs, ...live.map((w) => w.startedAt - CLOCK_MARGIN_MS));
       const markStarted = Date.now();
-      const reachable = await markReachable(archive, { declaredRoots: live.flatMap((w) => w.roots), signal: ctx.signal });
+      // The roots are read again once the records are marked (mark-reachable.ts): a writer that registered since counts too.
+      const declaredRoots = async () => {
+        const now = await storeWriters.list();
+        return [...live, ...now.writers.filter((w) => w.startedAt >= staleBefore(ctx))].flatMap((w) => w.roots);
+      };
+      const reachable = await markReachable(archive, { declaredRoots, signal: ctx.signal });
       const markMs = Date.now() - markStarted;
       const plan = await findUnreachable(archive.objects, reachable, { cutoffMs, limit: ctx.limit, now: ctx.now, signal: ctx.signal, skip: ctx.skip });
       ctx.note({

@@ -2,7 +2,7 @@
 // reaches stays, unreachable entries go only past the cutoff, a reuse between the look and the
 // removal keeps the entry (the quarantine rename), odd names are reported and never removed, and
 // a GC that died mid-removal has what the mark reaches put back.
-import { mkdir, readdir, rename, stat, utimes, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { quarantineName } from '../../src/archive/archive-paths.js';
@@ -80,6 +80,31 @@ describe('sweep of the object store', () => {
     expect(skipped.map((s) => [s.field, path.basename(s.value)]).sort()).toEqual(
       [['objectId', 'not-an-id'], ['objectId', path.basename(odd[1]!)], ['path', 'zz'], ['objectId', misplaced]].sort(),
     );
+  });
+
+  it('a fan-out directory that is a symlink is reported and never followed, neither listed nor removed through', async () => {
+    const { store, kept, old } = await storeWith();
+    // Outside the store: a directory holding a file named like an unreachable id, old enough to go.
+    const outside = await tempDir('sweep-outside');
+    const victim = sha256(Buffer.from('outside the store'));
+    await writeFile(path.join(outside, victim), 'outside the store');
+    await utimes(path.join(outside, victim), LONG_AGO, LONG_AGO);
+    const link = path.join(store.kindDir('object'), victim.slice(0, 2));
+    await rm(link, { recursive: true, force: true });
+    await symlink(outside, link);
+    const skipped: InvalidId[] = [];
+    const plan = await findUnreachable(store, reachableOf([kept], []), options((i) => skipped.push(i)));
+    expect(plan.candidates.map((c) => c.id)).not.toContain(victim);
+    expect(skipped).toContainEqual(expect.objectContaining({ field: 'path', value: link }));
+    // A candidate whose fan-out directory was swapped for a symlink since it was listed is left alone.
+    const [candidate] = plan.candidates.filter((c) => c.id === old);
+    const fanout = path.join(store.kindDir('object'), old.slice(0, 2));
+    const moved = `${fanout}-moved`;
+    await rename(fanout, moved);
+    await symlink(moved, fanout);
+    expect(await removeUnreachable(store, candidate!)).toBe('gone');
+    expect((await lstat(path.join(moved, old))).isFile()).toBe(true);
+    expect((await stat(path.join(outside, victim))).isFile()).toBe(true);
   });
 
   it('what a GC that died between its rename and its check left aside comes back when the mark reaches it', async () => {
