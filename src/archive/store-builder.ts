@@ -9,6 +9,9 @@
  *   no read, no write;
  * - a changed file is read once, hashed and stored (a content the store already has costs no
  *   write); a file that changes while it is read is read again, or keeps its previous version;
+ *   a file written in the second before it is read is read twice and kept only when both reads
+ *   agree (a write(2) still copying into it leaves its stat as it was: the kernel sets mtime
+ *   when a write begins);
  * - a directory is one tree object, written only when its entries changed; a kept directory
  *   (upload-only) is its previous tree id, whatever it holds.
  */
@@ -18,6 +21,7 @@ import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.
 import { StorageError } from '../errors/storage-error.js';
 import { TaskPool } from '../lib/task-pool.js';
 import { isSparse } from '../tree/copy-file-data.js';
+import { hashFileData } from '../tree/hash-file-data.js';
 import { READ_FILE_FLAGS, type DirHandle } from '../tree/dir-handle.js';
 import { sameMtime } from '../tree/file-times.js';
 import type { TreeLimits } from '../tree/tree-limits.js';
@@ -43,6 +47,13 @@ const FILE_CONCURRENCY = 16;
 export const RACY_MARGIN_NS = 1_000_000_000n;
 /** Reads of a file that keeps changing while it is read, before its previous version is kept. */
 const READ_ATTEMPTS = 3;
+/**
+ * How long after its mtime a file may still have a write(2) copying into it. The kernel stamps
+ * mtime when a write begins, so a read racing one long write sees the same stat before and
+ * after, and bytes of two versions: a file this young is read a second time and kept only when
+ * both reads hash alike. One second covers a single write of hundreds of MB and a coarse clock.
+ */
+export const SETTLE_NS = 1_000_000_000n;
 
 /** The previous revision, for the quick check and what upload-only keeps. */
 export interface StoreBasis {
@@ -360,6 +371,7 @@ export class StoreBuilder {
     }
     try {
       for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+        const seenAt = BigInt(Date.now()) * 1_000_000n;
         const before = await source.stat({ bigint: true });
         if (!before.isFile()) {
           this.tally.vanished += 1;
@@ -374,7 +386,7 @@ export class StoreBuilder {
           throw error instanceof StorageError ? classifyStorageError(error.cause, 'persist store', encodePath(rel)) : error;
         });
         const after = await source.stat({ bigint: true });
-        if (!changedWhileRead(before, after) && stored.bytes === Number(before.size)) {
+        if (!changedWhileRead(before, after) && stored.bytes === Number(before.size) && (await this.#settled(source, before, seenAt, stored.id))) {
           this.hashedFiles += 1;
           if (stored.written) {
             this.newObjects += 1;
@@ -388,6 +400,17 @@ export class StoreBuilder {
     } finally {
       await source.close();
     }
+  }
+
+  /**
+   * True unless the file was written too recently to trust one read (`SETTLE_NS`): then it is
+   * read again, and must hash to the stored id with its stat still unmoved.
+   */
+  async #settled(source: FileHandle, before: BigIntStats, seenAt: bigint, id: string): Promise<boolean> {
+    if (seenAt - before.mtimeNs >= SETTLE_NS && seenAt - before.ctimeNs >= SETTLE_NS) return true;
+    const again = await hashFileData(source, Number(before.size), this.#o.signal);
+    const after = await source.stat({ bigint: true });
+    return again.hash === id && again.bytes === Number(before.size) && !changedWhileRead(before, after);
   }
 }
 

@@ -1,16 +1,25 @@
-// The persist protocol against real rsync and real directories.
+// The persist protocol against real rsync and real directories. Under either archive format
+// (FLEET_TEST_ARCHIVE_FORMAT), except the hard-link test, which is format 1's layout and pins it.
 import { execFileSync } from 'node:child_process';
 import { lstat, mkdir, readFile, readdir, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verifyTree } from '../../src/archive/manifest.js';
-import { createHarness, rejectsWith } from '../helpers/workspace-harness.js';
+import { archivedMismatches, archivedNode, archivedText, readArchivedTree } from '../helpers/archived.js';
+import { createHarness, rejectsWith, type Harness } from '../helpers/workspace-harness.js';
 import { readTree } from '../helpers/tree.js';
 import { tempDir } from '../helpers/fleet-env.js';
 
+// The names at the top of a revision, as bytes (format 1: its directory; format 2: its root tree).
+async function archivedNames(h: Harness, revision: string): Promise<Buffer[]> {
+  const record = await h.services.archive.readRecord('ws', revision);
+  if (record) return (await h.services.archive.objects.readTree(record.root)).map((n) => n.name);
+  return readdir(Buffer.from(h.services.archive.paths('ws').revision(revision)), { encoding: 'buffer' });
+}
+
 describe('persist', () => {
   it('writes an immutable revision, flips current, and hard-links unchanged files next time', async () => {
-    const h = await createHarness();
+    const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '1' });
     await h.provision('ws');
     await h.write('ws', { 'a.txt': 'alpha', 'dir/b.txt': 'beta', 'dir/deep/c.bin': Buffer.alloc(5000, 7) });
     const first = await h.persist('ws');
@@ -45,10 +54,10 @@ describe('persist', () => {
     await rm(path.join(h.live('ws'), 'sub'), { recursive: true });
     await h.write('ws', { 'new.txt': 'n' });
     const upload = await h.persist('ws', { delete: false, reason: 'checkpoint' });
-    expect(Object.keys(await readTree(path.join(h.services.archive.paths('ws').revision(upload.revision!)))).sort()).toEqual(['gone.txt', 'keep.txt', 'new.txt', 'sub', 'sub/gone2.txt']);
+    expect(Object.keys(await readArchivedTree(h.services.archive, 'ws', upload.revision!)).sort()).toEqual(['gone.txt', 'keep.txt', 'new.txt', 'sub', 'sub/gone2.txt']);
     const reconcile = await h.persist('ws', { delete: true });
     expect(reconcile.deletedFiles).toBe(3);
-    expect(await readTree(h.services.archive.paths('ws').current)).toEqual(await readTree(h.live('ws')));
+    expect(await readArchivedTree(h.services.archive, 'ws')).toEqual(await readTree(h.live('ws')));
   });
 
   it('records nothing when nothing changed', async () => {
@@ -79,7 +88,8 @@ describe('persist', () => {
     await h.provision('ws');
     await h.write('ws', { 'a.txt': 'a', 'b/c.txt': 'c' });
     const first = await h.persist('ws');
-    const archived = execFileSync('sh', ['-c', `cd '${h.services.archive.paths('ws').dir}' && find . | sort && cat current/a.txt`]).toString();
+    const listing = () => execFileSync('sh', ['-c', `cd '${h.services.archive.paths('ws').dir}' && find . | sort`]).toString();
+    const archived = listing();
     // Empty (an unmounted mount point looks like this).
     await rm(h.live('ws'), { recursive: true });
     await mkdir(h.live('ws'));
@@ -97,7 +107,8 @@ describe('persist', () => {
     await symlink(elsewhere, h.live('ws'));
     await rejectsWith(h.persist('ws', { delete: true }), 'ProviderPermanent');
     expect(await h.services.archive.current('ws')).toBe(first.revision);
-    expect(execFileSync('sh', ['-c', `cd '${h.services.archive.paths('ws').dir}' && find . | sort && cat current/a.txt`]).toString()).toBe(archived);
+    expect(listing()).toBe(archived);
+    expect(await archivedText(h.services.archive, 'ws', 'a.txt')).toBe('a');
   });
 
   it('same-second same-size rewrites are always archived (200 iterations)', async () => {
@@ -111,7 +122,7 @@ describe('persist', () => {
       const content = String(i % 10_000).padStart(4, '0');
       await writeFile(file, content);
       const result = await h.persist('ws', { delete: false, reason: 'checkpoint' });
-      expect(await readFile(path.join(h.services.archive.paths('ws').current, 'f.txt'), 'utf8'), `iteration ${i} (${result.revision})`).toBe(content);
+      expect(await archivedText(h.services.archive, 'ws', 'f.txt'), `iteration ${i} (${result.revision})`).toBe(content);
     }
     expect(before.size).toBe(4);
   });
@@ -172,16 +183,14 @@ describe('persist', () => {
     const archiveRoot = h.config.paths.archiveRoot;
     const all = execFileSync('sh', ['-c', `find '${archiveRoot}' -type f -print0 | xargs -0 cat`]).toString('latin1');
     expect(all.includes(canary)).toBe(false);
-    const current = h.services.archive.paths('ws').current;
-    expect((await lstat(path.join(current, 'abs_link'))).isSymbolicLink()).toBe(true);
-    expect((await lstat(path.join(current, 'dir_link'))).isSymbolicLink()).toBe(true);
-    expect(await readFile(path.join(current, 'new\nline'), 'utf8')).toBe('nl');
-    expect(await readFile(path.join(current, '-rf'), 'utf8')).toBe('dash');
-    expect(await readFile(path.join(current, 'n'.repeat(255)), 'utf8')).toBe('long name');
-    const names = await readdir(Buffer.from(current), { encoding: 'buffer' });
-    expect(names.some((n) => n.includes(Buffer.from([0xff, 0xfe])))).toBe(true);
-    const manifest = (await h.services.archive.readManifest('ws', result.revision!))!;
-    expect((await verifyTree(h.services.archive.paths('ws').revision(result.revision!), manifest)).mismatches).toEqual([]);
+    const { archive } = h.services;
+    expect(await archivedNode(archive, 'ws', 'abs_link')).toEqual({ type: 'symlink', target: path.join(host, 'key') });
+    expect(await archivedNode(archive, 'ws', 'dir_link')).toEqual({ type: 'symlink', target: host });
+    expect(await archivedText(archive, 'ws', 'new\nline')).toBe('nl');
+    expect(await archivedText(archive, 'ws', '-rf')).toBe('dash');
+    expect(await archivedText(archive, 'ws', 'n'.repeat(255))).toBe('long name');
+    expect((await archivedNames(h, result.revision!)).some((n) => n.includes(Buffer.from([0xff, 0xfe])))).toBe(true);
+    expect(await archivedMismatches(archive, 'ws', result.revision!)).toEqual([]);
     expect(await readdir(host)).toEqual(['key']);
 
     // Restore into a new incarnation: symlinks come back verbatim, nothing outside is touched.

@@ -3,10 +3,11 @@
 // then remounted read-only (EROFS). Needs root (mount); the CI runs as root.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verifyRevisions } from '../../src/archive/verify-revisions.js';
+import { archivedText } from '../helpers/archived.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir } from '../helpers/fleet-env.js';
 import { createHarness, rejectsWith } from '../helpers/workspace-harness.js';
@@ -37,6 +38,8 @@ describe('storage errors', () => {
     expect((full as unknown as { path: string }).path).toContain('big.bin');
     expect(await h.services.archive.current('ws')).toBe(first.revision);
     expect((await readdir(revs)).filter((n) => n.includes('.tmp-'))).toEqual([]);
+    // Format 2 writes objects through the store's tmp/: the failed one is gone too.
+    expect(await h.services.archive.storeTemps()).toEqual([]);
     const verified = await verifyRevisions({ archive: h.services.archive, history: h.services.checkpoints }, ['ws']);
     expect(verified.problems).toEqual([]);
 
@@ -44,7 +47,7 @@ describe('storage errors', () => {
     await rm(path.join(h.live('ws'), 'big.bin'));
     await h.write('ws', { 'notes.txt': 'small, edited' });
     const second = await h.persist('ws');
-    expect(await readFile(path.join(h.services.archive.paths('ws').revision(second.revision!), 'notes.txt'), 'utf8')).toBe('small, edited');
+    expect(await archivedText(h.services.archive, 'ws', 'notes.txt', second.revision!)).toBe('small, edited');
 
     // EROFS: the kernel (or an operator) remounted the archive read-only.
     execFileSync('mount', ['-o', 'remount,ro', archiveRoot]);
