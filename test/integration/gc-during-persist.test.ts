@@ -16,28 +16,21 @@
 // a reused object when the registry is lost. The two controls below show each half failing:
 // undo the refresh (the test puts the old mtime back right after the store refreshed it) and the
 // reused object is deleted; run the persist unregistered and its new objects are deleted.
-import { execFileSync } from 'node:child_process';
 import { readFile, rm, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ObjectStore } from '../../src/archive/object-store.js';
-import { flattenTree } from '../../src/archive/revision-reader.js';
 import { sha256 } from '../../src/archive/tree-object.js';
 import { verifyRevisions, type VerifyProblem } from '../../src/archive/verify-revisions.js';
-import { objectsKind } from '../../src/gc/objects-kind.js';
-import { GC_RUNNERS, runGc } from '../../src/gc/run-gc.js';
+import { runGc } from '../../src/gc/run-gc.js';
 import { persistWorkspace, type PersistDeps } from '../../src/persist/persist-workspace.js';
 import type { StoreWriters } from '../../src/state/store-writers.js';
 import { persistDeps } from '../../src/workers/processors/persist-deps.js';
+import { backdate, LONG_AGO, objectsGc, reachedBy } from '../helpers/gc-objects.js';
 import { runFleet } from '../helpers/processes.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
 
-const LONG_AGO = 1_700_000_000;
 const DUP = 'the same bytes, stored again';
-const runners = { ...GC_RUNNERS, objects: objectsKind({ graceMs: 0 }) };
-
-// Every file below `dir` gets an old mtime (as files an agent wrote hours ago, or objects stored days ago).
-const backdate = (dir: string) => execFileSync('find', [dir, '-exec', 'touch', '-h', '-d', `@${LONG_AGO}`, '{}', '+']);
 
 interface Outcome {
   /** The committed revision (null when the persist failed). */
@@ -54,14 +47,6 @@ interface Outcome {
   readonly problems: VerifyProblem[];
   /** The object only the removed revision reached (it must go). */
   readonly gone: string;
-}
-
-// Every object and tree a revision's record reaches.
-async function reachedBy(h: Harness, ws: string, revision: string): Promise<Set<string>> {
-  const record = (await h.services.archive.readRecord(ws, revision))!;
-  const trees: string[] = [];
-  const entries = await flattenTree(h.services.archive.objects, record.root, (id) => trees.push(id));
-  return new Set([...trees, ...entries.flatMap((e) => (e.t === 'f' ? [e.h!] : []))]);
 }
 
 // Wraps the store's writes: `step` runs before and after each one, one step at a time; the returned
@@ -124,7 +109,7 @@ async function persistUnderGc(options: { undoRefresh?: boolean; unregistered?: b
   let gcRuns = 0;
   let retentionRan = false;
   const gc = async () => {
-    const result = await runGc(h.services, { kind: 'objects', dryRun: false, limit: 1_000 }, AbortSignal.timeout(30_000), runners);
+    const result = await objectsGc(h);
     gcRuns += 1;
     removed.push(...result.items.map((i) => i.id));
   };
