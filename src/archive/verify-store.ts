@@ -5,18 +5,16 @@
  * tree and object is checked once per run (revisions and workspaces share them); what a tree
  * holds wrong is remembered with it, so every revision reaching it is told, by path.
  */
-import { createHash } from 'node:crypto';
 import { lstat } from 'node:fs/promises';
 import { errnoOf } from '../errors/classify-storage-error.js';
 import { Semaphore } from '../lib/semaphore.js';
+import { hashFileData } from '../tree/hash-file-data.js';
 import type { ObjectStore } from './object-store.js';
 import { TreeFormatError, type TreeNode } from './tree-object.js';
 import { encodePath } from './tree-walk.js';
 
 /** Filesystem calls at once (tree reads, object stats and reads). */
 const IO_CONCURRENCY = 8;
-/** Bytes read per call when hashing an object. */
-const READ_CHUNK = 1024 * 1024;
 
 export const STORE_PROBLEMS = ['tree-missing', 'tree-corrupt', 'object-missing', 'object-corrupt'] as const;
 export type StoreProblem = (typeof STORE_PROBLEMS)[number];
@@ -120,19 +118,11 @@ export class StoreChecker {
     if (!stats.isFile()) return corrupt('is not a regular file');
     if (stats.size !== size) return corrupt(`has ${stats.size} bytes, its tree says ${size}`);
     if (!this.options.readData(id)) return null;
-    const hash = createHash('sha256');
-    let read = 0;
+    let read;
     try {
       const handle = await this.store.openObject(id);
       try {
-        const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK, Math.max(1, size)));
-        for (;;) {
-          this.options.signal?.throwIfAborted();
-          const { bytesRead } = await handle.read(buffer, 0, buffer.length, read);
-          if (bytesRead === 0) break;
-          hash.update(buffer.subarray(0, bytesRead));
-          read += bytesRead;
-        }
+        read = await hashFileData(handle, Number.POSITIVE_INFINITY, this.options.signal);
       } finally {
         await handle.close();
       }
@@ -141,10 +131,9 @@ export class StoreChecker {
       throw error;
     }
     this.stats.objectsRead += 1;
-    this.stats.bytesRead += read;
-    const digest = hash.digest('hex');
-    if (read !== size) return corrupt(`gave ${read} bytes, its tree says ${size}`);
-    return digest === id ? null : corrupt(`does not match its content (its bytes hash to ${digest})`);
+    this.stats.bytesRead += read.bytes;
+    if (read.bytes !== size) return corrupt(`gave ${read.bytes} bytes, its tree says ${size}`);
+    return read.hash === id ? null : corrupt(`does not match its content (its bytes hash to ${read.hash})`);
   }
 }
 

@@ -1,7 +1,8 @@
 /**
- * sha256 of the first `size` bytes of an open file, read by position through a borrowed buffer
- * (the handle and its file position are left as they were). What a second read of a file that
- * may still be being written is compared with.
+ * sha256 of the first `size` bytes of an open file (`Infinity`: up to its end), read by position
+ * through a borrowed buffer: hashing a 130 MB revision allocates no per-chunk Buffers, and the
+ * handle and its file position are left as they were. Used by format 1 manifests, verify, and
+ * the second read of a file that may still be being written.
  */
 import { createHash } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
