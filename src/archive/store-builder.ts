@@ -10,18 +10,14 @@
  * - a changed file is read once, hashed and stored (a content the store already has costs no
  *   write); a file that changes while it is read is read again, or keeps its previous version;
  *   a file written in the second before it is read is read twice and kept only when both reads
- *   agree (a write(2) still copying into it leaves its stat as it was: the kernel sets mtime
- *   when a write begins);
+ *   agree (store-open-file.ts);
  * - a directory is one tree object, written only when its entries changed; a kept directory
  *   (upload-only) is its previous tree id, whatever it holds.
  */
 import type { BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
-import { StorageError } from '../errors/storage-error.js';
 import { TaskPool } from '../lib/task-pool.js';
-import { isSparse } from '../tree/copy-file-data.js';
-import { hashFileData } from '../tree/hash-file-data.js';
 import { READ_FILE_FLAGS, type DirHandle } from '../tree/dir-handle.js';
 import { sameMtime } from '../tree/file-times.js';
 import type { TreeLimits } from '../tree/tree-limits.js';
@@ -30,6 +26,7 @@ import { describeSource, type LiveItem } from './describe-source.js';
 import type { ObjectStore } from './object-store.js';
 import { keyOf } from './prior-index.js';
 import type { StatCache, StatCacheEntry } from './stat-cache.js';
+import { storeOpenFile } from './store-open-file.js';
 import { storedMode } from './stored-mode.js';
 import type { DirNode, FileNode, TreeNode } from './tree-object.js';
 import { childRel, encodePath, typeOf, vanished } from './tree-walk.js';
@@ -45,15 +42,6 @@ const FILE_CONCURRENCY = 16;
  * The cost: a file changed in the second before a persist is read by that persist and the next.
  */
 export const RACY_MARGIN_NS = 1_000_000_000n;
-/** Reads of a file that keeps changing while it is read, before its previous version is kept. */
-const READ_ATTEMPTS = 3;
-/**
- * How long after its mtime a file may still have a write(2) copying into it. The kernel stamps
- * mtime when a write begins, so a read racing one long write sees the same stat before and
- * after, and bytes of two versions: a file this young is read a second time and kept only when
- * both reads hash alike. One second covers a single write of hundreds of MB and a coarse clock.
- */
-export const SETTLE_NS = 1_000_000_000n;
 
 /** The previous revision, for the quick check and what upload-only keeps. */
 export interface StoreBasis {
@@ -370,51 +358,23 @@ export class StoreBuilder {
       throw classifyStorageError(error, 'persist read', encodePath(rel));
     }
     try {
-      for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
-        const seenAt = BigInt(Date.now()) * 1_000_000n;
-        const before = await source.stat({ bigint: true });
-        if (!before.isFile()) {
-          this.tally.vanished += 1;
-          return { kind: 'vanished' };
-        }
-        if (before.size > BigInt(this.#o.limits.maxFileBytes)) {
-          this.tally.refuse('file-bytes', rel, `file of ${before.size} bytes is over the ${this.#o.limits.maxFileBytes}-byte limit`);
-          return { kind: 'refused' };
-        }
-        const stored = await this.#o.store.putObject(source, Number(before.size), isSparse(before), this.#o.signal).catch((error: unknown) => {
-          // Name the workspace path, not the store's temporary (what an operator needs to find).
-          throw error instanceof StorageError ? classifyStorageError(error.cause, 'persist store', encodePath(rel)) : error;
-        });
-        const after = await source.stat({ bigint: true });
-        if (!changedWhileRead(before, after) && stored.bytes === Number(before.size) && (await this.#settled(source, before, seenAt, stored.id))) {
-          this.hashedFiles += 1;
-          if (stored.written) {
-            this.newObjects += 1;
-            this.storedBytes += stored.bytes;
-          }
-          return { kind: 'stored', file: { object: stored.id, size: stored.bytes, mtimeNs: before.mtimeNs, ctimeNs: before.ctimeNs } };
-        }
+      const outcome = await storeOpenFile(source, { store: this.#o.store, maxFileBytes: this.#o.limits.maxFileBytes, label: encodePath(rel), signal: this.#o.signal });
+      if (outcome.kind === 'vanished') this.tally.vanished += 1;
+      if (outcome.kind === 'too-large') {
+        this.tally.refuse('file-bytes', rel, `file of ${outcome.size} bytes is over the ${this.#o.limits.maxFileBytes}-byte limit`);
+        return { kind: 'refused' };
       }
-      this.unstableFiles += 1;
-      return { kind: 'unstable' };
+      if (outcome.kind === 'unstable') this.unstableFiles += 1;
+      if (outcome.kind !== 'stored') return { kind: outcome.kind };
+      const { stored, before } = outcome;
+      this.hashedFiles += 1;
+      if (stored.written) {
+        this.newObjects += 1;
+        this.storedBytes += stored.bytes;
+      }
+      return { kind: 'stored', file: { object: stored.id, size: stored.bytes, mtimeNs: before.mtimeNs, ctimeNs: before.ctimeNs } };
     } finally {
       await source.close();
     }
   }
-
-  /**
-   * True unless the file was written too recently to trust one read (`SETTLE_NS`): then it is
-   * read again, and must hash to the stored id with its stat still unmoved.
-   */
-  async #settled(source: FileHandle, before: BigIntStats, seenAt: bigint, id: string): Promise<boolean> {
-    if (seenAt - before.mtimeNs >= SETTLE_NS && seenAt - before.ctimeNs >= SETTLE_NS) return true;
-    const again = await hashFileData(source, Number(before.size), this.#o.signal);
-    const after = await source.stat({ bigint: true });
-    return again.hash === id && again.bytes === Number(before.size) && !changedWhileRead(before, after);
-  }
-}
-
-// True when a file's size, mtime or ctime moved while it was read (its bytes may mix two versions).
-function changedWhileRead(before: BigIntStats, after: BigIntStats): boolean {
-  return before.size !== after.size || before.mtimeNs !== after.mtimeNs || before.ctimeNs !== after.ctimeNs;
 }
