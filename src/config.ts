@@ -75,6 +75,8 @@ export const GC_SCHEDULE_DEFAULTS = Object.freeze({
   bases: 86_400_000,
   orphans: 600_000,
   idle: 60_000,
+  objects: 3_600_000,
+  verify: 86_400_000,
 });
 type GcScheduleMap = Readonly<Record<keyof typeof GC_SCHEDULE_DEFAULTS, number>>;
 
@@ -177,6 +179,8 @@ export const EnvSchema = z.object({
   FLEET_KEEP_REVISIONS: integer(20, 1, 100_000),
   FLEET_KEEP_REVISIONS_MIN_AGE_MS: durationMs(DAY, 0),
   FLEET_UNATTACHED_GRACE_MS: durationMs(HOUR, 0),
+  FLEET_OBJECT_GRACE_MS: field<number | null>(`a whole number of milliseconds between 1 and ${365 * DAY}`, (raw) => (/^\d+$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 365 * DAY ? Number(raw) : undefined), null),
+  FLEET_VERIFY_READ_DATA_PCT: field('a percentage above 0 and at most 100 (e.g. 1 or 0.5)', (raw) => (/^\d+(\.\d+)?%?$/.test(raw) && parseFloat(raw) > 0 && parseFloat(raw) <= 100 ? parseFloat(raw) : undefined), 1),
   FLEET_BASE_RETENTION_MS: durationMs(14 * DAY, 0, 3650 * DAY),
   FLEET_GC_SCHEDULE: gcSchedule(),
   FLEET_API_TOKENS: list(/^\S{16,}$/, 'tokens of at least 16 non-space characters', []),
@@ -289,9 +293,19 @@ export interface Config {
     readonly keepRevisions: number;
     readonly keepRevisionsMinAgeMs: number;
     readonly unattachedGraceMs: number;
+    /**
+     * Age an unreachable object or tree of the store must reach before the objects GC deletes it;
+     * longer than twice the longest persist or backfill deadline (checked at start-up), so no
+     * writer still running can need it. @default 3 × the longer of the two deadlines
+     */
+    readonly objectGraceMs: number;
     readonly baseRetentionMs: number;
     /** Interval of each GC kind's job scheduler (0 = off). */
     readonly gcSchedule: GcScheduleMap;
+  };
+  readonly verify: {
+    /** Percentage of the object id space the scheduled `verify` GC kind re-reads per run (rotating). @default 1 */
+    readonly readDataPct: number;
   };
   readonly vercel: {
     readonly token: string | null;
@@ -347,6 +361,16 @@ function checkSandboxNetwork(network: Env['FLEET_SANDBOX_NETWORK'], isolation: E
   if (network === 'host' && isolation !== 'none' && tokens.length === 0) {
     throw new ConfigError('FLEET_SANDBOX_NETWORK', 'none unless FLEET_API_TOKENS is set: with host networking a sandbox reaches the loopback HTTP API, open without tokens', network);
   }
+}
+
+// The objects GC's grace: given, or 3 × the longest writer deadline; never within twice that deadline.
+function objectGraceMs(e: Env): number {
+  const longest = Math.max(e.FLEET_PERSIST_DEADLINE_MS, e.FLEET_BACKFILL_DEADLINE_MS);
+  const grace = e.FLEET_OBJECT_GRACE_MS ?? 3 * longest;
+  if (grace <= 2 * longest) {
+    throw new ConfigError('FLEET_OBJECT_GRACE_MS', `more than twice the longest persist or backfill deadline (${2 * longest} ms): an object a writer still running needs must never be old enough to collect`, String(e.FLEET_OBJECT_GRACE_MS));
+  }
+  return grace;
 }
 
 // Recursively freezes a plain object graph.
@@ -452,9 +476,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       keepRevisions: e.FLEET_KEEP_REVISIONS,
       keepRevisionsMinAgeMs: e.FLEET_KEEP_REVISIONS_MIN_AGE_MS,
       unattachedGraceMs: e.FLEET_UNATTACHED_GRACE_MS,
+      objectGraceMs: objectGraceMs(e),
       baseRetentionMs: e.FLEET_BASE_RETENTION_MS,
       gcSchedule: e.FLEET_GC_SCHEDULE,
     },
+    verify: { readDataPct: e.FLEET_VERIFY_READ_DATA_PCT },
     vercel: {
       token: e.FLEET_VERCEL_TOKEN,
       teamId: e.FLEET_VERCEL_TEAM_ID,
@@ -523,8 +549,10 @@ export const CONFIG_DOCS: Readonly<Record<(typeof CONFIG_VARIABLES)[number], rea
   FLEET_KEEP_REVISIONS: ['20', 'Attached revisions kept per workspace (plus younger ones)'],
   FLEET_KEEP_REVISIONS_MIN_AGE_MS: ['86400000', 'Revisions younger than this are always kept'],
   FLEET_UNATTACHED_GRACE_MS: ['3600000', 'Age after which unattached revisions are collectable'],
+  FLEET_OBJECT_GRACE_MS: ['(3 × the longer of the persist and backfill deadlines)', 'Age an unreachable object or tree (and a `.store/tmp` temporary) must reach before GC deletes it; must exceed twice the longer deadline'],
+  FLEET_VERIFY_READ_DATA_PCT: ['1', 'Percentage of the object id space the scheduled `verify` GC kind re-reads per run, rotating through all of it across runs'],
   FLEET_BASE_RETENTION_MS: ['1209600000', 'Minimum age before an unreferenced base snapshot may be retired'],
-  FLEET_GC_SCHEDULE: ['unattached=3600000,retention=3600000,litter=3600000,bases=86400000,orphans=600000,idle=60000', 'GC schedule per kind (ms between runs, or off)'],
+  FLEET_GC_SCHEDULE: ['unattached=3600000,retention=3600000,litter=3600000,bases=86400000,orphans=600000,idle=60000,objects=3600000,verify=86400000', 'GC schedule per kind (ms between runs, or off)'],
   FLEET_API_TOKENS: ['(none: loopback only)', 'Comma-separated bearer tokens of the HTTP API'],
   FLEET_ADMIN_PASSWORD: ['(none: board disabled)', 'Password of Bull Board at /admin/queues (user `admin`)'],
   FLEET_ADMIN_READONLY: ['false', 'Make Bull Board read-only'],

@@ -75,6 +75,10 @@ export interface FleetKeys {
   sandboxUidOwners(): string;
   /** Next uid to try (the allocation cursor). */
   sandboxUidCursor(): string;
+  /** Hash token → writer of the shared object store in flight (see state/store-writers). */
+  storeWriters(): string;
+  /** Where the next `--read-data-subset` slice of the object id space starts (see state/verify-cursor). */
+  verifyCursor(): string;
 }
 
 /** Builds the key set for a prefix. */
@@ -117,5 +121,7 @@ export function fleetKeys(prefix: string): FleetKeys {
     sandboxUid: (ws: string) => `${p}:ws:${ws}:sandbox-uid`,
     sandboxUidOwners: () => `${p}:sandbox-uids`,
     sandboxUidCursor: () => `${p}:sandbox-uid-cursor`,
+    storeWriters: () => `${p}:store-writers`,
+    verifyCursor: () => `${p}:verify:cursor`,
   });
 }

@@ -46,7 +46,7 @@ export async function withBenchEnv<T>(label: string, fn: (env: BenchEnv) => Prom
       FLEET_HOME: path.join(dir, 'home'),
       FLEET_LOG_LEVEL: 'warn',
       FLEET_SHUTDOWN_FLUSH_MS: '0',
-      FLEET_GC_SCHEDULE: 'unattached=off,retention=off,litter=off,bases=off,orphans=off,idle=off',
+      FLEET_GC_SCHEDULE: 'unattached=off,retention=off,litter=off,bases=off,orphans=off,idle=off,objects=off,verify=off',
       ...overrides,
     });
     const env: BenchEnv = {

@@ -17,6 +17,8 @@
  *   {archiveRoot}/{workspaceId}/revs/{revision}.manifest.json.tmp-{hex}  a manifest being written
  *   {archiveRoot}/{workspaceId}/revs/{revision}.rev.json.tmp-{hex}       a revision record being written
  *   {archiveRoot}/{workspaceId}/current.tmp-{hex}                       the next `current` link, before its rename
+ *   {archiveRoot}/.store/tmp/o-{hex} and t-{hex}                        an object or tree being written (object-store.ts)
+ *   {archiveRoot}/.store/tmp/gc-{o|t}-{id}-{hex}                        an object or tree the objects GC is deleting
  */
 import path from 'node:path';
 import { WORKSPACE_ID_PATTERN } from '../queues/payload.js';
@@ -29,12 +31,26 @@ export const MANIFEST_SUFFIX = '.manifest.json';
 export const RECORD_SUFFIX = '.rev.json';
 const CURRENT = 'current';
 
-/** What a temporary of the archive would have become. */
-export type ArchiveTempKind = 'revision' | 'manifest' | 'current';
+/** What a temporary of the archive would have become (`store`: an object or tree of `.store/`). */
+export type ArchiveTempKind = 'revision' | 'manifest' | 'current' | 'store';
 
 // `{revision}.manifest.json.tmp-{hex}` and `current.tmp-{hex}` (the hex is a random nonce).
 const MANIFEST_TEMP = new RegExp(`^${REVISION_ID_PATTERN.source.slice(1, -1)}(${escape(MANIFEST_SUFFIX)}|${escape(RECORD_SUFFIX)})${escape(TMP_PREFIX)}[0-9a-f]+$`);
 const CURRENT_TEMP = new RegExp(`^${CURRENT}${escape(TMP_PREFIX)}[0-9a-f]+$`);
+// `.store/tmp/` names: written by ObjectStore, or moved aside by the objects GC (quarantine).
+const STORE_TEMP = /^(?:[ot]-[0-9a-f]{16}|gc-[ot]-[0-9a-f]{64}-[0-9a-f]{8})$/;
+const QUARANTINE = /^gc-([ot])-([0-9a-f]{64})-[0-9a-f]{8}$/;
+
+/** The `.store/tmp/` name under which the objects GC moves an object or tree it is about to delete. */
+export function quarantineName(kind: 'object' | 'tree', id: string, nonce: string): string {
+  return `gc-${kind === 'object' ? 'o' : 't'}-${id}-${nonce}`;
+}
+
+/** What a quarantine name holds; null for any other name. */
+export function quarantined(name: string): { readonly kind: 'object' | 'tree'; readonly id: string } | null {
+  const match = QUARANTINE.exec(name);
+  return match ? { kind: match[1] === 'o' ? 'object' : 'tree', id: match[2]! } : null;
+}
 
 export interface ArchivePaths {
   readonly dir: string;
@@ -74,10 +90,12 @@ export function archivePaths(archiveRoot: string, workspaceId: string): ArchiveP
 }
 
 /**
- * Recognises a temporary by its name and the directory it sits in (`revs` or the workspace's
- * own directory); null for anything else (revisions, manifests, `current`, foreign files).
+ * Recognises a temporary by its name and the directory it sits in (`revs`, the workspace's
+ * own directory, or `.store/tmp`); null for anything else (revisions, manifests, `current`,
+ * foreign files).
  */
-export function tempKindOf(where: 'revs' | 'dir', name: string): ArchiveTempKind | null {
+export function tempKindOf(where: 'revs' | 'dir' | 'store', name: string): ArchiveTempKind | null {
+  if (where === 'store') return STORE_TEMP.test(name) ? 'store' : null;
   if (where === 'revs') {
     if (name.startsWith(TMP_PREFIX)) return 'revision';
     return MANIFEST_TEMP.test(name) ? 'manifest' : null;

@@ -209,6 +209,12 @@ export class ArchiveStore {
     return [...new Set(ids)].sort();
   }
 
+  /** Revision ids of the workspace's format 2 records (committed or not yet attached), oldest first. */
+  async records(workspaceId: string): Promise<string[]> {
+    const ids = (await this.#names(workspaceId)).filter((n) => n.endsWith(RECORD_SUFFIX)).map((n) => n.slice(0, -RECORD_SUFFIX.length));
+    return ids.filter((id) => REVISION_ID_PATTERN.test(id)).sort();
+  }
+
   /** Temporary revision directories (litter of interrupted persists, or in progress). */
   async temporaries(workspaceId: string): Promise<string[]> {
     return (await this.temps(workspaceId)).filter((t) => t.kind === 'revision').map((t) => t.name);
@@ -229,6 +235,15 @@ export class ArchiveStore {
       }
     }
     return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  /** Temporaries of the shared object store (`.store/tmp/`): objects and trees being written, or moved aside by the objects GC. */
+  async storeTemps(): Promise<ArchiveTemp[]> {
+    const dir = this.objects.tmpDir;
+    return (await namesIn(dir))
+      .filter((name) => tempKindOf('store', name) !== null)
+      .sort()
+      .map((name) => ({ kind: 'store' as const, name, path: path.join(dir, name) }));
   }
 
   /** Revision directories without a manifest (renamed but interrupted) — litter too. */

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import type { DirHandle } from '../tree/dir-handle.js';
-import { borrowBuffer, releaseBuffer } from '../tree/read-buffers.js';
+import { hashFileData } from '../tree/hash-file-data.js';
 import { encodePath, walkTree, type TreeEntry } from './tree-walk.js';
 
 export type EntryCode = 'f' | 'd' | 'l' | 'p' | 's' | 'o';
@@ -64,20 +64,11 @@ const CODES: Record<TreeEntry['type'], EntryCode> = { file: 'f', dir: 'd', symli
  * The handle is closed.
  */
 export async function hashHandle(handle: FileHandle, signal?: AbortSignal): Promise<string> {
-  const hash = createHash('sha256');
-  const buffer = borrowBuffer();
   try {
-    for (;;) {
-      signal?.throwIfAborted();
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
-      if (bytesRead === 0) break;
-      hash.update(buffer.subarray(0, bytesRead));
-    }
+    return (await hashFileData(handle, Number.POSITIVE_INFINITY, signal)).hash;
   } finally {
     await handle.close();
-    releaseBuffer(buffer);
   }
-  return hash.digest('hex');
 }
 
 /** Digest of entries (order-sensitive; entries come from `walkTree`'s stable order). */

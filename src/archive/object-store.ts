@@ -22,6 +22,9 @@ export const STORE_DIR = '.store';
 /** Objects and trees are read-only on disk. */
 const OBJECT_MODE = 0o444;
 
+/** What the store holds: file contents (objects) and directories (trees). */
+export type StoredKind = 'object' | 'tree';
+
 export interface StoredObject {
   readonly id: string;
   readonly bytes: number;
@@ -45,6 +48,16 @@ export class ObjectStore {
     return path.join(this.root, STORE_DIR, 'trees', id.slice(0, 2), id);
   }
 
+  /** The fan-out directory of objects or of trees (`{ab}/{id}` below it). */
+  kindDir(kind: StoredKind): string {
+    return path.join(this.root, STORE_DIR, kind === 'object' ? 'objects' : 'trees');
+  }
+
+  /** The file of an object or a tree. */
+  pathOf(kind: StoredKind, id: string): string {
+    return kind === 'object' ? this.objectPath(id) : this.treePath(id);
+  }
+
   /** Where temporaries of this store live (litter after a crash). */
   get tmpDir(): string {
     return path.join(this.root, STORE_DIR, 'tmp');
@@ -55,7 +68,7 @@ export class ObjectStore {
   }
 
   async hasTree(id: string): Promise<boolean> {
-    return this.#trees.has(id) || exists(this.treePath(checkId(id)));
+    return exists(this.treePath(checkId(id)));
   }
 
   /**
@@ -86,11 +99,25 @@ export class ObjectStore {
     return nodes;
   }
 
-  /** Stores a tree; returns its id (an existing one is not written again). */
-  async putTree(nodes: readonly TreeNode[]): Promise<{ id: string; written: boolean }> {
+  /**
+   * Reads and verifies a tree from disk, never from the memory cache (GC and verify: a cached
+   * tree could hide a deletion or damage). Throws the read's errno error, or `TreeFormatError`.
+   */
+  async loadTree(id: string): Promise<TreeNode[]> {
+    return decodeTree(await readFile(this.treePath(checkId(id))), id);
+  }
+
+  /**
+   * Stores a tree; returns its id (an existing one is not written again, only refreshed).
+   * `unchangedFrom` is the id of the tree this one replaces in the revision being built, which
+   * that revision's basis keeps reachable: the same id is then neither written nor refreshed (an
+   * unchanged directory costs no I/O). Any other id goes through the file, never the memory
+   * cache: a cached tree may have been collected since it was read.
+   */
+  async putTree(nodes: readonly TreeNode[], unchangedFrom?: string): Promise<{ id: string; written: boolean }> {
     const bytes = encodeTree(nodes);
     const id = sha256(bytes);
-    if (this.#trees.has(id) || (await this.#reuse(this.treePath(id)))) return { id, written: false };
+    if (id === unchangedFrom || (await this.#reuse(this.treePath(id)))) return { id, written: false };
     const tmp = await this.#tmpFile('t');
     await this.#fill(tmp, () => tmp.handle.writeFile(bytes));
     const written = await this.#place(tmp.path, this.treePath(id));

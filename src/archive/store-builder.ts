@@ -9,15 +9,15 @@
  *   no read, no write;
  * - a changed file is read once, hashed and stored (a content the store already has costs no
  *   write); a file that changes while it is read is read again, or keeps its previous version;
+ *   a file written in the second before it is read is read twice and kept only when both reads
+ *   agree (store-open-file.ts);
  * - a directory is one tree object, written only when its entries changed; a kept directory
  *   (upload-only) is its previous tree id, whatever it holds.
  */
 import type { BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
-import { StorageError } from '../errors/storage-error.js';
 import { TaskPool } from '../lib/task-pool.js';
-import { isSparse } from '../tree/copy-file-data.js';
 import { READ_FILE_FLAGS, type DirHandle } from '../tree/dir-handle.js';
 import { sameMtime } from '../tree/file-times.js';
 import type { TreeLimits } from '../tree/tree-limits.js';
@@ -26,6 +26,7 @@ import { describeSource, type LiveItem } from './describe-source.js';
 import type { ObjectStore } from './object-store.js';
 import { keyOf } from './prior-index.js';
 import type { StatCache, StatCacheEntry } from './stat-cache.js';
+import { storeOpenFile } from './store-open-file.js';
 import { storedMode } from './stored-mode.js';
 import type { DirNode, FileNode, TreeNode } from './tree-object.js';
 import { childRel, encodePath, typeOf, vanished } from './tree-walk.js';
@@ -41,8 +42,6 @@ const FILE_CONCURRENCY = 16;
  * The cost: a file changed in the second before a persist is read by that persist and the next.
  */
 export const RACY_MARGIN_NS = 1_000_000_000n;
-/** Reads of a file that keeps changing while it is read, before its previous version is kept. */
-const READ_ATTEMPTS = 3;
 
 /** The previous revision, for the quick check and what upload-only keeps. */
 export interface StoreBasis {
@@ -68,6 +67,8 @@ interface Frame {
   readonly depth: number;
   readonly src: DirHandle | null;
   readonly prior: ReadonlyMap<string, TreeNode> | undefined;
+  /** The id of the directory's tree in the basis (reachable from it: an unchanged one is not stored again). */
+  readonly priorTree: string | undefined;
   /** The directory's nodes by slot (null: dropped). */
   readonly nodes: (TreeNode | null)[];
   readonly tasks: Promise<void>[];
@@ -115,7 +116,7 @@ export class StoreBuilder {
   async build(src: DirHandle): Promise<string> {
     try {
       const prior = this.#o.basis ? await this.#priorMap(this.#o.basis.root) : undefined;
-      const root = await this.#directory({ rel: Buffer.alloc(0), depth: 1, src, prior, nodes: [], tasks: [] });
+      const root = await this.#directory({ rel: Buffer.alloc(0), depth: 1, src, prior, priorTree: this.#o.basis?.root, nodes: [], tasks: [] });
       await this.#pool.drain();
       return root;
     } catch (error) {
@@ -141,7 +142,7 @@ export class StoreBuilder {
     if (frame.src && (await frame.src.stat()).nlink === 0n) await this.#vanishedDirectory(frame.prior);
     const nodes = frame.nodes.filter((n): n is TreeNode => n !== null);
     this.entries += nodes.length;
-    const { id, written } = await this.#o.store.putTree(nodes);
+    const { id, written } = await this.#o.store.putTree(nodes, frame.priorTree);
     if (written) this.newTrees += 1;
     return id;
   }
@@ -234,7 +235,7 @@ export class StoreBuilder {
     }
     try {
       const prior = before?.type === 'd' ? await this.#priorMap(before.tree) : undefined;
-      const tree = await this.#directory({ rel, depth: frame.depth + 1, src, prior, nodes: [], tasks: [] });
+      const tree = await this.#directory({ rel, depth: frame.depth + 1, src, prior, priorTree: before?.type === 'd' ? before.tree : undefined, nodes: [], tasks: [] });
       frame.nodes.push({ type: 'd', name: item.name, mode, tree } satisfies DirNode);
     } finally {
       await src.close();
@@ -362,39 +363,23 @@ export class StoreBuilder {
       throw classifyStorageError(error, 'persist read', encodePath(rel));
     }
     try {
-      for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
-        const before = await source.stat({ bigint: true });
-        if (!before.isFile()) {
-          this.tally.vanished += 1;
-          return { kind: 'vanished' };
-        }
-        if (before.size > BigInt(this.#o.limits.maxFileBytes)) {
-          this.tally.refuse('file-bytes', rel, `file of ${before.size} bytes is over the ${this.#o.limits.maxFileBytes}-byte limit`);
-          return { kind: 'refused' };
-        }
-        const stored = await this.#o.store.putObject(source, Number(before.size), isSparse(before), this.#o.signal).catch((error: unknown) => {
-          // Name the workspace path, not the store's temporary (what an operator needs to find).
-          throw error instanceof StorageError ? classifyStorageError(error.cause, 'persist store', encodePath(rel)) : error;
-        });
-        const after = await source.stat({ bigint: true });
-        if (!changedWhileRead(before, after) && stored.bytes === Number(before.size)) {
-          this.hashedFiles += 1;
-          if (stored.written) {
-            this.newObjects += 1;
-            this.storedBytes += stored.bytes;
-          }
-          return { kind: 'stored', file: { object: stored.id, size: stored.bytes, mtimeNs: before.mtimeNs, ctimeNs: before.ctimeNs } };
-        }
+      const outcome = await storeOpenFile(source, { store: this.#o.store, maxFileBytes: this.#o.limits.maxFileBytes, label: encodePath(rel), signal: this.#o.signal });
+      if (outcome.kind === 'vanished') this.tally.vanished += 1;
+      if (outcome.kind === 'too-large') {
+        this.tally.refuse('file-bytes', rel, `file of ${outcome.size} bytes is over the ${this.#o.limits.maxFileBytes}-byte limit`);
+        return { kind: 'refused' };
       }
-      this.unstableFiles += 1;
-      return { kind: 'unstable' };
+      if (outcome.kind === 'unstable') this.unstableFiles += 1;
+      if (outcome.kind !== 'stored') return { kind: outcome.kind };
+      const { stored, before } = outcome;
+      this.hashedFiles += 1;
+      if (stored.written) {
+        this.newObjects += 1;
+        this.storedBytes += stored.bytes;
+      }
+      return { kind: 'stored', file: { object: stored.id, size: stored.bytes, mtimeNs: before.mtimeNs, ctimeNs: before.ctimeNs } };
     } finally {
       await source.close();
     }
   }
-}
-
-// True when a file's size, mtime or ctime moved while it was read (its bytes may mix two versions).
-function changedWhileRead(before: BigIntStats, after: BigIntStats): boolean {
-  return before.size !== after.size || before.mtimeNs !== after.mtimeNs || before.ctimeNs !== after.ctimeNs;
 }

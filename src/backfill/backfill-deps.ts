@@ -46,6 +46,7 @@ export function backfillDeps(services: FleetServices): BackfillDeps {
     singleFlight: services.singleFlight,
     systemPath: services.config.systemPath,
     archiveFormat: services.config.archiveFormat,
+    storeWriters: services.storeWriters,
     providerFor: services.providerFor,
     legacySource: legacySources(services),
   };

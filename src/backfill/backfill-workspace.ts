@@ -16,6 +16,7 @@ import type { SingleFlight } from '../locks/single-flight.js';
 import { resolveHead } from '../persist/persist-workspace.js';
 import type { CheckpointStore } from '../state/checkpoint-store.js';
 import type { MigrationStore } from '../state/migration-store.js';
+import type { StoreWriters } from '../state/store-writers.js';
 import type { Progress } from '../workers/processor-context.js';
 import { buildBackfillRevision } from './build-backfill-revision.js';
 import type { BackfillSource, LegacySource, LegacyWorkspace, SkippedEntry } from './legacy-source.js';
@@ -29,6 +30,7 @@ export interface BackfillDeps extends LiveTargetDeps {
   readonly singleFlight: SingleFlight;
   readonly systemPath: string;
   readonly archiveFormat: 1 | 2;
+  readonly storeWriters: Pick<StoreWriters, 'begin'>;
   legacySource(source: BackfillSource): LegacySource;
 }
 

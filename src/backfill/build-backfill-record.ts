@@ -3,7 +3,9 @@
  * SHA-256 must be the legacy store's checksum, and its size the listed size), they are added to
  * the current revision's trees (only the trees on their paths are written again), the verified
  * copies the live tree lacks are written into it, and the record is committed through the one
- * commit protocol, fenced on the generation and on the head the run started from.
+ * commit protocol, fenced on the generation and on the head the run started from. It runs as a
+ * registered writer of the store (state/store-writers.ts): the current revision's root, whose
+ * subtrees it shares by id, is declared, and what it writes is newer than its registration.
  */
 import { commitRecord } from '../archive/commit-record.js';
 import { addToTree } from '../archive/edit-tree.js';
@@ -12,15 +14,21 @@ import { newRevisionId } from '../archive/revision-id.js';
 import { BackfillDeferredError } from '../errors/backfill-deferred-error.js';
 import { ChecksumMismatchError } from '../errors/checksum-mismatch-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
+import { asStoreWriter, type StoreWriter } from '../state/store-writers.js';
 import type { CommittedRevision, RevisionDeps, RevisionInput } from './build-backfill-revision.js';
 import { writeLiveFiles } from './live-target.js';
 
 export async function buildBackfillRecord(deps: RevisionDeps, input: RevisionInput): Promise<CommittedRevision> {
+  return asStoreWriter(deps.storeWriters, input.workspaceId, (writer) => buildAs(writer, deps, input));
+}
+
+async function buildAs(writer: StoreWriter, deps: RevisionDeps, input: RevisionInput): Promise<CommittedRevision> {
   const { workspaceId, target, signal, currentRevision } = input;
   const progress = input.progress ?? (async () => undefined);
   const store = deps.archive.objects;
   await deps.archive.ensure(workspaceId);
   const base = currentRevision ? await deps.archive.readRecord(workspaceId, currentRevision) : null;
+  if (base) await writer.declare(base.root);
   const objects = new Map<string, string>();
   let done = 0;
   let bytes = 0;

@@ -23,6 +23,7 @@ import { BackfillDeferredError } from '../errors/backfill-deferred-error.js';
 import { ChecksumMismatchError } from '../errors/checksum-mismatch-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { Checkpoint, CheckpointStore } from '../state/checkpoint-store.js';
+import type { StoreWriters } from '../state/store-writers.js';
 import type { Progress } from '../workers/processor-context.js';
 import { buildRevisionTree } from '../archive/build-revision-tree.js';
 import { buildBackfillRecord } from './build-backfill-record.js';
@@ -38,6 +39,8 @@ export interface RevisionDeps {
   readonly systemPath: string;
   /** The format new revisions are written in. */
   readonly archiveFormat: 1 | 2;
+  /** Where a format 2 backfill registers while it writes to the object store. */
+  readonly storeWriters: Pick<StoreWriters, 'begin'>;
 }
 
 export interface RevisionInput {
@@ -73,8 +76,10 @@ async function verifyCopies(input: RevisionInput, entries: ReadonlyMap<string, {
 }
 
 export async function buildBackfillRevision(deps: RevisionDeps, input: RevisionInput): Promise<CommittedRevision> {
-  // Format 2 when the archive writes it, or when the current revision is already one (it has no tree on disk to start from).
-  if (deps.archiveFormat === 2 || input.current?.format === 2) return buildBackfillRecord(deps, input);
+  // Format 2 when the current revision is one (it has no tree on disk to start from), or when the
+  // archive writes format 2 and there is no current revision; a format 1 current revision gets a
+  // format 1 backfill on top (its next persist converts it), never a record without its files.
+  if (input.current?.format === 2 || (deps.archiveFormat === 2 && !input.currentRevision)) return buildBackfillRecord(deps, input);
   const { workspaceId, target, signal, currentRevision } = input;
   const progress = input.progress ?? (async () => undefined);
   const paths = await deps.archive.ensure(workspaceId);

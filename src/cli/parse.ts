@@ -48,3 +48,11 @@ export function parseMs(flag: string, raw: string | undefined, fallback: number)
   if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new UsageError(`${flag}: expected a whole number of milliseconds >= 1, got ${JSON.stringify(raw)}`);
   return Number(raw);
 }
+
+/** A percentage written `N%` (0 < N <= 100, decimals allowed), as a number. */
+export function parsePercent(flag: string, raw: string): number {
+  const match = /^(\d+(?:\.\d+)?)%$/.exec(raw);
+  const value = match ? Number(match[1]) : NaN;
+  if (!(value > 0 && value <= 100)) throw new UsageError(`${flag}: expected a percentage like 1% (above 0, at most 100%), got ${JSON.stringify(raw)}`);
+  return value;
+}

@@ -5,7 +5,8 @@
  * grace period go (a younger one may belong to a persist still running; the grace is the
  * persist deadline, past which no persist still writes), never what `current` points at, and
  * never a manifest-less revision that history still lists as attached (a damaged revision is
- * for `fleet verify` to report, not for GC to finish off).
+ * for `fleet verify` to report, not for GC to finish off). Temporaries of the shared object
+ * store (`.store/tmp/`) belong to no workspace and wait for the objects grace period.
  */
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -15,7 +16,8 @@ import type { ArchiveStore } from '../archive/archive-store.js';
 export type LitterKind = ArchiveTempKind | 'unmanifested';
 
 export interface LitterItem {
-  readonly workspaceId: string;
+  /** The workspace whose archive holds it; null for the shared store's temporaries. */
+  readonly workspaceId: string | null;
   readonly path: string;
   readonly kind: LitterKind;
   readonly ageMs: number;
@@ -30,6 +32,7 @@ export const LITTER_DESCRIPTIONS: Readonly<Record<LitterKind, string>> = {
   manifest: 'temporary manifest file',
   current: 'temporary current link',
   unmanifested: 'unmanifested revision directory',
+  store: 'temporary object or tree of the store',
 };
 
 /** Lists litter older than `graceMs` across the given workspaces (at most `limit`). */
@@ -55,6 +58,17 @@ export async function findLitter(
       if (ageMs >= graceMs) out.push({ workspaceId, path: full, kind, ageMs });
       if (out.length >= limit) return out;
     }
+  }
+  return out;
+}
+
+/** Lists temporaries of the shared object store older than `graceMs` (at most `limit`). */
+export async function findStoreLitter(archive: ArchiveStore, graceMs: number, limit: number, now = Date.now()): Promise<LitterItem[]> {
+  const out: LitterItem[] = [];
+  for (const temp of await archive.storeTemps()) {
+    if (out.length >= limit) break;
+    const ageMs = await archive.ageMs(temp.path, now).catch(() => -1);
+    if (ageMs >= graceMs) out.push({ workspaceId: null, path: temp.path, kind: temp.kind, ageMs });
   }
   return out;
 }

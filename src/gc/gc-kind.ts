@@ -21,6 +21,8 @@ export interface GcContext {
    * skipped (never passed to rm/destroy/deleteSnapshot), logged with its value and counted.
    */
   readonly skip: (invalid: InvalidId) => void;
+  /** Adds facts about the run to the result's `report` (counts the items alone do not tell). */
+  readonly note: (facts: Readonly<Record<string, number | string>>) => void;
 }
 
 export interface GcKindRunner {
@@ -28,4 +30,6 @@ export interface GcKindRunner {
   plan(ctx: GcContext): Promise<GcItem[]>;
   /** Removes (or enqueues the removal of) candidates; returns what was actually collected. */
   apply(ctx: GcContext, planned: readonly GcItem[]): Promise<GcItem[]>;
+  /** A check, not a collection: its items are findings, a real run is its plan, nothing is removed. */
+  readonly readOnly?: boolean;
 }

@@ -3,6 +3,7 @@
  * (nlink = 1); for a single file, its size when nothing else links it; nothing for a symlink.
  */
 import { lstat } from 'node:fs/promises';
+import type { ArchiveStore } from '../archive/archive-store.js';
 import { absoluteBytes, walkTree } from '../archive/tree-walk.js';
 
 export async function reclaimableBytes(root: string): Promise<number> {
@@ -19,4 +20,13 @@ export async function reclaimableBytes(root: string): Promise<number> {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   return bytes;
+}
+
+/**
+ * Bytes removing a committed revision frees at once: format 1 its unshared files, format 2 its
+ * record (its objects and trees go later, by reachability, and are counted by that kind).
+ */
+export async function revisionBytes(archive: ArchiveStore, workspaceId: string, revision: string): Promise<number> {
+  const paths = archive.paths(workspaceId);
+  return (await reclaimableBytes(paths.revision(revision))) + (await reclaimableBytes(paths.record(revision)));
 }

@@ -1,7 +1,8 @@
 /**
- * Deletes one committed revision (directory and manifest), never the one `current` points at.
- * The directory is first renamed to a temporary name, so a crash mid-delete leaves litter, not
- * a half-deleted revision with a manifest.
+ * Deletes one committed revision, never the one `current` points at. Format 1: directory and
+ * manifest; the directory is first renamed to a temporary name, so a crash mid-delete leaves
+ * litter, not a half-deleted revision with a manifest. Format 2: its record only; its objects
+ * and trees go by reachability (the objects GC kind), since other revisions may share them.
  */
 import { rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
@@ -13,6 +14,7 @@ export async function removeRevision(archive: ArchiveStore, workspaceId: string,
   checkIds('revision removal', { workspaceId, revision });
   if ((await archive.current(workspaceId)) === revision) return false;
   const paths = archive.paths(workspaceId);
+  await rm(paths.record(revision), { force: true });
   await rm(paths.manifest(revision), { force: true });
   const doomed = paths.tmp(`deleted-${randomBytes(3).toString('hex')}-${revision}`);
   try {

@@ -6,7 +6,7 @@
 import type { Checkpoint } from '../state/checkpoint-store.js';
 import { idsValid } from './checked-ids.js';
 import type { GcKindRunner, GcContext, GcItem } from './gc-kind.js';
-import { reclaimableBytes } from './reclaimable-bytes.js';
+import { revisionBytes } from './reclaimable-bytes.js';
 import { removeRevision } from './remove-revision.js';
 
 // True when a record read back from Redis names only valid ids of `workspaceId`'s own archive.
@@ -32,7 +32,7 @@ export const retentionKind: GcKindRunner = {
         if (!validRecord(ctx, workspaceId, c)) continue;
         if (now - c.createdAt < keepRevisionsMinAgeMs) continue;
         if ((await services.archive.current(workspaceId)) === c.workspaceRevision) continue;
-        items.push({ id: c.id, workspaceId, description: `revision ${c.workspaceRevision} past retention`, bytes: await reclaimableBytes(services.archive.paths(workspaceId).revision(c.workspaceRevision)) });
+        items.push({ id: c.id, workspaceId, description: `revision ${c.workspaceRevision} past retention`, bytes: await revisionBytes(services.archive, workspaceId, c.workspaceRevision) });
         if (items.length >= limit) return items;
       }
     }

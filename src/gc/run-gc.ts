@@ -12,6 +12,8 @@ import { litterKind } from './litter-kind.js';
 import { orphansKind } from './orphans-kind.js';
 import { retentionKind } from './retention-kind.js';
 import { unattachedKind } from './unattached-kind.js';
+import { objectsKindRunner } from './objects-kind.js';
+import { verifyKind } from './verify-kind.js';
 
 export interface GcResult {
   readonly kind: GcKind;
@@ -25,6 +27,8 @@ export interface GcResult {
   readonly skipped: number;
   /** The first 200 of them. */
   readonly invalidIds: readonly InvalidId[];
+  /** Facts the kind reported (e.g. the objects kind's mark and what it kept young). */
+  readonly report: Readonly<Record<string, number | string>>;
   readonly durationMs: number;
 }
 
@@ -35,6 +39,8 @@ export const GC_RUNNERS: Record<GcKind, GcKindRunner> = {
   bases: basesKind,
   orphans: orphansKind,
   idle: idleKind,
+  objects: objectsKindRunner,
+  verify: verifyKind,
 };
 
 export async function runGc(services: FleetServices, payload: GcPayload, signal: AbortSignal, runners = GC_RUNNERS): Promise<GcResult> {
@@ -48,13 +54,15 @@ export async function runGc(services: FleetServices, payload: GcPayload, signal:
       invalid.set(key, id);
       services.logger.warn({ kind: payload.kind, dryRun: payload.dryRun, field: id.field, value: id.value, reason: id.reason }, 'gc skipped an invalid id');
     };
-    const ctx = { services, limit: payload.limit, now: Date.now(), signal: AbortSignal.any([signal, lock.signal]), skip };
+    const report: Record<string, number | string> = {};
+    const note = (facts: Readonly<Record<string, number | string>>) => void Object.assign(report, facts);
+    const ctx = { services, limit: payload.limit, now: Date.now(), signal: AbortSignal.any([signal, lock.signal]), skip, note };
     const runner = runners[payload.kind];
     const planned = await runner.plan(ctx);
-    const done = payload.dryRun ? planned : await runner.apply(ctx, planned);
-    if (!payload.dryRun && done.length > 0) services.logger.info({ kind: payload.kind, removed: done.length, bytes: sum(done) }, 'gc removed items');
+    const done = payload.dryRun || runner.readOnly ? planned : await runner.apply(ctx, planned);
+    if (!payload.dryRun && !runner.readOnly && done.length > 0) services.logger.info({ kind: payload.kind, removed: done.length, bytes: sum(done), ...report }, 'gc removed items');
     const invalidIds = [...invalid.values()];
-    return { kind: payload.kind, dryRun: payload.dryRun, count: done.length, bytes: sum(done), items: done.slice(0, 200), skipped: invalidIds.length, invalidIds: invalidIds.slice(0, 200), durationMs: Date.now() - started };
+    return { kind: payload.kind, dryRun: payload.dryRun, count: done.length, bytes: sum(done), items: done.slice(0, 200), skipped: invalidIds.length, invalidIds: invalidIds.slice(0, 200), report, durationMs: Date.now() - started };
   });
 }
 

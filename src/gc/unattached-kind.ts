@@ -8,7 +8,7 @@ import type { IdSet } from '../lib/id-rules.js';
 import type { CheckpointKind } from '../state/checkpoint-store.js';
 import { idsValid } from './checked-ids.js';
 import type { GcKindRunner, GcContext, GcItem } from './gc-kind.js';
-import { reclaimableBytes } from './reclaimable-bytes.js';
+import { revisionBytes } from './reclaimable-bytes.js';
 import { removeRevision } from './remove-revision.js';
 
 const before = (ctx: GcContext) => ctx.now - ctx.services.config.retention.unattachedGraceMs;
@@ -27,7 +27,7 @@ export const unattachedKind: GcKindRunner = {
     const items: GcItem[] = [];
     for (const c of checkpoints) {
       if (!idsValid(ctx, idsOf(c))) continue;
-      const bytes = c.kind === 'portable_workspace' ? await reclaimableBytes(ctx.services.archive.paths(c.workspaceId).revision(c.workspaceRevision)) : 0;
+      const bytes = c.kind === 'portable_workspace' ? await revisionBytes(ctx.services.archive, c.workspaceId, c.workspaceRevision) : 0;
       items.push({ id: c.workspaceRevision, workspaceId: c.workspaceId, description: `unattached ${c.kind} checkpoint (${c.reason || 'no reason'})`, bytes });
     }
     return items;
@@ -40,7 +40,7 @@ export const unattachedKind: GcKindRunner = {
       // The record is gone already; bytes named by an invalid id are left for an operator.
       if (!idsValid(ctx, idsOf(c))) continue;
       if (c.kind === 'portable_workspace') {
-        const bytes = bytesById.get(c.workspaceRevision) ?? (await reclaimableBytes(ctx.services.archive.paths(c.workspaceId).revision(c.workspaceRevision)));
+        const bytes = bytesById.get(c.workspaceRevision) ?? (await revisionBytes(ctx.services.archive, c.workspaceId, c.workspaceRevision));
         if (await removeRevision(ctx.services.archive, c.workspaceId, c.workspaceRevision)) {
           out.push({ id: c.workspaceRevision, workspaceId: c.workspaceId, description: 'unattached revision removed', bytes });
         }

@@ -5,6 +5,7 @@
  * planted `..` or `../../victim` must never reach `rm`, `destroy` or `deleteSnapshot`.
  */
 import { REVISION_ID_PATTERN } from '../archive/archive-paths.js';
+import { OBJECT_ID_PATTERN } from '../archive/tree-object.js';
 import { PayloadInvalidError } from '../errors/payload-invalid-error.js';
 import { parseLocalHandle } from '../providers/local/live-paths.js';
 import { parseSandboxName, sandboxName } from '../providers/vercel/sandbox-name.js';
@@ -22,6 +23,8 @@ export interface IdSet {
   readonly checkpointKind?: unknown;
   readonly provider?: unknown;
   readonly handle?: unknown;
+  /** An object or tree id of the archive's store (a SHA-256). */
+  readonly objectId?: unknown;
 }
 
 /** An id that broke its rule: the field, the value as read, and the rule. */
@@ -38,6 +41,7 @@ const RULES: Record<Exclude<keyof IdSet, 'handle'>, { readonly test: (value: str
   checkpointId: { test: (v) => CHECKPOINT_ID_PATTERN.test(v), rule: 'must be a checkpoint id (a UUID)' },
   checkpointKind: { test: (v) => v === 'portable_workspace' || v === 'provider_native', rule: 'must be portable_workspace or provider_native' },
   provider: { test: (v) => v === 'local' || v === 'vercel', rule: 'must be local or vercel' },
+  objectId: { test: (v) => OBJECT_ID_PATTERN.test(v), rule: 'must be a lower-case hex SHA-256 (64 characters)' },
 };
 
 /** The provider a handle names (`local:<host>:<ws>:g<gen>` or a fleet-made Vercel name), or null. */

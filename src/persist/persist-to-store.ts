@@ -12,6 +12,7 @@ import type { RevisionRecord } from '../archive/revision-record.js';
 import { loadStatCache, saveStatCache } from '../archive/stat-cache.js';
 import { StoreBuilder, type StoreBasis } from '../archive/store-builder.js';
 import { EmptySourceError } from '../errors/empty-source-error.js';
+import { asStoreWriter, type StoreWriter } from '../state/store-writers.js';
 import { ShrinkGuardError } from '../errors/shrink-guard-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { PersistResult } from '../queues/persist.js';
@@ -56,10 +57,20 @@ async function basisOf(deps: PersistDeps, workspaceId: string, revision: string 
   }
 }
 
+/**
+ * Builds and commits one revision as a registered writer of the store (state/store-writers.ts):
+ * registered before its first write, its basis root declared, gone once the record is written.
+ */
 export async function persistToStore(deps: PersistDeps, request: PersistRequest, ctx: PersistContext, run: StoreRun): Promise<PersistResult> {
+  return asStoreWriter(deps.storeWriters, request.workspaceId, (writer) => persistAs(writer, deps, request, ctx, run));
+}
+
+async function persistAs(writer: StoreWriter, deps: PersistDeps, request: PersistRequest, ctx: PersistContext, run: StoreRun): Promise<PersistResult> {
   const { workspaceId, generation } = request;
   const { tree, currentRevision, revision } = run;
   const basis = await basisOf(deps, workspaceId, currentRevision, ctx.signal);
+  // Unchanged files and directories are referenced from the basis, not refreshed: it stays a root while this runs.
+  if (basis) await writer.declare(basis.root);
   if (basis && basis.generation > generation) {
     await deps.addresses.countFenceRejection();
     throw new StaleGenerationError(workspaceId, generation, basis.generation);

@@ -35,6 +35,7 @@ import { removeTree } from '../tree/remove-tree.js';
 import { vanishedTolerance, type TreeLimits } from '../tree/tree-limits.js';
 import { buildRevisionTree, type BuiltTree } from '../archive/build-revision-tree.js';
 import { persistToStore } from './persist-to-store.js';
+import type { StoreWriters } from '../state/store-writers.js';
 import { shrinkGuardRefusal } from './shrink-guard.js';
 
 export interface PersistRequest {
@@ -59,6 +60,8 @@ export interface PersistDeps {
   readonly treeLimits: TreeLimits;
   /** The format new revisions are written in (1: hard-linked trees; 2: objects and trees). */
   readonly archiveFormat: 1 | 2;
+  /** Where a format 2 persist registers while it writes the object store (the objects GC keeps its work). */
+  readonly storeWriters: Pick<StoreWriters, 'begin'>;
 }
 
 export interface PersistContext {

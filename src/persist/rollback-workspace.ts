@@ -12,6 +12,7 @@ import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { RollbackResult } from '../queues/persist.js';
 import type { FleetServices } from '../runtime/services.js';
 import { commitRecord } from '../archive/commit-record.js';
+import { asStoreWriter } from '../state/store-writers.js';
 import type { RevisionRecord } from '../archive/revision-record.js';
 import type { Address } from '../state/address-store.js';
 import { removeTree } from '../tree/remove-tree.js';
@@ -114,10 +115,18 @@ async function rollbackRecord(services: FleetServices, request: RollbackRequest,
     // The restored live files carry the archived times: no racily-clean window applies to them.
     scanStartedAt: source.scanStartedAt,
   };
-  await commitRecord({ archive: services.archive, checkpoints: services.checkpoints, systemPath: services.config.systemPath }, record, {
-    head,
-    signal: ctx.signal,
-    onStep: (step) => ctx.progress({ step, percent: step === 'commit' ? 40 : 55 }),
+  // The new record names the source's root by reference: declared to the objects GC first, then the
+  // source is read again, so a GC that marks before the declaration still found the source's record.
+  await asStoreWriter(services.storeWriters, workspaceId, async (writer) => {
+    await writer.declare(source.root);
+    if ((await services.archive.readRecord(workspaceId, source.revision))?.root !== source.root) {
+      throw new RevisionNotFoundError(`workspace ${workspaceId} no longer has revision ${source.revision}`, { context: { workspaceId, revision: source.revision } });
+    }
+    await commitRecord({ archive: services.archive, checkpoints: services.checkpoints, systemPath: services.config.systemPath }, record, {
+      head,
+      signal: ctx.signal,
+      onStep: (step) => ctx.progress({ step, percent: step === 'commit' ? 40 : 55 }),
+    });
   });
   await ctx.progress({ step: 'restore', percent: 70 });
   const provider = services.providerFor(address);

@@ -5,10 +5,12 @@
  * deleted here: an operator can still recover it), then every Redis record removed in one fenced
  * script (workspace-reset-store.ts). Moving the archive before the records go means a failure in
  * between leaves a conflict (records without their revisions), never a reset workspace that
- * quietly restores its old archive.
+ * quietly restores its old archive. The objects GC keeps marking format 2 records moved aside
+ * (archive/reset-aside.ts): their objects and trees stay in the shared store.
  */
 import { mkdir, rename } from 'node:fs/promises';
 import path from 'node:path';
+import { resetAsidePath } from '../archive/reset-aside.js';
 import { FleetError } from '../errors/fleet-error.js';
 import { firstInvalidId } from '../lib/id-rules.js';
 import type { FleetServices } from '../runtime/services.js';
@@ -56,7 +58,7 @@ export async function resetWorkspace(services: FleetServices, workspaceId: strin
 // Moves the workspace's archive directory aside (null when it had none).
 async function moveArchiveAside(services: FleetServices, workspaceId: string): Promise<string | null> {
   const dir = services.archive.paths(workspaceId).dir;
-  const aside = path.join(services.archive.root, '.reset', `${workspaceId}-${new Date().toISOString().replace(/[:.]/g, '')}`);
+  const aside = resetAsidePath(services.archive.root, workspaceId, new Date());
   try {
     await mkdir(path.dirname(aside), { recursive: true, mode: 0o700 });
     await rename(dir, aside);

@@ -4,7 +4,8 @@ import { retryingJob } from './job-options.js';
 
 export const GC = 'gc';
 
-export const GC_KINDS = ['unattached', 'retention', 'litter', 'bases', 'orphans', 'idle'] as const;
+/** In the order `fleet gc` runs them: revisions first, then the objects only they held. `verify` is a check, not a collection. */
+export const GC_KINDS = ['unattached', 'retention', 'litter', 'objects', 'bases', 'orphans', 'idle', 'verify'] as const;
 export type GcKind = (typeof GC_KINDS)[number];
 
 /** Upper bound of one batch (seed 003: collection is at most 1000 a batch). */

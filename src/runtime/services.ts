@@ -17,6 +17,8 @@ import { vercelConnection } from '../providers/vercel/vercel-connection.js';
 import { vercelConfigured } from '../providers/provider-hosts.js';
 import { AddressStore, type Address } from '../state/address-store.js';
 import { CheckpointStore } from '../state/checkpoint-store.js';
+import { StoreWriters } from '../state/store-writers.js';
+import { VerifyCursor } from '../state/verify-cursor.js';
 import { PersistIntentStore } from '../state/persist-intent.js';
 import { RuntimeStore } from '../state/runtime-store.js';
 import { PendingCreateStore } from '../state/pending-create-store.js';
@@ -43,6 +45,10 @@ export interface FleetServices {
   readonly intents: PersistIntentStore;
   readonly checkpoints: CheckpointStore;
   readonly archive: ArchiveStore;
+  /** Writers of the archive's object store in flight (what the objects GC must not race). */
+  readonly storeWriters: StoreWriters;
+  /** Where the next `--read-data-subset` slice of the object id space starts. */
+  readonly verifyCursor: VerifyCursor;
   readonly providers: ProviderRegistry;
   readonly runtime: RuntimeStore;
   /** Leases of incarnations being created (orphan GC leaves them alone). */
@@ -129,6 +135,8 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     intents: new PersistIntentStore(redis, keys),
     checkpoints: new CheckpointStore(redis, keys),
     archive: new ArchiveStore(config.paths.archiveRoot),
+    storeWriters: new StoreWriters(redis, keys),
+    verifyCursor: new VerifyCursor(redis, keys),
     providers,
     runtime: new RuntimeStore(redis, keys, config.deadlines.provisionMs),
     pendingCreates: new PendingCreateStore(redis, keys),

@@ -155,4 +155,18 @@ describe('backfill of one workspace', () => {
     // Migrated: a second run does not restore the snapshot again.
     expect(await backfill(h, 'w8', 'native')).toMatchObject({ status: 'already-migrated' });
   });
+
+  it('a format 1 current revision keeps its files when the archive now writes format 2', async () => {
+    const h1 = await createHarness({ FLEET_ARCHIVE_FORMAT: '1' });
+    await h1.provision('w9');
+    await h1.write('w9', { 'archived.txt': 'from the format 1 revision' });
+    const old = await h1.persist('w9');
+    const h2 = await createHarness({ FLEET_ARCHIVE_FORMAT: '2', REDIS_URL: h1.env.REDIS_URL!, FLEET_PREFIX: h1.env.FLEET_PREFIX!, FLEET_HOME: h1.env.FLEET_HOME! });
+    await writeLegacyWorkspace(h2.config.paths.legacyRoot, 'w9', [['legacy.txt', 'from the legacy store']]);
+    const result = await backfill(h2, 'w9');
+    expect(result).toMatchObject({ status: 'migrated', copiedFiles: 1 });
+    const files = await archivedFiles(h2.services.archive, 'w9');
+    expect(diffFiles(map({ 'archived.txt': 'from the format 1 revision', 'legacy.txt': 'from the legacy store' }), files)).toEqual([]);
+    expect((await h2.services.archive.readManifest('w9', result.revision!))!.parent).toBe(old.revision);
+  });
 });

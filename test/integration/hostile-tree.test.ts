@@ -113,6 +113,9 @@ describe('hostile trees', () => {
     const root = h.live('attacker');
     const victimPaths = [h.services.archive.paths('victim').current, h.live('victim'), path.join(h.services.archive.paths('victim').revs)];
     const planted = await plantHostileTree(root, a.outside, victimPaths);
+    // Planted an hour ago (an earlier turn's files): format 2's racily-clean rule (a file changed
+    // within a second of a walk is read again by the next persist) leaves them alone below.
+    execFileSync('find', [root, '-exec', 'touch', '-h', '-d', `@${Math.floor(Date.now() / 1000) - 3600}`, '{}', '+']);
 
     const first = (await a.attempt('attacker')) as PersistResult;
     expect(first).toMatchObject({ unchanged: false, skippedEntries: planted.device ? 2 : 1, refusedEntries: 0 });
@@ -327,6 +330,7 @@ describe('hostile trees', () => {
           systemPath: h.config.systemPath,
           treeLimits: h.config.treeLimits,
           archiveFormat: h.config.archiveFormat,
+          storeWriters: h.services.storeWriters,
         },
         { workspaceId: ws, generation: address.generation, delete: true, force: true, reason: 'turn-end', turnId: null, coveredSeq: 0 },
         ctx,

@@ -73,7 +73,7 @@ describe('/openapi.json', () => {
     const exec = doc.paths['/v1/workspaces/{workspaceId}/exec'].post.requestBody.content['application/json'].schema;
     expect(exec.required).toEqual(['cmd']);
     expect(Object.keys(exec.properties).sort()).toEqual(['cmd', 'cwd', 'env', 'timeoutMs']);
-    expect(doc.paths['/v1/gc'].post.requestBody.content['application/json'].schema.properties.kind.enum).toEqual(['unattached', 'retention', 'litter', 'bases', 'orphans', 'idle']);
+    expect(doc.paths['/v1/gc'].post.requestBody.content['application/json'].schema.properties.kind.enum).toEqual(['unattached', 'retention', 'litter', 'objects', 'bases', 'orphans', 'idle', 'verify']);
   });
 });
 

@@ -2,7 +2,8 @@
 // worker) collects every temporary a killed persist leaves: temporary revision directories,
 // `*.manifest.json.tmp-*` files and `current.tmp-*` links, once older than the grace period
 // (the persist deadline); younger ones may belong to a running persist and stay. Mtimes are
-// backdated, never waited for. Run `npm run build` first.
+// backdated, never waited for. Run `npm run build` first. The temporaries are format 1's
+// (revision directories and manifests), so the harness pins FLEET_ARCHIVE_FORMAT=1.
 import { lstat, lutimes, mkdir, readdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -16,7 +17,7 @@ const longAgo = () => new Date(Date.now() - 48 * 3_600_000);
 
 describe('fleet gc --kind litter', () => {
   it('collects manifest temps, current-link temps and temporary revisions past the grace period; keeps young ones, current and attached revisions', async () => {
-    const h = await createHarness();
+    const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '1' });
     await h.provision('ws');
     await h.write('ws', { 'a.txt': 'a' });
     const first = (await h.persist('ws')).revision!;

@@ -1,4 +1,6 @@
 // Building a revision by hard-linking unchanged files and copying only the rest (real trees).
+// Archive format 1's on-disk layout (hard-linked revision directories) is what is under test:
+// every harness pins FLEET_ARCHIVE_FORMAT=1, whatever FLEET_TEST_ARCHIVE_FORMAT says.
 import { chmod, lstat, mkdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,6 +9,7 @@ import { buildRevisionTree } from '../../src/archive/build-revision-tree.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
 import { tempDir } from '../helpers/fleet-env.js';
 
+const FORMAT_1 = { FLEET_ARCHIVE_FORMAT: '1' };
 const BAD_UTF8 = Buffer.concat([Buffer.from('bad-'), Buffer.from([0xff, 0xfe]), Buffer.from('.txt')]);
 
 // Inode of a path inside a revision.
@@ -37,7 +40,7 @@ async function currentEntries(h: Harness) {
 
 describe('persist: hard-link farm', () => {
   it('links unchanged files, copies changed and new ones, hostile names and modes included', async () => {
-    const h = await createHarness();
+    const h = await createHarness(FORMAT_1);
     await h.provision('ws');
     const root = h.live('ws');
     await h.write('ws', { 'same.txt': 'same', '-rf': 'dash', 'new\nline': 'nl', 'dir/keep.bin': Buffer.alloc(4096, 1), [`${'n'.repeat(255)}`]: 'long' });
@@ -68,7 +71,7 @@ describe('persist: hard-link farm', () => {
   });
 
   it('a mode-only change gets a new inode; the previous revision keeps its mode', async () => {
-    const h = await createHarness();
+    const h = await createHarness(FORMAT_1);
     await h.provision('ws');
     await h.write('ws', { 'run.sh': '#!/bin/sh\necho hi\n', 'other.txt': 'o' });
     const first = await h.persist('ws');
@@ -86,7 +89,7 @@ describe('persist: hard-link farm', () => {
   });
 
   it('a same-size rewrite whose mtime differs only in nanoseconds is copied', async () => {
-    const h = await createHarness();
+    const h = await createHarness(FORMAT_1);
     await h.provision('ws');
     await h.write('ws', { 'f.txt': 'aaaa' });
     const file = path.join(h.live('ws'), 'f.txt');
@@ -100,7 +103,7 @@ describe('persist: hard-link farm', () => {
   });
 
   it('a revision recorded without mtimes is still a basis: unchanged files are compared with it on disk', async () => {
-    const h = await createHarness();
+    const h = await createHarness(FORMAT_1);
     await h.provision('ws');
     await h.write('ws', { 'a.txt': 'a', 'b/c.txt': 'c', 'b/d.txt': 'd' });
     const first = await h.persist('ws');
@@ -120,7 +123,7 @@ describe('persist: hard-link farm', () => {
   });
 
   it('upload-only after the farm keeps deleted paths, reconcile drops them', async () => {
-    const h = await createHarness();
+    const h = await createHarness(FORMAT_1);
     await h.provision('ws');
     await h.write('ws', { 'keep.txt': 'k', 'gone.txt': 'g', 'sub/gone2.txt': 'g2', 'sub/stay.txt': 's' });
     await h.persist('ws');
@@ -137,7 +140,7 @@ describe('persist: hard-link farm', () => {
   });
 
   it('reports progress while it walks a large tree', async () => {
-    const h = await createHarness();
+    const h = await createHarness(FORMAT_1);
     await h.provision('ws');
     await h.write('ws', Object.fromEntries(Array.from({ length: 4_500 }, (_, i) => [`d${i % 9}/f${i}`, `${i}`])));
     const first = await h.persist('ws');

@@ -1,11 +1,16 @@
 // `fleet verify` (a real bin/fleet.js process against the test Redis) checks every attached
 // checkpoint record and `current` against the archive: each kind of damage exits 1 and names
 // workspace, revision and problem; a healthy archive exits 0. Run `npm run build` first.
+// Tests that damage format 1's revision directories and manifests pin FLEET_ARCHIVE_FORMAT=1;
+// format 2's records, trees and objects are damaged in verify-format2-cli.test.ts.
 import { readFile, rm, symlink, rename, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { VerifyProblem } from '../../src/archive/verify-revisions.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
 import { runFleet } from '../helpers/processes.js';
+
+/** The harness of a test that damages format 1's on-disk layout. */
+const FORMAT_1 = { FLEET_ARCHIVE_FORMAT: '1' };
 
 interface VerifyJson {
   revisions: number;
@@ -58,7 +63,7 @@ describe('fleet verify', () => {
   });
 
   it("the head's revision directory deleted: directory-missing, and current dangles", async () => {
-    const h = await createHarness();
+    const h = await createHarness(FORMAT_1);
     const { second } = await twoRevisions(h);
     await rm(h.services.archive.paths('ws').revision(second), { recursive: true });
     const result = await verify(h, ['ws']);
@@ -68,14 +73,14 @@ describe('fleet verify', () => {
   });
 
   it("the head's manifest deleted: manifest-missing", async () => {
-    const h = await createHarness();
+    const h = await createHarness(FORMAT_1);
     const { second } = await twoRevisions(h);
     await rm(h.services.archive.paths('ws').manifest(second));
     expectProblem(await verify(h, ['ws']), 'ws', second, 'manifest-missing');
   });
 
   it("the head's manifest is garbage or another revision's: manifest-invalid, and the command still reports", async () => {
-    const h = await createHarness();
+    const h = await createHarness(FORMAT_1);
     const { first, second } = await twoRevisions(h);
     const paths = h.services.archive.paths('ws');
     await writeFile(paths.manifest(second), '{"format":1,"entr');
@@ -123,7 +128,7 @@ describe('fleet verify', () => {
   });
 
   it('an attached non-head record whose revision is gone: directory-missing and manifest-missing, even when re-hashing is sampled away', async () => {
-    const h = await createHarness();
+    const h = await createHarness(FORMAT_1);
     const { first } = await twoRevisions(h);
     const paths = h.services.archive.paths('ws');
     await rm(paths.revision(first), { recursive: true });

@@ -40,6 +40,8 @@ const BAD_VALUES: Record<string, string> = {
   FLEET_KEEP_REVISIONS: '0',
   FLEET_KEEP_REVISIONS_MIN_AGE_MS: 'a day',
   FLEET_UNATTACHED_GRACE_MS: 'later',
+  FLEET_OBJECT_GRACE_MS: '90 minutes',
+  FLEET_VERIFY_READ_DATA_PCT: '0',
   FLEET_BASE_RETENTION_MS: '14d',
   FLEET_API_TOKENS: 'short',
   FLEET_GC_SCHEDULE: 'idle=5',
@@ -112,6 +114,18 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ FLEET_SANDBOX_NETWORK: 'host' })).toThrow(/^FLEET_SANDBOX_NETWORK: expected none unless FLEET_API_TOKENS is set/);
     expect(loadConfig({ FLEET_SANDBOX_NETWORK: 'host', FLEET_API_TOKENS: 'aaaaaaaaaaaaaaaa' }).sandbox.network).toBe('host');
     expect(loadConfig({ FLEET_SANDBOX_NETWORK: 'host', FLEET_LOCAL_ISOLATION: 'none' }).sandbox.network).toBe('host');
+  });
+
+  it('keeps the objects grace longer than twice the longest persist or backfill deadline; GC schedules objects hourly and verify daily', () => {
+    const defaults = loadConfig({}, '/x');
+    expect(defaults.retention.objectGraceMs).toBe(3 * 30 * 60_000);
+    expect(defaults.retention.gcSchedule).toMatchObject({ objects: 3_600_000, verify: 86_400_000 });
+    expect(defaults.verify.readDataPct).toBe(1);
+    expect(loadConfig({ FLEET_PERSIST_DEADLINE_MS: '3600000', FLEET_BACKFILL_DEADLINE_MS: '60000' }, '/x').retention.objectGraceMs).toBe(3 * 3_600_000);
+    expect(loadConfig({ FLEET_OBJECT_GRACE_MS: '3600001', FLEET_PERSIST_DEADLINE_MS: '60000', FLEET_BACKFILL_DEADLINE_MS: '1800000' }, '/x').retention.objectGraceMs).toBe(3_600_001);
+    expect(() => loadConfig({ FLEET_OBJECT_GRACE_MS: '3600000', FLEET_BACKFILL_DEADLINE_MS: '1800000' })).toThrow(/^FLEET_OBJECT_GRACE_MS: expected more than twice the longest persist or backfill deadline \(3600000 ms\)/);
+    expect(loadConfig({ FLEET_VERIFY_READ_DATA_PCT: '0.5' }, '/x').verify.readDataPct).toBe(0.5);
+    expect(loadConfig({ FLEET_GC_SCHEDULE: 'objects=off,verify=600000' }, '/x').retention.gcSchedule).toMatchObject({ objects: 0, verify: 600_000 });
   });
 
   it('documents every variable', () => {

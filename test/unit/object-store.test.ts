@@ -88,6 +88,23 @@ describe('ObjectStore', () => {
     expect((await stat(store.objectPath(id))).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
   });
 
+  it('a reused tree gets a fresh mtime too, even one the store holds in memory; a collected one is written again', async () => {
+    const store = new ObjectStore(root);
+    const tree = await store.putTree([file('a')]);
+    await store.readTree(tree.id);
+    await utimes(store.treePath(tree.id), 1_000, 1_000);
+    expect((await store.putTree([file('a')])).written).toBe(false);
+    expect((await stat(store.treePath(tree.id))).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
+    // Collected by GC while this process still has it cached: the cache does not stand for the file.
+    await rm(store.treePath(tree.id));
+    expect(await store.putTree([file('a')])).toEqual({ id: tree.id, written: true });
+    expect((await readFile(store.treePath(tree.id))).equals(encodeTree([file('a')]))).toBe(true);
+    // The tree a directory had in the basis (reachable from it) is named without any I/O.
+    await rm(store.treePath(tree.id));
+    expect(await store.putTree([file('a')], tree.id)).toEqual({ id: tree.id, written: false });
+    expect(await store.hasTree(tree.id)).toBe(false);
+  });
+
   it('trees are stored and read back verified; lookups and flattening follow them', async () => {
     const store = new ObjectStore(root);
     const content = await store.putBytes(Buffer.from('deep'));

@@ -1,4 +1,7 @@
-/** `fleet gc [--kind K] [--dry-run]`: run garbage collection (all kinds, or one). */
+/**
+ * `fleet gc [--kind K] [--dry-run]`: run garbage collection (every collecting kind, or one; the
+ * `verify` kind is a check and runs only when asked for).
+ */
 import type { Command } from 'commander';
 import type { GcResult } from '../../gc/run-gc.js';
 import { UsageError } from '../../errors/usage-error.js';
@@ -12,8 +15,8 @@ import { progressBar } from '../progress-bar.js';
 export function registerGc(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
   program
     .command('gc')
-    .description('collect garbage: unattached checkpoints, expired revisions, litter, old bases, orphan sandboxes, idle workspaces')
-    .option('--kind <kind>', `one of ${GC_KINDS.join(', ')} (default: all)`)
+    .description('collect garbage: unattached checkpoints, expired revisions, litter, unreachable objects, old bases, orphan sandboxes, idle workspaces')
+    .option('--kind <kind>', `one of ${GC_KINDS.join(', ')} (default: all but verify)`)
     .option('--dry-run', 'only list what would go and the bytes it would reclaim')
     .option('--limit <n>', 'items per kind (max 1000)', '1000')
     .option('--timeout <ms>', 'cap of the wait per kind', '600000')
@@ -24,7 +27,7 @@ export function registerGc(program: Command, ctx: CliContext, run: (action: () =
         const limit = Number(opts.limit);
         if (!Number.isInteger(limit) || limit < 1 || limit > 1_000) throw new UsageError(`--limit: expected a whole number from 1 to 1000, got ${JSON.stringify(opts.limit)}`);
         const timeoutMs = parseMs('--timeout', opts.timeout, 600_000);
-        const kinds = (opts.kind ? [opts.kind] : [...GC_KINDS]) as GcKind[];
+        const kinds = (opts.kind ? [opts.kind] : GC_KINDS.filter((k) => k !== 'verify')) as GcKind[];
         return withServices(ctx, async (services) => {
           const bar = opts.json ? null : progressBar(ctx.io, opts.dryRun ? 'gc (dry run)' : 'gc');
           const results: GcResult[] = [];
@@ -37,6 +40,7 @@ export function registerGc(program: Command, ctx: CliContext, run: (action: () =
           printResult(ctx.io, Boolean(opts.json), { dryRun: Boolean(opts.dryRun), results }, () =>
             [
               table(['kind', opts.dryRun ? 'would remove' : 'removed', 'bytes', 'skipped'], results.map((r) => [r.kind, r.count, r.bytes, r.skipped])),
+              ...results.filter((r) => Object.keys(r.report ?? {}).length > 0).map((r) => `  ${r.kind}: ${Object.entries(r.report).map(([k, v]) => `${k}=${v}`).join(' ')}`),
               ...results.flatMap((r) => r.items.slice(0, 20).map((item) => `  ${r.kind}: ${item.id} — ${item.description}${item.bytes ? ` (${item.bytes} bytes)` : ''}`)),
               ...results.flatMap((r) => r.invalidIds.slice(0, 20).map((id) => `  ${r.kind}: skipped invalid ${id.field} ${JSON.stringify(id.value)} (${id.reason})`)),
             ].join('\n'),

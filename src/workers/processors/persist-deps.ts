@@ -15,5 +15,6 @@ export function persistDeps(services: FleetServices): PersistDeps {
     systemPath: services.config.systemPath,
     treeLimits: services.config.treeLimits,
     archiveFormat: services.config.archiveFormat,
+    storeWriters: services.storeWriters,
   };
 }

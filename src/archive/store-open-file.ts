@@ -1,0 +1,68 @@
+/**
+ * One changed file of a live tree into the store, from an open handle: stat, copy into the
+ * store (hashed as it is read), stat again. A file whose size, mtime or ctime moved meanwhile is
+ * read again, up to `READ_ATTEMPTS` times, then reported unstable (the caller keeps its previous
+ * version). A file written in the second before it is read is read a second time and kept only
+ * when both reads agree: the kernel sets mtime when a write(2) begins, so a read racing one long
+ * write sees the same stat before and after, and bytes of two versions.
+ */
+import type { BigIntStats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { classifyStorageError } from '../errors/classify-storage-error.js';
+import { StorageError } from '../errors/storage-error.js';
+import { isSparse } from '../tree/copy-file-data.js';
+import { hashFileData } from '../tree/hash-file-data.js';
+import type { ObjectStore, StoredObject } from './object-store.js';
+
+/** Reads of a file that keeps changing while it is read, before its previous version is kept. */
+const READ_ATTEMPTS = 3;
+/**
+ * How long after its mtime a file may still have a write(2) copying into it: a file this young
+ * is read twice. One second covers a single write of hundreds of MB and a coarse clock.
+ */
+export const SETTLE_NS = 1_000_000_000n;
+
+export type OpenFileOutcome =
+  | { readonly kind: 'stored'; readonly stored: StoredObject; readonly before: BigIntStats }
+  | { readonly kind: 'vanished' | 'unstable' }
+  | { readonly kind: 'too-large'; readonly size: bigint };
+
+export interface OpenFileOptions {
+  readonly store: ObjectStore;
+  readonly maxFileBytes: number;
+  /** The workspace path, named by a storage error instead of the store's temporary. */
+  readonly label: string;
+  readonly signal?: AbortSignal;
+}
+
+/** Stores the file open at `source` (the handle stays open). */
+export async function storeOpenFile(source: FileHandle, options: OpenFileOptions): Promise<OpenFileOutcome> {
+  const { store, signal } = options;
+  for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+    const seenAt = BigInt(Date.now()) * 1_000_000n;
+    const before = await source.stat({ bigint: true });
+    if (!before.isFile()) return { kind: 'vanished' };
+    if (before.size > BigInt(options.maxFileBytes)) return { kind: 'too-large', size: before.size };
+    const stored = await store.putObject(source, Number(before.size), isSparse(before), signal).catch((error: unknown) => {
+      throw error instanceof StorageError ? classifyStorageError(error.cause, 'persist store', options.label) : error;
+    });
+    const after = await source.stat({ bigint: true });
+    if (!changedWhileRead(before, after) && stored.bytes === Number(before.size) && (await settled(source, before, seenAt, stored.id, signal))) {
+      return { kind: 'stored', stored, before };
+    }
+  }
+  return { kind: 'unstable' };
+}
+
+// True unless the file was written too recently to trust one read: then it must read again to the same id, its stat unmoved.
+async function settled(source: FileHandle, before: BigIntStats, seenAt: bigint, id: string, signal?: AbortSignal): Promise<boolean> {
+  if (seenAt - before.mtimeNs >= SETTLE_NS && seenAt - before.ctimeNs >= SETTLE_NS) return true;
+  const again = await hashFileData(source, Number(before.size), signal);
+  const after = await source.stat({ bigint: true });
+  return again.hash === id && again.bytes === Number(before.size) && !changedWhileRead(before, after);
+}
+
+// True when a file's size, mtime or ctime moved while it was read (its bytes may mix two versions).
+function changedWhileRead(before: BigIntStats, after: BigIntStats): boolean {
+  return before.size !== after.size || before.mtimeNs !== after.mtimeNs || before.ctimeNs !== after.ctimeNs;
+}

@@ -1,0 +1,208 @@
+/**
+ * The sweep of the objects GC: objects and trees of `.store/` that the mark did not reach and
+ * that are older than the cutoff, and their removal.
+ *
+ * A removal never races a writer that reuses the file: the file is first renamed aside (into
+ * `.store/tmp/`, where the litter GC collects a leftover), then its mtime is read again. A
+ * writer that reused it before the rename refreshed that mtime (ObjectStore `#reuse`), so it is
+ * renamed back; a writer that comes after the rename finds no file and writes the content anew.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { quarantined, quarantineName } from '../archive/archive-paths.js';
+import type { ObjectStore, StoredKind } from '../archive/object-store.js';
+import { OBJECT_ID_PATTERN } from '../archive/tree-object.js';
+import { errnoOf } from '../errors/classify-storage-error.js';
+import type { InvalidId } from '../lib/id-rules.js';
+import { DirHandle } from '../tree/dir-handle.js';
+import type { Reachable } from './mark-reachable.js';
+
+export interface StoreCandidate {
+  readonly kind: StoredKind;
+  readonly id: string;
+  readonly bytes: number;
+  /** The mtime seen when it was found (a reuse since changes it). */
+  readonly mtimeNs: bigint;
+  readonly ageMs: number;
+}
+
+/** Counts of one kind of unreachable entry. */
+export interface Tally {
+  objects: number;
+  trees: number;
+  bytes: number;
+}
+
+export interface SweepPlan {
+  /** Unreachable and older than the cutoff, at most `limit`. */
+  readonly candidates: StoreCandidate[];
+  /** Every unreachable entry older than the cutoff (beyond the batch too). */
+  readonly collectable: Tally;
+  /** Unreachable entries kept because they are younger than the cutoff (a writer may still need them). */
+  readonly young: Tally;
+}
+
+export interface SweepOptions {
+  /** Only entries whose mtime is before this (epoch ms) may go. */
+  readonly cutoffMs: number;
+  readonly limit: number;
+  readonly now: number;
+  readonly signal: AbortSignal;
+  /** Reports a name in the store that is not an id in its fan-out directory, or not a file: never removed. */
+  readonly skip: (invalid: InvalidId) => void;
+}
+
+const FANOUT = /^[0-9a-f]{2}$/;
+const tally = (): Tally => ({ objects: 0, trees: 0, bytes: 0 });
+const count = (t: Tally, kind: StoredKind, bytes: number) => {
+  if (kind === 'object') t.objects += 1;
+  else t.trees += 1;
+  t.bytes += bytes;
+};
+
+/** Lists the unreachable entries of the store. Changes nothing. */
+export async function findUnreachable(store: ObjectStore, reachable: Reachable, options: SweepOptions): Promise<SweepPlan> {
+  const plan: SweepPlan = { candidates: [], collectable: tally(), young: tally() };
+  const cutoffNs = BigInt(Math.floor(options.cutoffMs)) * 1_000_000n;
+  for (const kind of ['tree', 'object'] as const) {
+    const marked = kind === 'object' ? reachable.objects : reachable.trees;
+    const top = store.kindDir(kind);
+    await withDir(top, async (kindDir) => {
+      for (const fanoutName of await kindDir.names()) {
+        const fanout = fanoutName.toString('latin1');
+        if (!FANOUT.test(fanout)) {
+          options.skip({ field: 'path', value: path.join(top, fanout), reason: 'not a fan-out directory of the store (two hex digits)' });
+          continue;
+        }
+        const listed = await withChild(kindDir, fanoutName, async (dir) => {
+          for (const entry of await dir.names()) {
+            options.signal.throwIfAborted();
+            const name = entry.toString('latin1');
+            const file = path.join(top, fanout, name);
+            if (!OBJECT_ID_PATTERN.test(name) || !name.startsWith(fanout)) {
+              options.skip({ field: 'objectId', value: file, reason: `must be a lower-case hex SHA-256 starting with ${fanout}` });
+              continue;
+            }
+            if (marked.has(name)) continue;
+            const stats = await dir.lstat(entry).catch((error: unknown) => (errnoOf(error) === 'ENOENT' ? null : Promise.reject(error)));
+            if (!stats) continue;
+            if (!stats.isFile()) {
+              options.skip({ field: 'objectId', value: file, reason: 'not a regular file' });
+              continue;
+            }
+            const bytes = Number(stats.size);
+            if (stats.mtimeNs >= cutoffNs) {
+              count(plan.young, kind, bytes);
+              continue;
+            }
+            count(plan.collectable, kind, bytes);
+            if (plan.candidates.length < options.limit) plan.candidates.push({ kind, id: name, bytes, mtimeNs: stats.mtimeNs, ageMs: options.now - Number(stats.mtimeNs / 1_000_000n) });
+          }
+        });
+        if (listed === 'not-a-directory') options.skip({ field: 'path', value: path.join(top, fanout), reason: 'not a directory (a symlink is never followed)' });
+      }
+    });
+  }
+  return plan;
+}
+
+/** What became of a candidate: removed, put back (a writer reused it since it was found), or already gone. */
+export type Removal = 'removed' | 'reused' | 'gone';
+
+/** Removes one candidate unless a writer reused it since it was found. The id is the caller's to validate first. */
+export async function removeUnreachable(store: ObjectStore, candidate: StoreCandidate): Promise<Removal> {
+  const name = Buffer.from(candidate.id);
+  const aside = Buffer.from(quarantineName(candidate.kind, candidate.id, randomBytes(4).toString('hex')));
+  const outcome = await withTmp(store, (tmp) =>
+    withDir(store.kindDir(candidate.kind), (kindDir) =>
+      withChild(kindDir, Buffer.from(candidate.id.slice(0, 2)), async (fanout): Promise<Removal> => {
+        try {
+          await fanout.rename(name, tmp, aside);
+        } catch (error) {
+          if (errnoOf(error) === 'ENOENT') return 'gone';
+          throw error;
+        }
+        const after = await tmp.lstat(aside);
+        if (after.mtimeNs !== candidate.mtimeNs) {
+          // Reused between the look and the rename: back into place (a copy written meanwhile has the same bytes).
+          await tmp.rename(aside, fanout, name);
+          return 'reused';
+        }
+        await tmp.unlink(aside);
+        return 'removed';
+      }),
+    ),
+  );
+  return outcome === 'not-a-directory' || outcome === undefined ? 'gone' : outcome;
+}
+
+/**
+ * Puts back what a GC that died between its rename and its check left in `.store/tmp/` when the
+ * mark reaches it and its place is empty; returns how many came back.
+ */
+export async function recoverQuarantined(store: ObjectStore, reachable: Reachable): Promise<number> {
+  let recovered = 0;
+  await withDir(store.tmpDir, async (tmp) => {
+    for (const entry of await tmp.names()) {
+      const held = quarantined(entry.toString('latin1'));
+      if (!held || !(held.kind === 'object' ? reachable.objects : reachable.trees).has(held.id)) continue;
+      await withDir(store.kindDir(held.kind), async (kindDir) => {
+        const fanoutName = Buffer.from(held.id.slice(0, 2));
+        await kindDir.mkdir(fanoutName).catch((error: unknown) => (errnoOf(error) === 'EEXIST' ? undefined : Promise.reject(error)));
+        await withChild(kindDir, fanoutName, async (fanout) => {
+          const name = Buffer.from(held.id);
+          if (await fanout.lstat(name).then(() => true, (error: unknown) => (errnoOf(error) === 'ENOENT' ? false : Promise.reject(error)))) return;
+          await tmp.rename(entry, fanout, name);
+          recovered += 1;
+        });
+      });
+    }
+  });
+  return recovered;
+}
+
+// Runs `work` on the directory at `dir` (a path the fleet controls); nothing when it does not exist.
+async function withDir<T>(dir: string, work: (handle: DirHandle) => Promise<T>): Promise<T | undefined> {
+  let handle: DirHandle;
+  try {
+    handle = await DirHandle.open(dir);
+  } catch (error) {
+    if (errnoOf(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    return await work(handle);
+  } finally {
+    await handle.close();
+  }
+}
+
+// Runs `work` on the child directory `name` of `parent`; `not-a-directory` when it is a symlink or a file, nothing when it is gone.
+async function withChild<T>(parent: DirHandle, name: Buffer, work: (handle: DirHandle) => Promise<T>): Promise<T | 'not-a-directory' | undefined> {
+  let handle: DirHandle;
+  try {
+    handle = await parent.openDir(name);
+  } catch (error) {
+    const errno = errnoOf(error);
+    if (errno === 'ENOENT') return undefined;
+    if (errno === 'ENOTDIR' || errno === 'ELOOP') return 'not-a-directory';
+    throw error;
+  }
+  try {
+    return await work(handle);
+  } finally {
+    await handle.close();
+  }
+}
+
+// Runs `work` on the store's `tmp/` (created when missing).
+async function withTmp<T>(store: ObjectStore, work: (tmp: DirHandle) => Promise<T>): Promise<T> {
+  await mkdir(store.tmpDir, { recursive: true, mode: 0o700 });
+  const tmp = await DirHandle.open(store.tmpDir);
+  try {
+    return await work(tmp);
+  } finally {
+    await tmp.close();
+  }
+}

@@ -1,0 +1,90 @@
+// The objects GC (grace 0) in a loop of its own while a format 2 persist of a few hundred files
+// writes beside it: the runs overlap the persist's stores (every 25th store waits for the next
+// GC run to finish while the other lanes keep storing, so runs are known to have happened in the
+// middle of the persist: waited on, never slept for). Nothing the committed revision reaches is
+// removed, old garbage is, and a garbage object the persist reuses is kept (its mtime refreshed).
+// gc-during-persist.test.ts runs the GC at every single step instead, with controls.
+import { utimes } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ObjectStore } from '../../src/archive/object-store.js';
+import { verifyRevisions } from '../../src/archive/verify-revisions.js';
+import type { GcResult } from '../../src/gc/run-gc.js';
+import { backdate, LONG_AGO, objectsGc, reachedBy } from '../helpers/gc-objects.js';
+import { readTree } from '../helpers/tree.js';
+import { readArchivedTree } from '../helpers/archived.js';
+import { createHarness } from '../helpers/workspace-harness.js';
+
+const WAIT_EVERY = 25;
+
+// Makes every `every`-th write of the store wait for `gate` (the others go on meanwhile).
+function gateWrites(store: ObjectStore, every: number, gate: () => Promise<void>): () => number {
+  let calls = 0;
+  for (const name of ['putBytes', 'putObject', 'putTree'] as const) {
+    const original = (store[name] as (...args: unknown[]) => Promise<unknown>).bind(store);
+    Object.assign(store, {
+      [name]: async (...args: unknown[]) => {
+        if (++calls % every === 0) await gate();
+        return original(...args);
+      },
+    });
+  }
+  return () => calls;
+}
+
+describe('objects GC beside a persist', () => {
+  it('a grace-0 GC loop running concurrently never removes what the committed revision reaches', { timeout: 180_000 }, async () => {
+    const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2' });
+    await h.provision('ws');
+    const files: Record<string, string> = {};
+    for (let d = 0; d < 10; d++) for (let i = 0; i < 20; i++) files[`d${d}/f${i}.txt`] = `basis ${d}/${i}`;
+    await h.write('ws', files);
+    backdate(h.live('ws'));
+    await h.persist('ws');
+    const store = h.services.archive.objects;
+    // Two old unreachable objects: one the next persist stores again (reused, so kept), one nobody needs.
+    const reused = (await store.putBytes(Buffer.from('garbage the persist writes again'))).id;
+    const garbage = (await store.putBytes(Buffer.from('garbage nobody needs'))).id;
+    backdate(path.join(h.config.paths.archiveRoot, '.store'));
+    for (const id of [reused, garbage]) await utimes(store.objectPath(id), LONG_AGO, LONG_AGO);
+
+    const changes: Record<string, string> = { 'again.txt': 'garbage the persist writes again' };
+    for (let d = 0; d < 10; d++) for (let i = 0; i < 10; i++) changes[`d${d}/f${i}.txt`] = `changed ${d}/${i}`;
+    for (let d = 0; d < 5; d++) for (let i = 0; i < 20; i++) changes[`new${d}/n${i}.txt`] = `new ${d}/${i}`;
+    await h.write('ws', changes);
+
+    const runs: GcResult[] = [];
+    let finished: (() => void)[] = [];
+    let persisting = true;
+    // Runs that finished while a store of the persist was waiting for them: they overlapped the persist.
+    let overlapped = 0;
+    const loop = (async () => {
+      while (persisting) {
+        runs.push(await objectsGc(h));
+        if (finished.length > 0) overlapped += 1;
+        for (const resolve of finished.splice(0)) resolve();
+      }
+    })();
+    const nextRun = () => new Promise<void>((resolve) => finished.push(resolve));
+    const writes = gateWrites(store, WAIT_EVERY, nextRun);
+    const result = await h.persist('ws').finally(() => {
+      persisting = false;
+    });
+    await loop;
+    finished = [];
+
+    expect(writes()).toBeGreaterThan(5 * WAIT_EVERY);
+    expect(overlapped).toBeGreaterThan(2);
+    const removed = runs.flatMap((r) => r.items.map((i) => i.id));
+    expect(removed).toContain(garbage);
+    expect(removed).not.toContain(reused);
+    const needed = await reachedBy(h, 'ws', result.revision!);
+    expect(needed.has(reused)).toBe(true);
+    expect(removed.filter((id) => needed.has(id))).toEqual([]);
+    // One more run after the persist changes nothing the revision needs, and verify is clean.
+    expect((await objectsGc(h)).items.filter((i) => needed.has(i.id))).toEqual([]);
+    const verified = await verifyRevisions({ archive: h.services.archive, history: h.services.checkpoints }, ['ws'], { missingFormat: 2 });
+    expect(verified.problems).toEqual([]);
+    expect(await readArchivedTree(h.services.archive, 'ws')).toEqual(await readTree(h.live('ws')));
+  });
+});
