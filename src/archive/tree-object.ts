@@ -71,6 +71,23 @@ export function encodeTree(nodes: readonly TreeNode[]): Buffer {
   return Buffer.from(JSON.stringify({ v: 2, e: sorted.map(encodeNode) }), 'utf8');
 }
 
+/** True when two nodes of one name encode the same (a tree of only such nodes is its previous tree). */
+export function sameNode(a: TreeNode, b: TreeNode): boolean {
+  if (a.type !== b.type || !a.name.equals(b.name)) return false;
+  switch (a.type) {
+    case 'f': {
+      const f = b as FileNode;
+      return a.mode === f.mode && a.size === f.size && a.object === f.object && a.mtimeNs === f.mtimeNs && a.linkKey === f.linkKey;
+    }
+    case 'd':
+      return a.mode === (b as DirNode).mode && a.tree === (b as DirNode).tree;
+    case 'l':
+      return a.target.equals((b as SymlinkNode).target);
+    case 'p':
+      return a.mode === (b as FifoNode).mode && a.mtimeNs === (b as FifoNode).mtimeNs;
+  }
+}
+
 /** SHA-256 hex of bytes. */
 export function sha256(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex');
