@@ -66,7 +66,16 @@ function encodeNode(node: TreeNode): unknown[] {
 
 /** The canonical bytes of a tree (entries sorted by name bytes). */
 export function encodeTree(nodes: readonly TreeNode[]): Buffer {
-  const sorted = [...nodes].sort(compareNames);
+  return encodeSortedTree([...nodes].sort(compareNames));
+}
+
+/** `nodes` in tree order (by name bytes). */
+export function sortNodes(nodes: readonly TreeNode[]): TreeNode[] {
+  return [...nodes].sort(compareNames);
+}
+
+/** The canonical bytes of a tree whose nodes are already in tree order (`sortNodes`). */
+export function encodeSortedTree(sorted: readonly TreeNode[]): Buffer {
   for (let i = 1; i < sorted.length; i++) if (sorted[i - 1]!.name.equals(sorted[i]!.name)) throw new TreeFormatError(`duplicate name ${encodePath(sorted[i]!.name)}`);
   return Buffer.from(JSON.stringify({ v: 2, e: sorted.map(encodeNode) }), 'utf8');
 }
