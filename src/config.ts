@@ -172,7 +172,7 @@ export const EnvSchema = z.object({
   FLEET_SANDBOX_TMP_MB: integer(256, 1, 1024 * 1024),
   FLEET_SANDBOX_CGROUP_ROOT: anyText('/sys/fs/cgroup'),
   FLEET_SHRINK_GUARD_PCT: integer(50, 0, 100),
-  FLEET_ARCHIVE_FORMAT: oneOf(['1', '2'] as const, '1'),
+  FLEET_ARCHIVE_FORMAT: oneOf(['1', '2'] as const, '2'),
   FLEET_TREE_MAX_DEPTH: integer(DEFAULT_TREE_LIMITS.maxDepth, 8, 4_096),
   FLEET_TREE_MAX_ENTRIES: integer(DEFAULT_TREE_LIMITS.maxEntries, 1_000, 100_000_000),
   FLEET_TREE_MAX_FILE_BYTES: integer(DEFAULT_TREE_LIMITS.maxFileBytes, 1_024, Number.MAX_SAFE_INTEGER, ' of bytes'),
@@ -464,7 +464,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
           entry[1] !== undefined && !/^(FLEET_|REDIS_|VERCEL_)/.test(entry[0]) && !/(TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|PRIVATE|AUTH)/i.test(entry[0]),
       ),
     ),
-    archiveFormat: e.FLEET_ARCHIVE_FORMAT === '2' ? 2 : 1,
+    archiveFormat: e.FLEET_ARCHIVE_FORMAT === '1' ? 1 : 2,
     treeLimits: {
       ...DEFAULT_TREE_LIMITS,
       maxDepth: e.FLEET_TREE_MAX_DEPTH,

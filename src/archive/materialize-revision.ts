@@ -1,14 +1,17 @@
 /**
  * Restores a format 2 revision into an empty directory (a private staging tree): every
  * directory, file (mode and mtime), symlink and FIFO of its trees, names of one inode as hard
- * links of one inode. Files are copies of their objects (reflinks where the filesystem has them,
+ * links of one inode, owned by `owner` when given (set while each entry is made: no second walk).
+ * Files are copies of their objects (reflinks where the filesystem has them,
  * holes kept), never hard links into the store: an in-place write in a live tree must never
  * change history.
  */
 import { constants } from 'node:fs';
-import { copyFile, stat, utimes } from 'node:fs/promises';
+import { copyFile, lchown, stat, utimes, type FileHandle } from 'node:fs/promises';
+import { StorageIoError } from '../errors/storage-io-error.js';
 import { TaskPool } from '../lib/task-pool.js';
 import { copyFileData, isSparse } from '../tree/copy-file-data.js';
+import { chownDir } from '../tree/chown-tree.js';
 import { CREATE_FILE_FLAGS, type DirHandle } from '../tree/dir-handle.js';
 import { nodeTime, setFileTime } from '../tree/file-times.js';
 import { makeFifo } from '../tree/make-fifo.js';
@@ -18,6 +21,12 @@ import { childRel } from './tree-walk.js';
 
 /** Files copied at once. */
 const COPY_CONCURRENCY = 16;
+/**
+ * Files up to this size are restored by one read of the object and one write (no `copyFile`,
+ * which opens both files itself, and no second open to set mode and time); larger ones are
+ * copied with `copyFile`, a reflink where the filesystem has them.
+ */
+const SMALL_COPY_BYTES = 256 * 1024;
 
 export interface MaterializeOptions {
   /** PATH for `mkfifo`. */
@@ -25,6 +34,27 @@ export interface MaterializeOptions {
   readonly signal: AbortSignal;
   /** Called after each file with the number of files made so far (progress). */
   readonly onFile?: (files: number) => void;
+  /** Owner of everything made (the workspace's uid under namespaces isolation); else the process's. */
+  readonly owner?: { readonly uid: number; readonly gid: number };
+}
+
+// The whole object (`node.size` bytes, checked).
+async function readObjectBytes(store: ObjectStore, node: FileNode): Promise<Buffer> {
+  const input = await store.openObject(node.object);
+  try {
+    const bytes = Buffer.allocUnsafe(node.size);
+    let read = 0;
+    while (read < node.size) {
+      const { bytesRead } = await input.read(bytes, read, node.size - read, read);
+      if (bytesRead === 0) {
+        throw new StorageIoError({ operation: 'restore read', path: store.objectPath(node.object), errno: 'EIO' }, `object holds ${read} bytes, its tree says ${node.size}`);
+      }
+      read += bytesRead;
+    }
+    return bytes;
+  } finally {
+    await input.close();
+  }
 }
 
 export interface Materialized {
@@ -34,6 +64,7 @@ export interface Materialized {
 }
 
 export async function materializeRevision(store: ObjectStore, root: string, dest: DirHandle, options: MaterializeOptions): Promise<Materialized> {
+  const { owner } = options;
   const pool = new TaskPool(COPY_CONCURRENCY, options.signal);
   const linked = new Map<string, Promise<Buffer>>();
   const counts = { files: 0, directories: 0, bytes: 0 };
@@ -63,33 +94,48 @@ export async function materializeRevision(store: ObjectStore, root: string, dest
     settle?.resolve(rel);
   };
 
-  // The object's bytes as a new file `node.name` beneath `dir`, with its mode and mtime.
+  // The object's bytes as a new file `node.name` beneath `dir`, with its owner, mode and mtime.
   const copyObject = async (dir: DirHandle, node: FileNode): Promise<void> => {
+    if (node.size <= SMALL_COPY_BYTES) {
+      // One read and one write: objects this small are written whole (object-store.ts), never sparse.
+      const bytes = await readObjectBytes(store, node);
+      const output = await dir.openFile(node.name, CREATE_FILE_FLAGS, 0o600);
+      try {
+        await output.write(bytes, 0, bytes.length, 0);
+        await finish(output, node);
+      } finally {
+        await output.close();
+      }
+      return;
+    }
     const object = store.objectPath(node.object);
-    const target = dir.entry(node.name);
-    const sparse = node.size > 0 && isSparse(await stat(object, { bigint: true }));
-    if (sparse) {
+    if (isSparse(await stat(object, { bigint: true }))) {
       const input = await store.openObject(node.object);
       const output = await dir.openFile(node.name, CREATE_FILE_FLAGS, 0o600);
       try {
         await copyFileData(input, output, node.size, true, options.signal);
-        await output.chmod(node.mode);
-        await setFileTime(output, node.mtimeNs);
+        await finish(output, node);
       } finally {
         await input.close();
         await output.close();
       }
-    } else {
-      // Exclusive (nothing is ever written through an existing name); a reflink where the filesystem has them.
-      await copyFile(object, target, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
-      const output = await dir.openFile(node.name, constants.O_WRONLY | constants.O_NOFOLLOW);
-      try {
-        await output.chmod(node.mode);
-        await setFileTime(output, node.mtimeNs);
-      } finally {
-        await output.close();
-      }
+      return;
     }
+    // Exclusive (nothing is ever written through an existing name); a reflink where the filesystem has them.
+    await copyFile(object, dir.entry(node.name), constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+    const output = await dir.openFile(node.name, constants.O_WRONLY | constants.O_NOFOLLOW);
+    try {
+      await finish(output, node);
+    } finally {
+      await output.close();
+    }
+  };
+
+  // Owner first (a chown clears setuid/setgid bits), then mode, then time (the chmod would not move it, but keep the order fixed).
+  const finish = async (output: FileHandle, node: FileNode): Promise<void> => {
+    if (owner) await output.chown(owner.uid, owner.gid);
+    await output.chmod(node.mode);
+    await setFileTime(output, node.mtimeNs);
   };
 
   const directory = async (dir: DirHandle, tree: string, rel: Buffer): Promise<void> => {
@@ -106,8 +152,10 @@ export async function materializeRevision(store: ObjectStore, root: string, dest
           await pool.schedule(tasks, () => file(dir, node, childPath));
         } else if (node.type === 'l') {
           await dir.symlink(node.target, node.name);
+          if (owner) await lchown(dir.entry(node.name), owner.uid, owner.gid);
         } else {
           await makeFifo(dir, node.name, node.mode, options.systemPath, options.signal);
+          if (owner) await lchown(dir.entry(node.name), owner.uid, owner.gid);
           await utimes(dir.entry(node.name), nodeTime(node.mtimeNs), nodeTime(node.mtimeNs));
         }
       }
@@ -115,6 +163,7 @@ export async function materializeRevision(store: ObjectStore, root: string, dest
         const child = await dir.openDir(sub.name);
         try {
           await directory(child, sub.tree, childRel(rel, sub.name));
+          if (owner) await chownDir(child, owner.uid, owner.gid);
           await child.chmod(sub.mode);
         } finally {
           await child.close();
@@ -128,6 +177,7 @@ export async function materializeRevision(store: ObjectStore, root: string, dest
   };
 
   try {
+    if (owner) await chownDir(dest, owner.uid, owner.gid);
     await directory(dest, root, Buffer.alloc(0));
     await pool.drain();
   } catch (error) {

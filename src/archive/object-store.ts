@@ -11,7 +11,7 @@ import { mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } 
 import path from 'node:path';
 import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
 import { copyFileData } from '../tree/copy-file-data.js';
-import { decodeTree, encodeTree, OBJECT_ID_PATTERN, sha256, type TreeNode } from './tree-object.js';
+import { decodeTree, encodeSortedTree, OBJECT_ID_PATTERN, sha256, sortNodes, type TreeNode } from './tree-object.js';
 
 /** Files up to this size are read whole and hashed before anything is written (a known object costs no write). */
 const SMALL_OBJECT_BYTES = 1024 * 1024;
@@ -94,9 +94,13 @@ export class ObjectStore {
     const cached = this.#trees.get(id);
     if (cached) return cached;
     const nodes = decodeTree(await readFile(this.treePath(checkId(id))), id);
+    this.#remember(id, nodes);
+    return nodes;
+  }
+
+  #remember(id: string, nodes: TreeNode[]): void {
     if (this.#trees.size >= TREE_CACHE_ENTRIES) this.#trees.delete(this.#trees.keys().next().value!);
     this.#trees.set(id, nodes);
-    return nodes;
   }
 
   /**
@@ -115,12 +119,18 @@ export class ObjectStore {
    * cache: a cached tree may have been collected since it was read.
    */
   async putTree(nodes: readonly TreeNode[], unchangedFrom?: string): Promise<{ id: string; written: boolean }> {
-    const bytes = encodeTree(nodes);
+    const sorted = sortNodes(nodes);
+    const bytes = encodeSortedTree(sorted);
     const id = sha256(bytes);
-    if (id === unchangedFrom || (await this.#reuse(this.treePath(id)))) return { id, written: false };
-    const tmp = await this.#tmpFile('t');
-    await this.#fill(tmp, () => tmp.handle.writeFile(bytes));
-    const written = await this.#place(tmp.path, this.treePath(id));
+    if (id === unchangedFrom) return { id, written: false };
+    let written = false;
+    if (!(await this.#reuse(this.treePath(id)))) {
+      const tmp = await this.#tmpFile('t');
+      await this.#fill(tmp, () => tmp.handle.writeFile(bytes));
+      written = await this.#place(tmp.path, this.treePath(id));
+    }
+    // On disk now, and read back at once (the removal count, the next persist's basis).
+    this.#remember(id, sorted);
     return { id, written };
   }
 

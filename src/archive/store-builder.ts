@@ -28,7 +28,7 @@ import { keyOf } from './prior-index.js';
 import type { StatCache, StatCacheEntry } from './stat-cache.js';
 import { storeOpenFile } from './store-open-file.js';
 import { storedMode } from './stored-mode.js';
-import type { DirNode, FileNode, TreeNode } from './tree-object.js';
+import { sameNode, type DirNode, type FileNode, type TreeNode } from './tree-object.js';
 import { childRel, encodePath, typeOf, vanished } from './tree-walk.js';
 import { WalkTally } from './walk-tally.js';
 
@@ -83,6 +83,15 @@ interface StoredFile {
 }
 
 type StoreOutcome = { readonly kind: 'stored'; readonly file: StoredFile } | { readonly kind: 'vanished' | 'refused' | 'unstable' };
+
+// True when `nodes` are exactly the previous directory's nodes.
+function sameNodes(nodes: readonly TreeNode[], prior: ReadonlyMap<string, TreeNode> | undefined): boolean {
+  if (!prior || nodes.length !== prior.size) return false;
+  return nodes.every((n) => {
+    const before = prior.get(keyOf(n.name));
+    return before !== undefined && sameNode(n, before);
+  });
+}
 
 export class StoreBuilder {
   readonly #o: StoreBuilderOptions;
@@ -142,6 +151,8 @@ export class StoreBuilder {
     if (frame.src && (await frame.src.stat()).nlink === 0n) await this.#vanishedDirectory(frame.prior);
     const nodes = frame.nodes.filter((n): n is TreeNode => n !== null);
     this.entries += nodes.length;
+    // A directory whose every entry is its previous one is its previous tree: no encoding, no hashing.
+    if (frame.priorTree !== undefined && sameNodes(nodes, frame.prior)) return frame.priorTree;
     const { id, written } = await this.#o.store.putTree(nodes, frame.priorTree);
     if (written) this.newTrees += 1;
     return id;

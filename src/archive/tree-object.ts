@@ -66,9 +66,35 @@ function encodeNode(node: TreeNode): unknown[] {
 
 /** The canonical bytes of a tree (entries sorted by name bytes). */
 export function encodeTree(nodes: readonly TreeNode[]): Buffer {
-  const sorted = [...nodes].sort(compareNames);
+  return encodeSortedTree([...nodes].sort(compareNames));
+}
+
+/** `nodes` in tree order (by name bytes). */
+export function sortNodes(nodes: readonly TreeNode[]): TreeNode[] {
+  return [...nodes].sort(compareNames);
+}
+
+/** The canonical bytes of a tree whose nodes are already in tree order (`sortNodes`). */
+export function encodeSortedTree(sorted: readonly TreeNode[]): Buffer {
   for (let i = 1; i < sorted.length; i++) if (sorted[i - 1]!.name.equals(sorted[i]!.name)) throw new TreeFormatError(`duplicate name ${encodePath(sorted[i]!.name)}`);
   return Buffer.from(JSON.stringify({ v: 2, e: sorted.map(encodeNode) }), 'utf8');
+}
+
+/** True when two nodes of one name encode the same (a tree of only such nodes is its previous tree). */
+export function sameNode(a: TreeNode, b: TreeNode): boolean {
+  if (a.type !== b.type || !a.name.equals(b.name)) return false;
+  switch (a.type) {
+    case 'f': {
+      const f = b as FileNode;
+      return a.mode === f.mode && a.size === f.size && a.object === f.object && a.mtimeNs === f.mtimeNs && a.linkKey === f.linkKey;
+    }
+    case 'd':
+      return a.mode === (b as DirNode).mode && a.tree === (b as DirNode).tree;
+    case 'l':
+      return a.target.equals((b as SymlinkNode).target);
+    case 'p':
+      return a.mode === (b as FifoNode).mode && a.mtimeNs === (b as FifoNode).mtimeNs;
+  }
 }
 
 /** SHA-256 hex of bytes. */

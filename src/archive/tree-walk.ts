@@ -8,6 +8,7 @@
  */
 import type { BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
+import { isAscii, isUtf8 } from 'node:buffer';
 import path from 'node:path';
 import { mapBounded } from '../lib/map-bounded.js';
 import { DirHandle, READ_FILE_FLAGS } from '../tree/dir-handle.js';
@@ -156,8 +157,12 @@ export async function* walkTree(root: string | DirHandle, { skipVanished = false
 
 /** Encodes a byte path for JSON: UTF-8 text when it round-trips, else base64 (`b64:` prefix). */
 export function encodePath(bytes: Buffer): string {
-  const text = bytes.toString('utf8');
-  return Buffer.from(text, 'utf8').equals(bytes) && !text.startsWith('b64:') ? text : `b64:${bytes.toString('base64')}`;
+  // Valid UTF-8 (ASCII included) decodes and encodes back to the same bytes; nothing else does.
+  if (isUtf8(bytes)) {
+    const text = bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8');
+    if (!text.startsWith('b64:')) return text;
+  }
+  return `b64:${bytes.toString('base64')}`;
 }
 
 /** Inverse of `encodePath`. */

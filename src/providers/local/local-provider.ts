@@ -389,7 +389,8 @@ export class LocalProvider implements SandboxProvider {
       try {
         await mkdir(staging, { mode: 0o700 });
         if (from.endsWith(RECORD_SUFFIX)) {
-          await this.#materialize(workspaceId, from, staging, signal);
+          // Owned by the workspace's uid as each entry is made (no second walk).
+          await this.#materialize(workspaceId, from, staging, uid, signal);
         } else {
           // No --link-dest: the live tree must never share inodes with the archive.
           const run = await runRsync({
@@ -405,7 +406,7 @@ export class LocalProvider implements SandboxProvider {
           this.options.onRsyncExit?.(run.exitCode);
         }
         // Archived files are root's; restored ones belong to the workspace's uid.
-        await this.#giveTo(staging, uid);
+        if (!from.endsWith(RECORD_SUFFIX)) await this.#giveTo(staging, uid);
         await this.#swapIn(paths, staging);
         if (uid !== undefined && meta.uid !== uid) await writeDurable(paths.sandbox, JSON.stringify({ ...meta, uid }));
       } catch (error) {
@@ -416,12 +417,18 @@ export class LocalProvider implements SandboxProvider {
   }
 
   // Restores a format 2 revision (its record at `from`) into the empty staging tree.
-  async #materialize(workspaceId: string, from: string, staging: string, signal: AbortSignal): Promise<void> {
+  async #materialize(workspaceId: string, from: string, staging: string, uid: number | undefined, signal: AbortSignal): Promise<void> {
     const record = parseRevisionRecord(await readFile(from), from);
     if (record.workspaceId !== workspaceId) throw new ProviderPermanentError('local', 'importTree', `${from} is a revision of ${record.workspaceId}, not of ${workspaceId}`);
     const dest = await DirHandle.open(staging);
     try {
-      await materializeRevision(this.#objects(), record.root, dest, { systemPath: this.options.systemPath, signal: AbortSignal.any([signal, AbortSignal.timeout(this.options.copyTimeoutMs)]) });
+      await materializeRevision(this.#objects(), record.root, dest, {
+        systemPath: this.options.systemPath,
+        signal: AbortSignal.any([signal, AbortSignal.timeout(this.options.copyTimeoutMs)]),
+        ...(uid === undefined ? {} : { owner: { uid, gid: uid } }),
+      });
+      // The staging root is private until it is swapped in (as #giveTo leaves it).
+      if (uid !== undefined) await dest.chmod(0o700);
     } finally {
       await dest.close();
     }
