@@ -68,6 +68,10 @@ describe('fuzz: encodePath / decodePath', () => {
         const encoded = encodePath(buffer);
         const wire = JSON.parse(JSON.stringify({ p: encoded })) as { p: string };
         if (!decodePath(wire.p).equals(buffer)) throw new Error(`round trip lost bytes of ${buffer.toString('hex')}`);
+        // The format's rule, written out: text exactly when the bytes round-trip through UTF-8 (trees and manifests keep their ids).
+        const text = buffer.toString('utf8');
+        const canonical = Buffer.from(text, 'utf8').equals(buffer) && !text.startsWith('b64:') ? text : `b64:${buffer.toString('base64')}`;
+        if (encoded !== canonical) throw new Error(`${buffer.toString('hex')} encoded as ${encoded}, the format says ${canonical}`);
       }),
       fuzzParams(2_100),
     );
