@@ -127,7 +127,7 @@ export class ObjectStore {
     if (!(await this.#reuse(this.treePath(id)))) {
       const tmp = await this.#tmpFile('t');
       await this.#fill(tmp, () => tmp.handle.writeFile(bytes));
-      written = await this.#place(tmp.path, this.treePath(id));
+      written = await this.#place(tmp.path, this.treePath(id), false);
     }
     // On disk now, and read back at once (the removal count, the next persist's basis).
     this.#remember(id, sorted);
@@ -226,15 +226,21 @@ export class ObjectStore {
     }
   }
 
-  // Renames a finished temporary to its id; false (and the temporary removed) when the id exists.
-  async #place(tmp: string, target: string): Promise<boolean> {
+  /**
+   * Renames a finished temporary to its id; false (and the temporary removed) when the id exists.
+   * `recheck: false` when the caller looked for the id just before writing (trees: a walk stores
+   * one at a time): a writer that placed the same id meanwhile placed the same bytes, and the
+   * rename replaces them atomically. Objects are rechecked: a walk stores many at once, and two
+   * names with one content must count as one stored object.
+   */
+  async #place(tmp: string, target: string, recheck = true): Promise<boolean> {
     const dir = path.dirname(target);
     try {
       if (!this.#fanout.has(dir)) {
         await mkdir(dir, { recursive: true, mode: 0o700 });
         this.#fanout.add(dir);
       }
-      if (await this.#reuse(target)) {
+      if (recheck && (await this.#reuse(target))) {
         await unlink(tmp);
         return false;
       }
