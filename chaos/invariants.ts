@@ -3,6 +3,7 @@
  */
 import type { Queue } from 'bullmq';
 import { verifyTree } from '../src/archive/manifest.js';
+import { StoreChecker } from '../src/archive/verify-store.js';
 import type { FleetServices } from '../src/runtime/services.js';
 import type { SandboxProvider } from '../src/providers/sandbox-provider.js';
 import type { WorkspaceModel } from './workload.js';
@@ -33,8 +34,15 @@ export async function checkInvariants(
     const ws = model.workspaceId;
     const current = await services.archive.current(ws);
     const manifest = current ? await services.archive.readManifest(ws, current) : null;
-    // 0 torn: current is one complete revision matching its manifest.
-    if (current && manifest) {
+    const record = current ? await services.archive.readRecord(ws, current) : null;
+    // 0 torn: current is one complete revision: format 2, every tree and object there and hashing to its id; format 1, its tree matching its manifest.
+    if (current && record) {
+      const findings = await new StoreChecker(services.archive.objects, { readData: () => true }).check(record.root);
+      if (findings.length > 0) {
+        report.torn += 1;
+        note(`${ws}: current ${current} has ${findings.length} damaged trees or objects (first: ${findings[0]!.path} ${findings[0]!.problem})`);
+      }
+    } else if (current && manifest) {
       const { mismatches } = await verifyTree(services.archive.paths(ws).revision(current), manifest);
       if (mismatches.length > 0) {
         report.torn += 1;
