@@ -1,0 +1,89 @@
+/**
+ * Judging a restored tree against the states an agent really produced (loss-window benchmark).
+ *
+ * The agent simulator (agent-sim.ts) logs every file operation it completed with a sequence
+ * number and a timestamp; every file it writes carries the sequence number of its write. A
+ * restored tree is consistent when it equals the state right after some operation S (every
+ * operation up to S reflected, none after): a tree mixing two moments matches no state. Only
+ * states from the newest write the tree contains up to the next write are candidates (deletes and
+ * renames leave no number behind), so judging costs a replay of the log, not a search.
+ */
+
+/** One completed file operation of the agent (paths relative to the agent's directory). */
+export type AgentOp =
+  | { readonly seq: number; readonly ts: number; readonly kind: 'write'; readonly path: string; readonly content: string }
+  | { readonly seq: number; readonly ts: number; readonly kind: 'delete'; readonly path: string }
+  | { readonly seq: number; readonly ts: number; readonly kind: 'rename'; readonly path: string; readonly to: string };
+
+/** What a restored tree was found to be. */
+export interface Judgement {
+  /** The tree equals the state after operation `seq` (or the baseline, `seq` = baseline's). */
+  readonly consistent: boolean;
+  /** Newest operation the tree reflects (consistent), else the newest write number it contains. */
+  readonly seq: number;
+  /** When that operation completed (epoch ms); the baseline's time when it is the baseline. */
+  readonly ts: number;
+  /** Operations after `seq` that the tree lost, and the bytes they wrote. */
+  readonly lostOps: number;
+  readonly lostBytes: number;
+  /** A path whose content is not one the agent wrote (a torn write), if any. */
+  readonly foreign: string | null;
+}
+
+/** The sequence number a file's content carries (`seq=N ...`), or null. */
+export function contentSeq(content: string): number | null {
+  const match = /^seq=(\d+) /.exec(content);
+  return match ? Number(match[1]) : null;
+}
+
+function equal(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k) !== v) return false;
+  return true;
+}
+
+/** Applies one operation to a state (path → content). */
+export function applyOp(state: Map<string, string>, op: AgentOp): void {
+  if (op.kind === 'write') state.set(op.path, op.content);
+  else if (op.kind === 'delete') state.delete(op.path);
+  else {
+    const content = state.get(op.path);
+    state.delete(op.path);
+    if (content !== undefined) state.set(op.to, content);
+  }
+}
+
+/**
+ * Judges `restored` (path → content) against `baseline` (the state the log starts from, reached
+ * at `baselineSeq` / `baselineTs`) and the operations logged since.
+ */
+export function judgeRestored(
+  restored: ReadonlyMap<string, string>,
+  baseline: { readonly files: ReadonlyMap<string, string>; readonly seq: number; readonly ts: number },
+  log: readonly AgentOp[],
+): Judgement {
+  let newestWrite = 0;
+  let foreign: string | null = null;
+  for (const [p, content] of restored) {
+    const seq = contentSeq(content);
+    if (seq === null) foreign ??= p;
+    else newestWrite = Math.max(newestWrite, seq);
+  }
+  const state = new Map(baseline.files);
+  let match: { seq: number; ts: number } | null = newestWrite <= baseline.seq && equal(state, restored) ? { seq: baseline.seq, ts: baseline.ts } : null;
+  for (const op of log) {
+    if (op.kind === 'write' && op.seq > newestWrite) break;
+    applyOp(state, op);
+    if (op.seq >= newestWrite && equal(state, restored)) match = { seq: op.seq, ts: op.ts };
+  }
+  const seq = match?.seq ?? newestWrite;
+  const lost = log.filter((op) => op.seq > seq);
+  return {
+    consistent: match !== null,
+    seq,
+    ts: match?.ts ?? log.find((op) => op.seq === newestWrite)?.ts ?? baseline.ts,
+    lostOps: lost.length,
+    lostBytes: lost.reduce((sum, op) => sum + (op.kind === 'write' ? Buffer.byteLength(op.content) : 0), 0),
+    foreign,
+  };
+}
