@@ -1,0 +1,110 @@
+/**
+ * One fault of the loss-window benchmark and its judgement from outside: the agents of the
+ * workspaces on the faulted group stop at the fault time, the lag each workspace's metric claims
+ * is read, the fault is injected, every affected workspace is provisioned again through the
+ * fleet client (restored from the archive when its live tree died) and its tree is read from the
+ * live directory and judged against the states its agent produced (loss-judge.ts).
+ */
+import { walkTree } from '../../src/archive/tree-walk.js';
+import type { ProviderName } from '../../src/providers/sandbox-provider.js';
+import type { ProvisionResult } from '../../src/queues/provision.js';
+import { AGENT_DIR, readAgentFiles, type AgentSim } from './agent-sim.js';
+import { judgeRestored } from './loss-judge.js';
+import type { GroupId, ProcessFleet } from './process-fleet.js';
+
+export type FaultKind = 'hostKill' | 'workerKill' | 'rollingRestart';
+
+/** A workspace under test: its agent and where it lives now. */
+export interface Tracked {
+  readonly workspaceId: string;
+  readonly provider: ProviderName;
+  readonly agent: AgentSim;
+  /** Files of the generated tree outside the agent's directory (they never change). */
+  readonly baseFiles: number;
+  result: ProvisionResult | null;
+}
+
+/** What one fault did to one workspace. */
+export interface Observation {
+  readonly provider: ProviderName;
+  readonly kind: FaultKind;
+  /** Fault time − the newest write present in the restored tree. */
+  readonly lossMs: number;
+  /** What the lag metric claimed for the workspace at the fault. */
+  readonly lagMs: number | null;
+  readonly consistent: boolean;
+  readonly ackedTurnLost: boolean;
+  readonly lostOps: number;
+  readonly lostBytes: number;
+  /** The generated tree came back whole (counted only when the live tree died). */
+  readonly baseIntact: boolean;
+  readonly outcome: string;
+  readonly detail: string | null;
+}
+
+export const groupOf = (t: Tracked): GroupId => (t.provider === 'vercel' ? 'vercel' : (t.result!.hostId as GroupId));
+
+// Files outside the agent's directory.
+async function countBaseFiles(root: string): Promise<number> {
+  let n = 0;
+  for await (const entry of walkTree(root)) if (entry.type === 'file' && !entry.rel.toString('utf8').startsWith(`${AGENT_DIR}/`)) n += 1;
+  return n;
+}
+
+/** Provisions `t` through the fleet client and starts (or restarts) its agent on the tree it got. */
+export async function provisionAndJudge(fleet: ProcessFleet, t: Tracked, fault: { kind: FaultKind; at: number; lagMs: number | null; checkBase: boolean } | null): Promise<Observation | null> {
+  const { result } = await fleet.client.provision({ workspaceId: t.workspaceId, provider: t.provider }, { wait: true, timeoutMs: 30 * 60_000 });
+  t.result = result as ProvisionResult;
+  const root = await fleet.liveRoot(t.result);
+  const restored = await readAgentFiles(root);
+  const judged = judgeRestored(restored, t.agent.baseline, t.agent.log);
+  const acked = t.agent.ackedSeq;
+  t.agent.start(root, t.result.generation, restored, judged.seq, judged.ts);
+  if (!fault) return null;
+  const base = fault.checkBase ? await countBaseFiles(root) : t.baseFiles;
+  const detail = !judged.consistent ? `${t.workspaceId}: restored tree (newest write ${judged.seq}${judged.foreign ? `, foreign content in ${judged.foreign}` : ''}) is no state the agent produced` : judged.seq < acked ? `${t.workspaceId}: restored seq ${judged.seq} < acknowledged ${acked}` : null;
+  return {
+    provider: t.provider,
+    kind: fault.kind,
+    lossMs: Math.max(0, fault.at - judged.ts),
+    lagMs: fault.lagMs,
+    consistent: judged.consistent,
+    ackedTurnLost: judged.seq < acked,
+    lostOps: judged.lostOps,
+    lostBytes: judged.lostBytes,
+    baseIntact: base === t.baseFiles,
+    outcome: t.result.outcome,
+    detail,
+  };
+}
+
+// The lag the fleet's metric claims for a workspace at `now` (fleet_persist_lag: now − max(last caught-up persist, publication)).
+async function claimedLagMs(fleet: ProcessFleet, workspaceId: string, now: number): Promise<number | null> {
+  const [status, address] = await Promise.all([fleet.client.intents.status(workspaceId), fleet.client.addresses.get(workspaceId)]);
+  return address ? Math.max(0, now - Math.max(status.completedAt, address.publishedAt)) : null;
+}
+
+/**
+ * Injects `kind` on `group` (a host kill loses the pod's disk and live trees; a Vercel "host"
+ * kill also destroys its sandboxes; a worker kill SIGKILLs `victim` only; a rolling restart is
+ * SIGTERM, then the disk is lost) and judges every workspace on the group.
+ */
+export async function injectAndJudge(fleet: ProcessFleet, kind: FaultKind, group: GroupId, victim: number, tracked: readonly Tracked[]): Promise<Observation[]> {
+  const affected = tracked.filter((t) => groupOf(t) === group);
+  await Promise.all(affected.map((t) => t.agent.stop()));
+  const at = Date.now();
+  const lags = await Promise.all(affected.map((t) => claimedLagMs(fleet, t.workspaceId, at)));
+  if (kind === 'workerKill') {
+    await fleet.group(group)[victim % fleet.group(group).length]!.restart();
+  } else {
+    const how = kind === 'hostKill' ? 'SIGKILL' : 'SIGTERM';
+    if (group === 'vercel' && kind === 'hostKill') {
+      await Promise.all(fleet.group(group).map((p) => p.kill('SIGKILL')));
+      await Promise.all(affected.map((t) => fleet.provider('vercel').destroy(t.result!.handle, AbortSignal.timeout(60_000))));
+    }
+    await fleet.restartGroup(group, how, group !== 'vercel');
+  }
+  const observations: Observation[] = [];
+  for (const [i, t] of affected.entries()) observations.push((await provisionAndJudge(fleet, t, { kind, at, lagMs: lags[i]!, checkBase: kind !== 'workerKill' }))!);
+  return observations;
+}
