@@ -6,6 +6,7 @@
  * live directory and judged against the states its agent produced (loss-judge.ts).
  */
 import { walkTree } from '../../src/archive/tree-walk.js';
+import { lagMs } from '../../src/status/persist-lag.js';
 import type { ProviderName } from '../../src/providers/sandbox-provider.js';
 import type { ProvisionResult } from '../../src/queues/provision.js';
 import { AGENT_DIR, readAgentFiles, type AgentSim } from './agent-sim.js';
@@ -78,10 +79,10 @@ export async function provisionAndJudge(fleet: ProcessFleet, t: Tracked, fault: 
   };
 }
 
-// The lag the fleet's metric claims for a workspace at `now` (fleet_persist_lag: now − max(last caught-up persist, publication)).
+// The lag the fleet's metric (fleet_persist_lag_max_seconds, `fleet status`) claims for a workspace at `now`.
 async function claimedLagMs(fleet: ProcessFleet, workspaceId: string, now: number): Promise<number | null> {
   const [status, address] = await Promise.all([fleet.client.intents.status(workspaceId), fleet.client.addresses.get(workspaceId)]);
-  return address ? Math.max(0, now - Math.max(status.completedAt, address.publishedAt)) : null;
+  return address ? lagMs(now, address.publishedAt, status) : null;
 }
 
 /**
@@ -104,7 +105,7 @@ export async function injectAndJudge(fleet: ProcessFleet, kind: FaultKind, group
     }
     await fleet.restartGroup(group, how, group !== 'vercel');
   }
-  const observations: Observation[] = [];
-  for (const [i, t] of affected.entries()) observations.push((await provisionAndJudge(fleet, t, { kind, at, lagMs: lags[i]!, checkBase: kind !== 'workerKill' }))!);
-  return observations;
+  // Every agent of the group comes back at once, as after a real outage.
+  const observations = await Promise.all(affected.map((t, i) => provisionAndJudge(fleet, t, { kind, at, lagMs: lags[i]!, checkBase: kind !== 'workerKill' })));
+  return observations.map((o) => o!);
 }

@@ -4,9 +4,9 @@
  * The agent simulator (agent-sim.ts) logs every file operation it completed with a sequence
  * number and a timestamp; every file it writes carries the sequence number of its write. A
  * restored tree is consistent when it equals the state right after some operation S (every
- * operation up to S reflected, none after): a tree mixing two moments matches no state. Only
- * states from the newest write the tree contains up to the next write are candidates (deletes and
- * renames leave no number behind), so judging costs a replay of the log, not a search.
+ * operation up to S reflected, none after): a tree mixing two moments matches no state. S is at
+ * least the newest write the tree contains (a later write may have been deleted since), so
+ * judging is one replay of the log, comparing each state from there on.
  */
 
 /** One completed file operation of the agent (paths relative to the agent's directory). */
@@ -72,7 +72,6 @@ export function judgeRestored(
   const state = new Map(baseline.files);
   let match: { seq: number; ts: number } | null = newestWrite <= baseline.seq && equal(state, restored) ? { seq: baseline.seq, ts: baseline.ts } : null;
   for (const op of log) {
-    if (op.kind === 'write' && op.seq > newestWrite) break;
     applyOp(state, op);
     if (op.seq >= newestWrite && equal(state, restored)) match = { seq: op.seq, ts: op.ts };
   }
