@@ -64,6 +64,8 @@ async function measure(ctx: BenchContext, files: number, label: string): Promise
       const workspaceId = `loss-${i}`;
       return { workspaceId, provider: i % 2 === 1 ? 'vercel' : 'local', agent: new AgentSim(workspaceId, createRng(SEED * 1_000 + i), turnEnd(workspaceId)), baseFiles: files, result: null };
     });
+    // Released first (LIFO): no agent writes into a tree the cleanup removes.
+    env.releasers.add('agents', () => Promise.all(tracked.map((t) => t.agent.stop())).then(() => undefined));
     ctx.log(`${label}${workspaces} workspaces of ${files} files; seeding`);
     const plan = planTree({ files, totalBytes: files * BYTES_PER_FILE });
     for (const t of tracked) {
@@ -75,6 +77,7 @@ async function measure(ctx: BenchContext, files: number, label: string): Promise
     const observations: Observation[] = [];
     const injected: Record<FaultKind, number> = { hostKill: 0, workerKill: 0, rollingRestart: 0 };
     const run = async (kind: FaultKind, group: GroupId) => {
+      if (process.env.LOSS_WINDOW_DEBUG) ctx.log(`${label}injecting ${kind} on ${group}`);
       const obs = await injectAndJudge(fleet, kind, group, rng.int(0, 99), tracked);
       injected[kind] += 1;
       observations.push(...obs);

@@ -44,6 +44,8 @@ export class AgentSim {
   turns = 0;
   acks = 0;
   failedTurns = 0;
+  /** Operations that failed because the live tree changed under the agent (someone else wrote it). */
+  readonly interference: string[] = [];
   files = new Map<string, string>();
   baseline: { files: ReadonlyMap<string, string>; seq: number; ts: number } = { files: new Map(), seq: 0, ts: 0 };
   log: AgentOp[] = [];
@@ -98,7 +100,14 @@ export class AgentSim {
     while (!this.#stopped) {
       const turnEndsAt = Date.now() + this.rng.int(2_000, 6_000);
       while (!this.#stopped && Date.now() < turnEndsAt) {
-        await this.#tick(dir);
+        try {
+          await this.#tick(dir);
+        } catch (error) {
+          // The agent's own model of its tree no longer holds: something else changed the live tree.
+          this.interference.push(`${this.workspaceId} at seq ${this.seq}: ${(error as Error).message}`);
+          this.#stopped = true;
+          return;
+        }
         await this.#sleep(TICK_MS);
       }
       if (this.#stopped) break;

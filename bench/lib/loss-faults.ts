@@ -60,6 +60,7 @@ export async function provisionAndJudge(fleet: ProcessFleet, t: Tracked, fault: 
   const restored = await readAgentFiles(root);
   const judged = judgeRestored(restored, t.agent.baseline, t.agent.log);
   const acked = t.agent.ackedSeq;
+  if (process.env.LOSS_WINDOW_DEBUG) process.stderr.write(`[debug] ${t.workspaceId} ${t.result.outcome} ${t.result.handle} g${t.result.generation} judged ${judged.seq} consistent ${judged.consistent}\n`);
   t.agent.start(root, t.result.generation, restored, judged.seq, judged.ts);
   if (!fault) return null;
   const base = fault.checkBase ? await countBaseFiles(root) : t.baseFiles;

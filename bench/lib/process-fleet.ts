@@ -48,6 +48,12 @@ export interface ProcessFleet {
 export async function startProcessFleet(env: BenchEnv, overrides: Record<string, string> = {}): Promise<ProcessFleet> {
   const standin = await VercelStandin.start();
   env.releasers.add('stand-in', () => standin.close());
+  if (process.env.LOSS_WINDOW_DEBUG) {
+    for (const event of ['delete', 'resume', 'create']) standin.events.on(event, (detail: unknown) => process.stderr.write(`[debug] stand-in ${event} ${JSON.stringify(detail)}\n`));
+    standin.events.on('recorded', (r: { method: string; path: string; route: string | null }) => {
+      if (r.method === 'DELETE' || /stop|resume/.test(r.path)) process.stderr.write(`[debug] stand-in ${r.method} ${r.path} ${r.route}\n`);
+    });
+  }
   const archiveRoot = await env.subdir('archive');
   const common = {
     ...standinEnv(standin),
