@@ -42,7 +42,7 @@ function providerFigures(obs: readonly Observation[]) {
     ackedTurnsLost: obs.filter((o) => o.ackedTurnLost).length,
     mixedTrees: obs.filter((o) => !o.consistent).length,
     baseTreeDamaged: obs.filter((o) => !o.baseIntact).length,
-    lagUnderLoss: obs.filter((o) => o.lagMs !== null && o.lagMs < o.lossMs).length,
+    lagUnderLoss: obs.filter((o) => o.lagMs !== null && o.lagMs < o.lostSpanMs).length,
     outcomes: Object.fromEntries([...new Set(obs.map((o) => `${o.kind}:${o.outcome}`))].map((k) => [k, obs.filter((o) => `${o.kind}:${o.outcome}` === k).length])),
   };
 }
@@ -119,7 +119,8 @@ async function measure(ctx: BenchContext, files: number, label: string): Promise
         target(`${label}${p} rolling restart bytes lost`, f.rollingRestartLostBytes, '<=', 0),
       ];
     });
-    const violations = Object.values(byProvider).reduce((s, f) => s + f.ackedTurnsLost + f.mixedTrees, 0);
+    const interference = tracked.flatMap((t) => t.agent.interference);
+    const violations = Object.values(byProvider).reduce((s, f) => s + f.ackedTurnsLost + f.mixedTrees, 0) + interference.length;
     return {
       params: {
         files,
@@ -137,6 +138,7 @@ async function measure(ctx: BenchContext, files: number, label: string): Promise
         agentOps: tracked.reduce((s, t) => s + t.agent.seq, 0),
         persistMedianMs: persistMedian,
         lossWindow: byProvider,
+        interference,
         details: observations.flatMap((o) => (o.detail ? [o.detail] : [])).slice(0, 20),
       },
       metrics,
@@ -146,6 +148,7 @@ async function measure(ctx: BenchContext, files: number, label: string): Promise
         'loss window = fault time − completion time of the newest agent operation the restored tree reflects; n counts workspaces judged (one host kill judges every workspace on the host)',
         'host kill: SIGKILL of every process of the host and removal of its disk (live trees); Vercel: SIGKILL of the pod serving persist@vercel and checkpoint@vercel and destroy of its sandboxes',
         'the agent pauses writes while its turn-end reconcile runs (the turn is over); checkpoints run while it writes',
+        'lag check: the lag the metric claimed at the fault must cover the span of lost work (fault time − completion of the oldest lost operation); the loss window itself also counts the idle time before the last persist began',
       ],
       violations,
     };

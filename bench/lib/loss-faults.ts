@@ -31,6 +31,8 @@ export interface Observation {
   readonly kind: FaultKind;
   /** Fault time − the newest write present in the restored tree. */
   readonly lossMs: number;
+  /** Fault time − completion of the oldest lost operation (0 when nothing was lost): the lag metric must claim at least this. */
+  readonly lostSpanMs: number;
   /** What the lag metric claimed for the workspace at the fault. */
   readonly lagMs: number | null;
   readonly consistent: boolean;
@@ -69,6 +71,7 @@ export async function provisionAndJudge(fleet: ProcessFleet, t: Tracked, fault: 
     provider: t.provider,
     kind: fault.kind,
     lossMs: Math.max(0, fault.at - judged.ts),
+    lostSpanMs: judged.oldestLostTs === null ? 0 : Math.max(0, fault.at - judged.oldestLostTs),
     lagMs: fault.lagMs,
     consistent: judged.consistent,
     ackedTurnLost: judged.seq < acked,

@@ -26,6 +26,8 @@ export interface Judgement {
   /** Operations after `seq` that the tree lost, and the bytes they wrote. */
   readonly lostOps: number;
   readonly lostBytes: number;
+  /** Completion time of the oldest lost operation (the archive holds nothing done since), null when none was lost. */
+  readonly oldestLostTs: number | null;
   /** A path whose content is not one the agent wrote (a torn write), if any. */
   readonly foreign: string | null;
 }
@@ -83,6 +85,7 @@ export function judgeRestored(
     ts: match?.ts ?? log.find((op) => op.seq === newestWrite)?.ts ?? baseline.ts,
     lostOps: lost.length,
     lostBytes: lost.reduce((sum, op) => sum + (op.kind === 'write' ? Buffer.byteLength(op.content) : 0), 0),
+    oldestLostTs: lost[0]?.ts ?? null,
     foreign,
   };
 }
