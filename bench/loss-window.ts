@@ -40,7 +40,8 @@ function providerFigures(obs: readonly Observation[]) {
     rollingRestartLostBytes: obs.filter((o) => o.kind === 'rollingRestart').reduce((s, o) => s + o.lostBytes, 0),
     rollingRestartLostOps: obs.filter((o) => o.kind === 'rollingRestart').reduce((s, o) => s + o.lostOps, 0),
     ackedTurnsLost: obs.filter((o) => o.ackedTurnLost).length,
-    mixedTrees: obs.filter((o) => !o.consistent).length,
+    tornTrees: obs.filter((o) => o.torn).length,
+    uploadOnlyResidueTrees: obs.filter((o) => o.residue > 0).length,
     baseTreeDamaged: obs.filter((o) => !o.baseIntact).length,
     lagUnderLoss: obs.filter((o) => o.lagMs !== null && o.lagMs < o.lostSpanMs).length,
     outcomes: Object.fromEntries([...new Set(obs.map((o) => `${o.kind}:${o.outcome}`))].map((k) => [k, obs.filter((o) => `${o.kind}:${o.outcome}` === k).length])),
@@ -114,13 +115,14 @@ async function measure(ctx: BenchContext, files: number, label: string): Promise
         target(`${label}${p} host kill loss p99 (ms)`, f.hostKill.p99, '<=', interval),
         target(`${label}${p} host kill loss max (ms)`, f.hostKill.max, '<=', interval + persistMedian),
         target(`${label}${p} acknowledged turns lost`, f.ackedTurnsLost, '<=', 0),
-        target(`${label}${p} mixed trees`, f.mixedTrees, '<=', 0),
+        target(`${label}${p} torn trees (a mix of two moments)`, f.tornTrees, '<=', 0),
+        target(`${label}${p} trees with upload-only checkpoint residue (no state the agent had)`, f.uploadOnlyResidueTrees, '<=', 0),
         target(`${label}${p} lag metric below measured loss`, f.lagUnderLoss, '<=', 0),
         target(`${label}${p} rolling restart bytes lost`, f.rollingRestartLostBytes, '<=', 0),
       ];
     });
     const interference = tracked.flatMap((t) => t.agent.interference);
-    const violations = Object.values(byProvider).reduce((s, f) => s + f.ackedTurnsLost + f.mixedTrees, 0) + interference.length;
+    const violations = Object.values(byProvider).reduce((s, f) => s + f.ackedTurnsLost + f.tornTrees, 0) + interference.length;
     return {
       params: {
         files,
@@ -148,6 +150,7 @@ async function measure(ctx: BenchContext, files: number, label: string): Promise
         'loss window = fault time − completion time of the newest agent operation the restored tree reflects; n counts workspaces judged (one host kill judges every workspace on the host)',
         'host kill: SIGKILL of every process of the host and removal of its disk (live trees); Vercel: SIGKILL of the pod serving persist@vercel and checkpoint@vercel and destroy of its sandboxes',
         'the agent pauses writes while its turn-end reconcile runs (the turn is over); checkpoints run while it writes',
+        'a restored tree is judged consistent (a state the agent had), upload-only residue (such a state plus files deleted or renamed before it: an upload-only checkpoint keeps files the live tree no longer has) or torn (neither); torn trees and acknowledged turns lost fail the run',
         'lag check: the lag the metric claimed at the fault must cover the span of lost work (fault time − completion of the oldest lost operation); the loss window itself also counts the idle time before the last persist began',
       ],
       violations,

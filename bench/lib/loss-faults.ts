@@ -35,7 +35,12 @@ export interface Observation {
   readonly lostSpanMs: number;
   /** What the lag metric claimed for the workspace at the fault. */
   readonly lagMs: number | null;
+  /** The tree equals a state the agent produced. */
   readonly consistent: boolean;
+  /** Files beyond that state which an upload-only checkpoint kept (0 when consistent). */
+  readonly residue: number;
+  /** Neither a state nor a state plus residue: a mix of two moments. */
+  readonly torn: boolean;
   readonly ackedTurnLost: boolean;
   readonly lostOps: number;
   readonly lostBytes: number;
@@ -63,10 +68,15 @@ export async function provisionAndJudge(fleet: ProcessFleet, t: Tracked, fault: 
   const judged = judgeRestored(restored, t.agent.baseline, t.agent.log);
   const acked = t.agent.ackedSeq;
   if (process.env.LOSS_WINDOW_DEBUG) process.stderr.write(`[debug] ${t.workspaceId} ${t.result.outcome} ${t.result.handle} g${t.result.generation} judged ${judged.seq} consistent ${judged.consistent}\n`);
+  // Counted before the agent writes again (a walk of a tree being written sees files vanish).
+  const base = fault?.checkBase ? await countBaseFiles(root) : t.baseFiles;
   t.agent.start(root, t.result.generation, restored, judged.seq, judged.ts);
   if (!fault) return null;
-  const base = fault.checkBase ? await countBaseFiles(root) : t.baseFiles;
-  const detail = !judged.consistent ? `${t.workspaceId}: restored tree (newest write ${judged.seq}${judged.foreign ? `, foreign content in ${judged.foreign}` : ''}) is no state the agent produced` : judged.seq < acked ? `${t.workspaceId}: restored seq ${judged.seq} < acknowledged ${acked}` : null;
+  const detail = !judged.consistent
+    ? judged.uploadOnlyResidue > 0
+      ? `${t.workspaceId}: restored tree is the state after op ${judged.seq} plus ${judged.uploadOnlyResidue} files deleted or renamed before it (upload-only checkpoint)`
+      : `${t.workspaceId}: restored tree (newest write ${judged.seq}${judged.foreign ? `, foreign content in ${judged.foreign}` : ''}) is no state the agent produced`
+    : judged.seq < acked ? `${t.workspaceId}: restored seq ${judged.seq} < acknowledged ${acked}` : null;
   return {
     provider: t.provider,
     kind: fault.kind,
@@ -74,6 +84,8 @@ export async function provisionAndJudge(fleet: ProcessFleet, t: Tracked, fault: 
     lostSpanMs: judged.oldestLostTs === null ? 0 : Math.max(0, fault.at - judged.oldestLostTs),
     lagMs: fault.lagMs,
     consistent: judged.consistent,
+    residue: judged.uploadOnlyResidue,
+    torn: !judged.consistent && judged.uploadOnlyResidue === 0,
     ackedTurnLost: judged.seq < acked,
     lostOps: judged.lostOps,
     lostBytes: judged.lostBytes,

@@ -19,6 +19,12 @@ export type AgentOp =
 export interface Judgement {
   /** The tree equals the state after operation `seq` (or the baseline, `seq` = baseline's). */
   readonly consistent: boolean;
+  /**
+   * Not consistent, but the state after `seq` plus files the tree had earlier (deleted or renamed
+   * since, with the content they had then): what an upload-only checkpoint leaves (it keeps files
+   * the live tree no longer has). A tree that is neither is torn: a mix of two moments.
+   */
+  readonly uploadOnlyResidue: number;
   /** Newest operation the tree reflects (consistent), else the newest write number it contains. */
   readonly seq: number;
   /** When that operation completed (epoch ms); the baseline's time when it is the baseline. */
@@ -72,17 +78,38 @@ export function judgeRestored(
     else newestWrite = Math.max(newestWrite, seq);
   }
   const state = new Map(baseline.files);
-  let match: { seq: number; ts: number } | null = newestWrite <= baseline.seq && equal(state, restored) ? { seq: baseline.seq, ts: baseline.ts } : null;
+  // Every (path, content) the tree ever had since the baseline.
+  const seen = new Set([...state].map(([p, c]) => `${p}\0${c}`));
+  // The newest state the tree is a superset of, every extra file being one the tree had before.
+  const residue = (): number | null => {
+    for (const [p, c] of state) if (restored.get(p) !== c) return null;
+    for (const [p, c] of restored) if (!state.has(p) && !seen.has(`${p}\0${c}`)) return null;
+    return restored.size - state.size;
+  };
+  let match: { seq: number; ts: number } | null = null;
+  let superset: { seq: number; ts: number; extra: number } | null = null;
+  const consider = (seq: number, ts: number) => {
+    if (equal(state, restored)) match = { seq, ts };
+    else {
+      const extra = residue();
+      if (extra !== null) superset = { seq, ts, extra };
+    }
+  };
+  if (newestWrite <= baseline.seq) consider(baseline.seq, baseline.ts);
   for (const op of log) {
     applyOp(state, op);
-    if (op.seq >= newestWrite && equal(state, restored)) match = { seq: op.seq, ts: op.ts };
+    if (op.kind === 'write') seen.add(`${op.path}\0${op.content}`);
+    if (op.kind === 'rename' && state.has(op.to)) seen.add(`${op.to}\0${state.get(op.to)}`);
+    if (op.seq >= newestWrite) consider(op.seq, op.ts);
   }
-  const seq = match?.seq ?? newestWrite;
+  const best = (match ?? superset) as { seq: number; ts: number; extra?: number } | null;
+  const seq = best?.seq ?? newestWrite;
   const lost = log.filter((op) => op.seq > seq);
   return {
     consistent: match !== null,
+    uploadOnlyResidue: match === null && best ? best.extra! : 0,
     seq,
-    ts: match?.ts ?? log.find((op) => op.seq === newestWrite)?.ts ?? baseline.ts,
+    ts: best?.ts ?? log.find((op) => op.seq === newestWrite)?.ts ?? baseline.ts,
     lostOps: lost.length,
     lostBytes: lost.reduce((sum, op) => sum + (op.kind === 'write' ? Buffer.byteLength(op.content) : 0), 0),
     oldestLostTs: lost[0]?.ts ?? null,

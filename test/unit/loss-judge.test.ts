@@ -21,7 +21,14 @@ describe('judgeRestored', () => {
     expect(judgeRestored(tree({ b: 2 }), baseline, log).consistent).toBe(false);
     // The rename both done (c) and not done (a).
     expect(judgeRestored(tree({ a: 1, c: 1, b: 2 }), baseline, log).consistent).toBe(false);
-    expect(judgeRestored(new Map([['a', 'torn']]), baseline, log)).toMatchObject({ consistent: false, foreign: 'a' });
+    expect(judgeRestored(new Map([['a', 'torn']]), baseline, log)).toMatchObject({ consistent: false, uploadOnlyResidue: 0, foreign: 'a' });
+  });
+
+  it('tells upload-only residue (a state plus files it had before) from a torn tree', () => {
+    // After op 5 the tree is {c, d}; a checkpoint that kept a (renamed to c) and b (deleted).
+    expect(judgeRestored(tree({ a: 1, b: 2, c: 1, d: 5 }), baseline, log)).toMatchObject({ consistent: false, uploadOnlyResidue: 2, seq: 5, lostOps: 0 });
+    // d at a path it never had: torn.
+    expect(judgeRestored(tree({ c: 1, e: 5 }), baseline, log)).toMatchObject({ consistent: false, uploadOnlyResidue: 0 });
   });
 });
 
