@@ -28,7 +28,7 @@ import { planTree, writeTree } from './lib/workspace-tree.js';
 const DEFAULT_FAULTS = 100;
 const SEED = 18;
 /** Bytes per file of the generated tree on average (small: 100,000 files stay cheap to restore). */
-const BYTES_PER_FILE = 256;
+const BYTES_PER_FILE = 1_024;
 
 // Per provider: the percentiles of the loss window of host kills, and the counts that must be 0.
 function providerFigures(obs: readonly Observation[]) {

@@ -75,7 +75,7 @@ export async function provisionAndJudge(fleet: ProcessFleet, t: Tracked, fault: 
   const detail = !judged.consistent
     ? judged.uploadOnlyResidue > 0
       ? `${t.workspaceId}: restored tree is the state after op ${judged.seq} plus ${judged.uploadOnlyResidue} files deleted or renamed before it (upload-only checkpoint)`
-      : `${t.workspaceId}: restored tree (newest write ${judged.seq}${judged.foreign ? `, foreign content in ${judged.foreign}` : ''}) is no state the agent produced`
+      : `${t.workspaceId}: restored tree (newest write ${judged.seq}${judged.foreign ? `, foreign content in ${judged.foreign}` : ''}) is no state the agent produced; ${judged.tornDiff}`
     : judged.seq < acked ? `${t.workspaceId}: restored seq ${judged.seq} < acknowledged ${acked}` : null;
   return {
     provider: t.provider,

@@ -34,6 +34,8 @@ export interface Judgement {
   readonly lostBytes: number;
   /** Completion time of the oldest lost operation (the archive holds nothing done since), null when none was lost. */
   readonly oldestLostTs: number | null;
+  /** How a torn tree differs from the state after its newest write (null unless torn). */
+  readonly tornDiff: string | null;
   /** A path whose content is not one the agent wrote (a torn write), if any. */
   readonly foreign: string | null;
 }
@@ -59,6 +61,16 @@ export function applyOp(state: Map<string, string>, op: AgentOp): void {
     state.delete(op.path);
     if (content !== undefined) state.set(op.to, content);
   }
+}
+
+// How `restored` differs from `state`: missing, extra and changed paths, with a few examples.
+function describeDiff(restored: ReadonlyMap<string, string>, state: ReadonlyMap<string, string>): string {
+  const seqOf = (content: string | undefined) => (content === undefined ? '-' : String(contentSeq(content)));
+  const missing = [...state.keys()].filter((p) => !restored.has(p));
+  const extra = [...restored.keys()].filter((p) => !state.has(p));
+  const changed = [...state.keys()].filter((p) => restored.has(p) && restored.get(p) !== state.get(p));
+  const show = (paths: string[]) => paths.slice(0, 3).map((p) => `${p}@${seqOf(restored.get(p))}/${seqOf(state.get(p))}`).join(',');
+  return `vs the state at its newest write: ${missing.length} missing [${show(missing)}], ${extra.length} extra [${show(extra)}], ${changed.length} changed [${show(changed)}] (path@restored/expected seq)`;
 }
 
 /**
@@ -102,6 +114,8 @@ export function judgeRestored(
     if (op.kind === 'rename' && state.has(op.to)) seen.add(`${op.to}\0${state.get(op.to)}`);
     if (op.seq >= newestWrite) consider(op.seq, op.ts);
   }
+  const atNewest = new Map(baseline.files);
+  for (const op of log) if (op.seq <= newestWrite) applyOp(atNewest, op);
   const best = (match ?? superset) as { seq: number; ts: number; extra?: number } | null;
   const seq = best?.seq ?? newestWrite;
   const lost = log.filter((op) => op.seq > seq);
@@ -113,6 +127,7 @@ export function judgeRestored(
     lostOps: lost.length,
     lostBytes: lost.reduce((sum, op) => sum + (op.kind === 'write' ? Buffer.byteLength(op.content) : 0), 0),
     oldestLostTs: lost[0]?.ts ?? null,
+    tornDiff: best ? null : describeDiff(restored, atNewest),
     foreign,
   };
 }
