@@ -48,11 +48,20 @@ function providerFigures(obs: readonly Observation[]) {
   };
 }
 
+// LOSS_WINDOW_PROVIDERS (`local,vercel` by default): the providers workspaces alternate over.
+function providersFromEnv(): ('local' | 'vercel')[] {
+  const raw = process.env.LOSS_WINDOW_PROVIDERS ?? 'local,vercel';
+  const list = raw.split(',');
+  if (list.length === 0 || list.some((p) => p !== 'local' && p !== 'vercel')) throw new Error(`LOSS_WINDOW_PROVIDERS: expected local, vercel or both separated by a comma, got ${JSON.stringify(raw)}`);
+  return list as ('local' | 'vercel')[];
+}
+
 async function measure(ctx: BenchContext, files: number, label: string): Promise<SizeResult & { violations: number }> {
+  const providers = providersFromEnv();
   return withBenchEnv('loss-window', async (env) => {
     const faults = ctx.repeats ?? DEFAULT_FAULTS;
     const rolling = Math.max(1, Math.round(faults / 50));
-    const workspaces = files > 10_000 ? scaled(2, 2) : scaled(20, 2);
+    const workspaces = files > 10_000 ? scaled(2, providers.length) : scaled(20, 2);
     const rng = createRng(SEED + files);
     const fleet = await startProcessFleet(env, process.env.FLEET_ARCHIVE_FORMAT ? { FLEET_ARCHIVE_FORMAT: process.env.FLEET_ARCHIVE_FORMAT } : {});
     const persistMs: number[] = [];
@@ -63,7 +72,7 @@ async function measure(ctx: BenchContext, files: number, label: string): Promise
     };
     const tracked: Tracked[] = Array.from({ length: workspaces }, (_, i) => {
       const workspaceId = `loss-${i}`;
-      return { workspaceId, provider: i % 2 === 1 ? 'vercel' : 'local', agent: new AgentSim(workspaceId, createRng(SEED * 1_000 + i), turnEnd(workspaceId)), baseFiles: files, result: null };
+      return { workspaceId, provider: providers[i % providers.length]!, agent: new AgentSim(workspaceId, createRng(SEED * 1_000 + i), turnEnd(workspaceId)), baseFiles: files, result: null };
     });
     // Released first (LIFO): no agent writes into a tree the cleanup removes.
     env.releasers.add('agents', () => Promise.all(tracked.map((t) => t.agent.stop())).then(() => undefined));
@@ -92,6 +101,7 @@ async function measure(ctx: BenchContext, files: number, label: string): Promise
     }
     for (let r = 0; r < rolling; r++) {
       for (const group of ['host-a', 'host-b', 'vercel'] as const) {
+        if (!tracked.some((t) => groupOf(t) === group)) continue;
         await new Promise((resolve) => setTimeout(resolve, rng.int(1_000, 5_000)));
         await run('rollingRestart', group);
       }
