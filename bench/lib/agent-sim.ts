@@ -49,7 +49,7 @@ export class AgentSim {
   files = new Map<string, string>();
   baseline: { files: ReadonlyMap<string, string>; seq: number; ts: number } = { files: new Map(), seq: 0, ts: 0 };
   log: AgentOp[] = [];
-  #epoch = 0;
+  #restores = 0;
   #stopped = true;
   #wake: () => void = () => undefined;
   #loop: Promise<void> = Promise.resolve();
@@ -65,15 +65,22 @@ export class AgentSim {
     return this.log.at(-1)?.ts ?? this.baseline.ts;
   }
 
-  /** Starts writing into `root` (the live tree) from `files`, the state judged at `seq` / `ts`. */
-  start(root: string, generation: number, files: ReadonlyMap<string, string>, seq: number, ts: number): void {
-    this.#epoch += 1;
-    this.baseline = { files: new Map(files), seq, ts };
-    this.files = new Map(files);
-    this.log = [];
-    this.ackedSeq = seq;
+  /**
+   * Starts writing into `root` (the live tree). `restored`: the tree came from the archive (the
+   * state judged at `seq` / `ts`, durable); the log starts again from it. null: the live tree
+   * survived (reused), so the log, the baseline and what was acknowledged go on: the archive
+   * may still hold an older state than the live tree.
+   */
+  start(root: string, generation: number, restored: { files: ReadonlyMap<string, string>; seq: number; ts: number } | null): void {
+    if (restored) {
+      this.#restores += 1;
+      this.baseline = { files: new Map(restored.files), seq: restored.seq, ts: restored.ts };
+      this.files = new Map(restored.files);
+      this.log = [];
+      this.ackedSeq = restored.seq;
+    }
     this.#stopped = false;
-    this.#loop = this.#run(root, generation, this.#epoch);
+    this.#loop = this.#run(root, generation);
   }
 
   /** Stops at once (the agent died with its pod, or its host is going away); resolves when no write is in flight. */
@@ -94,7 +101,7 @@ export class AgentSim {
     });
   }
 
-  async #run(root: string, generation: number, epoch: number): Promise<void> {
+  async #run(root: string, generation: number): Promise<void> {
     const dir = path.join(root, AGENT_DIR);
     for (let d = 0; d < DIRS; d++) await mkdir(path.join(dir, `d${d}`), { recursive: true });
     while (!this.#stopped) {
@@ -113,9 +120,11 @@ export class AgentSim {
       if (this.#stopped) break;
       this.turns += 1;
       const covered = this.seq;
+      const restores = this.#restores;
       const acked = this.turnEnd(generation, `t${this.turns}`).then(
         () => {
-          if (this.#epoch !== epoch) return;
+          // An ack that arrives after a restore replaced the tree says nothing about the new one.
+          if (this.#restores !== restores) return;
           this.acks += 1;
           this.ackedSeq = Math.max(this.ackedSeq, covered);
         },

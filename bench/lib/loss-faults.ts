@@ -70,7 +70,9 @@ export async function provisionAndJudge(fleet: ProcessFleet, t: Tracked, fault: 
   if (process.env.LOSS_WINDOW_DEBUG) process.stderr.write(`[debug] ${t.workspaceId} ${t.result.outcome} ${t.result.handle} g${t.result.generation} judged ${judged.seq} consistent ${judged.consistent}\n`);
   // Counted before the agent writes again (a walk of a tree being written sees files vanish).
   const base = fault?.checkBase ? await countBaseFiles(root) : t.baseFiles;
-  t.agent.start(root, t.result.generation, restored, judged.seq, judged.ts);
+  // A reused (or resumed) sandbox kept its live tree: the agent's history goes on.
+  const survived = t.result.outcome === 'reused' || t.result.outcome === 'resumed';
+  t.agent.start(root, t.result.generation, survived ? null : { files: restored, seq: judged.seq, ts: judged.ts });
   if (!fault) return null;
   const detail = !judged.consistent
     ? judged.uploadOnlyResidue > 0
