@@ -15,4 +15,5 @@ export const BENCHMARKS: Readonly<Record<string, () => Promise<{ default: Benchm
   dedup: () => import('./dedup.js'),
   'sandbox-exec': () => import('./sandbox-exec.js'),
   'vercel-persist': () => import('./vercel-persist.js'),
+  'loss-window': () => import('./loss-window.js'),
 };

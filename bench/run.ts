@@ -50,6 +50,10 @@ async function main(): Promise<number> {
       };
       process.stdout.write(`${JSON.stringify(report)}\n`);
       process.stderr.write(`${formatTable(report)}\n\n`);
+      if ((report.violations ?? 0) > 0) {
+        failed += 1;
+        process.stderr.write(`[${name}] FAILED: ${report.violations} correctness violations (see the report)\n`);
+      }
     } catch (error) {
       failed += 1;
       process.stderr.write(`[${name}] FAILED: ${(error as Error).stack ?? String(error)}\n`);

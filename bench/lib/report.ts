@@ -31,6 +31,8 @@ export interface BenchResult {
   readonly profile?: Readonly<Record<string, Summary>>;
   /** Findings in words (causes of gaps, caveats). */
   readonly notes: readonly string[];
+  /** Correctness violations seen (e.g. acknowledged work lost): the run fails after its report. */
+  readonly violations?: number;
 }
 
 /** A benchmark: one file in bench/, one line in bench/registry.ts. */

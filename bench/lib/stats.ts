@@ -29,6 +29,11 @@ export function round(value: number, digits = 3): number {
   return Number(value.toFixed(magnitude));
 }
 
+/** The `q` quantile (0..1, linear interpolation) of samples, rounded like a summary. */
+export function percentile(samples: readonly number[], q: number): number {
+  return round(quantile([...samples].sort((a, b) => a - b), q));
+}
+
 /** Summarises samples (in the order they were taken). */
 export function summarize(samples: readonly number[], unit: string): Summary {
   const sorted = [...samples].sort((a, b) => a - b);

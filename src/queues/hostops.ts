@@ -11,7 +11,7 @@
  * `PayloadInvalid` and nothing is touched.
  */
 import { z } from 'zod';
-import { revisionAt } from '../archive/archive-paths.js';
+import { recordAt, revisionAt } from '../archive/archive-paths.js';
 import type { Config } from '../config.js';
 import { parseLocalHandle } from '../providers/local/live-paths.js';
 import type { QueueDefinition } from './index.js';
@@ -74,6 +74,9 @@ export interface HostOpScope {
   readonly archiveRoot: string;
 }
 
+// A revision of the workspace's own archive: a format 1 directory or a format 2 record (restores of both cross hosts).
+const isImportSource = (archiveRoot: string, workspaceId: string, from: string) => revisionAt(archiveRoot, workspaceId, from) !== null || recordAt(archiveRoot, workspaceId, from) !== null;
+
 /** The full rules on the host serving the queue: the shape plus this host's handle and archive. */
 export function hostOpPayloadFor(scope: HostOpScope) {
   // zod runs this even when a refinement above failed: each check first needs its own field sound.
@@ -82,8 +85,8 @@ export function hostOpPayloadFor(scope: HostOpScope) {
     if (parsed === null) return;
     if (parsed.hostId !== scope.hostId) {
       ctx.addIssue({ code: 'custom', path: ['handle'], message: `must be a handle of this host (${scope.hostId})` });
-    } else if (payload.op === 'importTree' && ImportTreeArgs.safeParse(payload.args).success && revisionAt(scope.archiveRoot, parsed.workspaceId, payload.args.from) === null) {
-      ctx.addIssue({ code: 'custom', path: ['args', 'from'], message: `must be a revision directory of workspace ${parsed.workspaceId} under ${scope.archiveRoot}` });
+    } else if (payload.op === 'importTree' && ImportTreeArgs.safeParse(payload.args).success && !isImportSource(scope.archiveRoot, parsed.workspaceId, payload.args.from)) {
+      ctx.addIssue({ code: 'custom', path: ['args', 'from'], message: `must be a revision directory or record of workspace ${parsed.workspaceId} under ${scope.archiveRoot}` });
     }
   });
 }

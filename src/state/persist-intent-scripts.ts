@@ -4,7 +4,7 @@
  *
  * Intent hash fields: `seq` (newest merged request), `delete`/`deleteSeq`, `force`, `reason`,
  * `turnId`, `generation`, and one `r:<requestId>` → seq per pending request of the fleet's
- * client. Status hash fields: `lastSeq` (never reset), `completedSeq`, `completedAt`, `result`,
+ * client. Status hash fields: `lastSeq` (never reset), `completedSeq`, `completedAt`, `capturedAt`, `result`,
  * `failedSeq`, `failedReason`. A claim key (`persist-claim:<queue>:<jobId>`) holds the seq a
  * worker merged for a job whose producer did not merge it.
  */
@@ -73,7 +73,7 @@ export const COMPLETE = luaScript(
   'persist-intent-complete',
   `-- Clears what a finished run covered, records its outcome for waiters, drops the job's claim.
 -- KEYS[1] intent hash   KEYS[2] status hash   KEYS[3] claim key of the finishing job
--- ARGV: coveredSeq, resultJson
+-- ARGV: coveredSeq, resultJson, capturedAt (ms when the run began reading the live tree; 0 unknown)
 -- Returns 1 if the intent was fully covered (deleted), 0 if newer requests remain.
 ${CLEAR_COVERED}
 local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
@@ -83,6 +83,8 @@ local done = tonumber(redis.call('HGET', KEYS[2], 'completedSeq') or '0')
 -- A late run covering less (a re-run of an old job) never moves waiters' progress backwards.
 if covered > done then redis.call('HSET', KEYS[2], 'completedSeq', covered) end
 redis.call('HSET', KEYS[2], 'result', ARGV[2], 'completedAt', t[1] * 1000 + math.floor(t[2] / 1000))
+local captured = tonumber(ARGV[3] or '0') or 0
+if captured > tonumber(redis.call('HGET', KEYS[2], 'capturedAt') or '0') then redis.call('HSET', KEYS[2], 'capturedAt', captured) end
 redis.call('DEL', KEYS[3])
 if seq <= covered then
   redis.call('DEL', KEYS[1])

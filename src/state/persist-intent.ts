@@ -73,6 +73,8 @@ export interface PersistStatus {
   readonly completedSeq: number;
   /** Epoch ms of the newest successful run (changed or not); 0 if none. */
   readonly completedAt: number;
+  /** Epoch ms when the newest successful run began reading the live tree (what the archive holds at least); 0 if unknown. */
+  readonly capturedAt: number;
   readonly result: unknown;
   readonly failedSeq: number;
   readonly failedReason: string | null;
@@ -126,10 +128,12 @@ export class PersistIntentStore {
 
   /**
    * Marks requests up to `coveredSeq` done and publishes the result; `job` (the finishing job)
-   * drops its claim. Returns true if nothing newer is pending.
+   * drops its claim; `capturedAt` (epoch ms) is when the run began reading the live tree: the
+   * archive holds the live tree of at least that moment (the persist lag counts from it).
+   * Returns true if nothing newer is pending.
    */
-  async complete(workspaceId: string, coveredSeq: number, result: unknown, job?: PersistJobRef): Promise<boolean> {
-    const done = await COMPLETE.run(this.redis, [...this.#intentKeys(workspaceId), this.#claimKey(job)], [coveredSeq, JSON.stringify(result)]);
+  async complete(workspaceId: string, coveredSeq: number, result: unknown, job?: PersistJobRef, capturedAt = 0): Promise<boolean> {
+    const done = await COMPLETE.run(this.redis, [...this.#intentKeys(workspaceId), this.#claimKey(job)], [coveredSeq, JSON.stringify(result), capturedAt]);
     return done === 1;
   }
 
@@ -157,6 +161,7 @@ export class PersistIntentStore {
     return {
       completedSeq: Number(hash.completedSeq ?? 0),
       completedAt: Number(hash.completedAt ?? 0),
+      capturedAt: Number(hash.capturedAt ?? 0),
       result: hash.result ? (JSON.parse(hash.result) as unknown) : null,
       failedSeq: Number(hash.failedSeq ?? 0),
       failedReason: hash.failedReason ?? null,

@@ -3,6 +3,7 @@ import type { FleetServices } from '../runtime/services.js';
 import type { Address } from '../state/address-store.js';
 import type { RuntimeResource } from '../state/runtime-store.js';
 import type { ActivityView } from '../state/activity-store.js';
+import { lagMs } from './persist-lag.js';
 
 export interface WorkspaceView {
   readonly workspaceId: string;
@@ -19,8 +20,7 @@ export interface WorkspaceView {
 
 /** Persist lag of a live incarnation: time since the archive last caught up with it. */
 export async function persistLagMs(services: FleetServices, address: Address, now = Date.now()): Promise<number> {
-  const status = await services.intents.status(address.workspaceId);
-  return Math.max(0, now - Math.max(status.completedAt, address.publishedAt));
+  return lagMs(now, address.publishedAt, await services.intents.status(address.workspaceId));
 }
 
 export async function describeWorkspace(services: FleetServices, workspaceId: string): Promise<WorkspaceView> {

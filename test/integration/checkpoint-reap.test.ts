@@ -117,6 +117,10 @@ describe('idle reap and shutdown flush', () => {
     await h.services.client.persist({ workspaceId: 'ws', generation: address.generation + 5 }).then(() => undefined);
     const after = await readFleetStatus(h.services.redis, h.services.keys, h.config);
     expect(after.maxPersistLagMs).toBeLessThan(50_000);
+    // The lag counts from when the run began reading the live tree, not from its completion.
+    const status = await h.services.intents.status('ws');
+    expect(status.capturedAt).toBeGreaterThan(now - 50_000);
+    expect(status.capturedAt).toBeLessThanOrEqual(status.completedAt);
     await waitFor('the stale persist to be fenced', async () => ((await readFleetStatus(h.services.redis, h.services.keys, h.config)).fenceRejections === 1 ? true : undefined));
   });
 });

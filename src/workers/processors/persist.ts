@@ -49,6 +49,7 @@ export function persistProcessor(services: FleetServices): Processor<PersistPayl
     const ownSeq = await ownRequestSeq(intents, payload, job);
     // Read under the lock: a run that finished while this job waited for it has cleared what it covered.
     let request: PersistRequest | undefined;
+    let capturedAt = 0;
     try {
       const result = await exclusive(payload.workspaceId, async (lockSignal) => {
         const intent = await intents.read(payload.workspaceId);
@@ -56,6 +57,8 @@ export function persistProcessor(services: FleetServices): Processor<PersistPayl
           ? { workspaceId: payload.workspaceId, generation: intent.generation, delete: intent.delete, force: intent.force, reason: intent.reason, turnId: intent.turnId, coveredSeq: intent.seq }
           : { workspaceId: payload.workspaceId, generation: payload.generation, delete: payload.delete, force: payload.force, reason: payload.reason, turnId: payload.turnId ?? null, coveredSeq: ownSeq };
         ctx.logger.debug({ request, ownSeq }, 'persist request');
+        // Writes after this moment may miss the revision: the persist lag counts from here, not from completion.
+        capturedAt = Date.now();
         return persistWorkspace(
           persistDeps(services),
           request,
@@ -64,7 +67,7 @@ export function persistProcessor(services: FleetServices): Processor<PersistPayl
       });
       const covered = request!;
       await recordPersist(services, covered.reason, result);
-      await intents.complete(payload.workspaceId, covered.coveredSeq, result, job);
+      await intents.complete(payload.workspaceId, covered.coveredSeq, result, job, capturedAt);
       if (covered.reason === 'turn-end') await services.addresses.touch(payload.workspaceId);
       return result;
     } catch (error) {
