@@ -542,7 +542,7 @@ export const CONFIG_DOCS: Readonly<Record<(typeof CONFIG_VARIABLES)[number], rea
   FLEET_SANDBOX_TMP_MB: ['256', 'Size of the private /tmp of a sandboxed command (tmpfs)'],
   FLEET_SANDBOX_CGROUP_ROOT: ['/sys/fs/cgroup', 'cgroup v2 mount under which per-command cgroups are made when it is delegable'],
   FLEET_SHRINK_GUARD_PCT: ['50', 'A reconcile removing more than this % of files is refused without force'],
-  FLEET_ARCHIVE_FORMAT: ['1', 'Format of new revisions: `1` hard-linked trees, `2` content-addressed objects and trees (docs/archive-format.md); both are read'],
+  FLEET_ARCHIVE_FORMAT: ['2', 'Format of new revisions: `2` content-addressed objects and trees (docs/archive-format.md), `1` hard-linked trees (the default before format 2); both are read'],
   FLEET_TREE_MAX_DEPTH: ['1024', 'Deepest directory level a persist walks; deeper entries are refused (the rest is archived)'],
   FLEET_TREE_MAX_ENTRIES: ['1000000', 'Most entries a persist takes from one live tree; the rest are refused'],
   FLEET_TREE_MAX_FILE_BYTES: ['17179869184', 'Largest file a persist copies (16 GiB); larger files are refused and keep their archived version'],
