@@ -72,6 +72,9 @@ export class AgentSim {
    * may still hold an older state than the live tree.
    */
   start(root: string, generation: number, restored: { files: ReadonlyMap<string, string>; seq: number; ts: number } | null): void {
+    // The first incarnation starts from the seed, which the archive holds from now on: a fault
+    // before any operation is reflected loses what was done since this moment, not since 1970.
+    if (!restored && this.baseline.ts === 0) this.baseline = { ...this.baseline, ts: Date.now() };
     if (restored) {
       this.#restores += 1;
       this.baseline = { files: new Map(restored.files), seq: restored.seq, ts: restored.ts };
