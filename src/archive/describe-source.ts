@@ -16,7 +16,6 @@ import { keyOf } from './prior-index.js';
 import { childRel, encodePath, vanished } from './tree-walk.js';
 import type { WalkTally } from './walk-tally.js';
 
-
 /** One entry of a source directory. */
 export interface LiveItem {
   readonly name: Buffer;

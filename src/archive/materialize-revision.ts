@@ -177,9 +177,10 @@ export async function materializeRevision(store: ObjectStore, root: string, dest
   };
 
   try {
-    if (owner) await chownDir(dest, owner.uid, owner.gid);
     await directory(dest, root, Buffer.alloc(0));
     await pool.drain();
+    // The root last, like every directory: it stays the fleet's while its contents are written.
+    if (owner) await chownDir(dest, owner.uid, owner.gid);
   } catch (error) {
     await pool.settle();
     throw error;
