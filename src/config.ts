@@ -506,7 +506,7 @@ export const CONFIG_DOCS: Readonly<Record<(typeof CONFIG_VARIABLES)[number], rea
   FLEET_SNAPSHOT_ROOT: ['$FLEET_HOME/snapshots', 'Base snapshots of the local provider'],
   FLEET_LEGACY_ROOT: ['$FLEET_HOME/legacy', 'Legacy flat blob store read by backfill'],
   FLEET_VERCEL_MIRROR_ROOT: ['$FLEET_HOME/vercel-mirrors', 'Host-side mirrors of Vercel sandbox trees (a persist transfers only what changed into them)'],
-  FLEET_CHECKPOINT_INTERVAL_MS: ['30000', 'Upload-only checkpoint interval per active workspace'],
+  FLEET_CHECKPOINT_INTERVAL_MS: ['30000', 'Checkpoint interval per active workspace'],
   FLEET_IDLE_TTL_MS: ['900000', 'Quiet time (no turn open, no exec or file operation running, no activity) after which a workspace is flushed and stopped'],
   FLEET_TURN_TTL_MS: ['3600000', 'Longest a turn stays open without being opened again or closed'],
   FLEET_SHUTDOWN_GRACE_MS: ['25000', 'How long a stopping worker lets active jobs finish'],

@@ -19,9 +19,23 @@ import type { PersistResult } from '../queues/persist.js';
 import type { TreeSource } from '../providers/sandbox-provider.js';
 import type { Checkpoint } from '../state/checkpoint-store.js';
 import { DirHandle, stillAt } from '../tree/dir-handle.js';
-import { UNLIMITED_TREE } from '../tree/tree-limits.js';
+import { UNLIMITED_TREE, vanishedTolerance } from '../tree/tree-limits.js';
 import { checkSourceIntact, isEmptyTree, reportTree, treeReport, type PersistContext, type PersistDeps, type PersistRequest } from './persist-workspace.js';
 import { shrinkGuardRefusal } from './shrink-guard.js';
+
+/**
+ * Why a checkpoint's exact walk may not be committed as a reconcile (null: it may): more entries
+ * vanished than normal work explains, or it removes more files than the shrink guard allows.
+ * A replaced root is not a reason: that walk is refused whatever the mode.
+ */
+async function exactRefusal(deps: PersistDeps, basis: Basis | null, built: { readonly root: string; readonly scan: Parameters<typeof checkSourceIntact>[1] }): Promise<string | null> {
+  const { scan } = built;
+  if (scan.rootChanged) return null;
+  if (scan.vanished > vanishedTolerance(scan.walked)) return `${scan.vanished} of ${scan.walked} entries vanished during the walk`;
+  if (!basis || built.root === basis.root) return null;
+  const removed = await countRemoved(deps.archive.objects, basis.root, built.root);
+  return shrinkGuardRefusal({ previousFiles: basis.files, removedFiles: removed.files, pct: deps.shrinkGuardPct, force: false });
+}
 
 export interface StoreRun {
   readonly head: Checkpoint | null;
@@ -100,29 +114,42 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
   const src = await DirHandle.open(tree.path);
   const cache = basis?.native && tree.statCache && currentRevision ? await loadStatCache(tree.statCache, currentRevision, src.stats).catch(() => null) : null;
   const scanStartedAt = BigInt(Date.now()) * 1_000_000n;
-  const builder = new StoreBuilder({
-    store: deps.archive.objects,
-    basis,
-    cache,
-    keepMissing: !request.delete,
-    limits: deps.treeLimits,
-    signal: ctx.signal,
-    onProgress: (done) => {
-      const total = Math.max(done, basis?.entries ?? done);
-      void ctx.progress({ step: 'link', done, total, percent: 10 + Math.floor(40 * Math.min(1, done / Math.max(1, total))) });
-    },
-  });
-  let root: string;
-  let rootChanged: boolean;
+  // One walk of the live tree into the store; `keepMissing`: keep what the tree lacks (upload-only).
+  const walk = async (keepMissing: boolean) => {
+    const builder = new StoreBuilder({
+      store: deps.archive.objects,
+      basis,
+      cache,
+      keepMissing,
+      limits: deps.treeLimits,
+      signal: ctx.signal,
+      onProgress: (done) => {
+        const total = Math.max(done, basis?.entries ?? done);
+        void ctx.progress({ step: 'link', done, total, percent: 10 + Math.floor(40 * Math.min(1, done / Math.max(1, total))) });
+      },
+    });
+    const root = await builder.build(src);
+    const rootChanged = !(await stillAt(tree.path, src)) || (await src.stat()).nlink === 0n;
+    const { tally } = builder;
+    const scan = { rootChanged, vanished: tally.vanished, walked: tally.walked, refused: tally.refused, refusedCount: tally.refusedCount, skipped: tally.skipped, strippedModes: tally.strippedModes };
+    return { builder, root, scan, keepMissing };
+  };
+  const exact = request.exact === true && !request.delete;
+  let built: Awaited<ReturnType<typeof walk>>;
   try {
-    root = await builder.build(src);
-    rootChanged = !(await stillAt(tree.path, src)) || (await src.stat()).nlink === 0n;
+    built = await walk(!(request.delete || exact));
+    // A checkpoint takes the tree exactly unless a reconcile would be refused; then it keeps what the tree lacks.
+    const refused = exact ? await exactRefusal(deps, basis, built) : null;
+    if (refused) {
+      ctx.logger.info({ workspaceId, reason: refused }, 'checkpoint keeps what the live tree lacks (a reconcile would be refused)');
+      built = await walk(true);
+    }
   } finally {
     await src.close();
   }
-  const { tally } = builder;
-  const scan = { rootChanged, vanished: tally.vanished, walked: tally.walked, refused: tally.refused, refusedCount: tally.refusedCount, skipped: tally.skipped, strippedModes: tally.strippedModes };
-  checkSourceIntact(request, scan);
+  const { builder, root, scan } = built;
+  const reconcile = !built.keepMissing;
+  checkSourceIntact({ ...request, delete: reconcile }, scan);
   reportTree(ctx.logger, workspaceId, scan);
 
   await ctx.progress({ step: 'scan', percent: 50 });
@@ -139,7 +166,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     reason: request.reason,
     turnId: request.turnId,
     parent: currentRevision,
-    mode: request.delete ? 'reconcile' : 'upload-only',
+    mode: reconcile ? 'reconcile' : 'upload-only',
     createdAt: new Date().toISOString(),
     scanStartedAt: scanStartedAt.toString(),
     root,
@@ -153,7 +180,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     signal: ctx.signal,
     // Last look before the revision becomes visible: a tree wiped since the walk is not committed.
     beforeRecord: async () => {
-      if (!(await stillAt(tree.path, src))) checkSourceIntact(request, { ...scan, rootChanged: true });
+      if (!(await stillAt(tree.path, src))) checkSourceIntact({ ...request, delete: reconcile }, { ...scan, rootChanged: true });
     },
     onStep: (step) => ctx.progress({ step, percent: step === 'commit' ? 70 : 85 }),
   });

@@ -42,6 +42,14 @@ export interface PersistRequest {
   readonly workspaceId: string;
   readonly generation: number;
   readonly delete: boolean;
+  /**
+   * Only checkpoints asked (`delete` false): take the live tree exactly (a reconcile), so a
+   * restore gives back a state the tree really had, unless the reconcile would be refused (the
+   * shrink guard, or more entries vanished during the walk than normal work explains): then the
+   * run keeps what the tree lacks, as an upload-only persist. Format 2 only (format 1 checkpoints
+   * stay upload-only).
+   */
+  readonly exact?: boolean;
   readonly force: boolean;
   readonly reason: PersistReason;
   readonly turnId: string | null;

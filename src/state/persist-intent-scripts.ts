@@ -2,7 +2,8 @@
  * The Lua scripts of the persist intent store (see persist-intent.ts). Each one is a single
  * atomic step over the keys it declares.
  *
- * Intent hash fields: `seq` (newest merged request), `delete`/`deleteSeq`, `force`, `reason`,
+ * Intent hash fields: `seq` (newest merged request), `delete`/`deleteSeq`, `force`,
+ * `keep`/`keepSeq` (an upload-only request other than a checkpoint's), `reason`,
  * `turnId`, `generation`, and one `r:<requestId>` → seq per pending request of the fleet's
  * client. Status hash fields: `lastSeq` (never reset), `completedSeq`, `completedAt`, `capturedAt`, `result`,
  * `failedSeq`, `failedReason`. A claim key (`persist-claim:<queue>:<jobId>`) holds the seq a
@@ -18,6 +19,8 @@ local function mergeRequest(intentKey, statusKey, del, force, reason, turnId, ge
   redis.call('HSET', intentKey, 'seq', seq)
   if del == '1' then redis.call('HSET', intentKey, 'delete', 1, 'deleteSeq', seq) end
   if force == '1' then redis.call('HSET', intentKey, 'force', 1) end
+  -- An upload-only request of anyone but a checkpoint pins keep-missing until a run covers it.
+  if del ~= '1' and reason ~= 'checkpoint' then redis.call('HSET', intentKey, 'keep', 1, 'keepSeq', seq) end
   redis.call('HSET', intentKey, 'reason', reason, 'turnId', turnId)
   local gen = tonumber(redis.call('HGET', intentKey, 'generation') or '0')
   if tonumber(generation) > gen then redis.call('HSET', intentKey, 'generation', generation) end
@@ -26,11 +29,14 @@ end
 `;
 
 // Clears what a run covered from an intent that still has newer requests: the delete/force
-// flags if no newer delete is pending, and the request records up to the covered seq.
+// flags if no newer delete is pending, the keep flag if no newer upload-only request is, and the
+// request records up to the covered seq.
 const CLEAR_COVERED = `
 local function clearCovered(intentKey, covered)
   local deleteSeq = tonumber(redis.call('HGET', intentKey, 'deleteSeq') or '0')
   if deleteSeq <= covered then redis.call('HSET', intentKey, 'delete', 0, 'deleteSeq', 0, 'force', 0) end
+  local keepSeq = tonumber(redis.call('HGET', intentKey, 'keepSeq') or '0')
+  if keepSeq <= covered then redis.call('HSET', intentKey, 'keep', 0, 'keepSeq', 0) end
   local fields = redis.call('HGETALL', intentKey)
   for i = 1, #fields, 2 do
     if string.sub(fields[i], 1, 2) == 'r:' and tonumber(fields[i + 1]) <= covered then redis.call('HDEL', intentKey, fields[i]) end

@@ -26,6 +26,12 @@ export interface PersistIntent {
   /** Sequence number of the newest delete request (0 if none pending). */
   readonly deleteSeq: number;
   readonly force: boolean;
+  /**
+   * An upload-only request other than a checkpoint's is pending: the run keeps what the live tree
+   * lacks. Without it (and without `delete`), only checkpoints are pending: the run takes the
+   * live tree exactly when a reconcile is safe (see `PersistRequest.exact` in persist-workspace.ts).
+   */
+  readonly keep: boolean;
   readonly reason: PersistReason;
   readonly turnId: string | null;
   readonly generation: number;
@@ -62,6 +68,7 @@ function toIntent(hash: Record<string, string>): PersistIntent | null {
     delete: hash.delete === '1',
     deleteSeq: Number(hash.deleteSeq ?? 0),
     force: hash.force === '1',
+    keep: hash.keep === '1',
     reason: (hash.reason as PersistReason) ?? 'manual',
     turnId: hash.turnId ? hash.turnId : null,
     generation: Number(hash.generation ?? 0),

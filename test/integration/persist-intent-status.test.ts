@@ -20,3 +20,40 @@ describe('persist status', () => {
     expect(await intents.status('ws')).toMatchObject({ failedSeq: 4, failedReason: 'ShrinkGuard: refused' });
   });
 });
+
+describe('persist intent: keep-missing', () => {
+  const upload = { delete: false, force: false, reason: 'manual' as const, generation: 1 };
+  const reconcile = { delete: true, force: false, reason: 'turn-end' as const, generation: 1 };
+
+  it('only checkpoints pending: neither delete nor keep (the run may take the tree exactly)', async () => {
+    const h = await createHarness();
+    const { intents } = h.services;
+    await intents.merge('ws', request);
+    await intents.merge('ws', request);
+    expect(await intents.read('ws')).toMatchObject({ delete: false, keep: false, reason: 'checkpoint' });
+  });
+
+  it('an upload-only request of a caller pins keep until a run covers it, whatever checkpoint merges after it', async () => {
+    const h = await createHarness();
+    const { intents } = h.services;
+    await intents.merge('ws', request);
+    const pinned = await intents.merge('ws', upload);
+    const later = await intents.merge('ws', request);
+    expect(await intents.read('ws')).toMatchObject({ delete: false, keep: true, reason: 'checkpoint', seq: later });
+    // A run that covered only up to the pinning request clears it; the newer checkpoint stays, unpinned.
+    await intents.complete('ws', pinned, { ok: true });
+    expect(await intents.read('ws')).toMatchObject({ delete: false, keep: false, seq: later });
+    // A run that covered less than the pin leaves it.
+    const again = await intents.merge('ws', upload);
+    await intents.complete('ws', again - 1, { ok: true });
+    expect(await intents.read('ws')).toMatchObject({ keep: true, seq: again });
+  });
+
+  it('a reconcile merged with a checkpoint stays a reconcile (G5)', async () => {
+    const h = await createHarness();
+    const { intents } = h.services;
+    await intents.merge('ws', reconcile);
+    await intents.merge('ws', request);
+    expect(await intents.read('ws')).toMatchObject({ delete: true, keep: false, reason: 'checkpoint' });
+  });
+});

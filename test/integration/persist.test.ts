@@ -1,6 +1,6 @@
 // The persist protocol against real rsync and real directories.
 import { execFileSync } from 'node:child_process';
-import { lstat, mkdir, readFile, readdir, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, readdir, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createHarness, rejectsWith } from '../helpers/workspace-harness.js';
@@ -49,6 +49,38 @@ describe('persist', () => {
     const reconcile = await h.persist('ws', { delete: true });
     expect(reconcile.deletedFiles).toBe(3);
     expect(await readArchivedTree(h.services.archive, 'ws')).toEqual(await readTree(h.live('ws')));
+  });
+
+  it('a checkpoint takes the live tree exactly (deletions and renames), so a restore gives back a state the tree had', async () => {
+    const h = await createHarness();
+    await h.provision('ws');
+    await h.write('ws', { 'keep.txt': 'k', 'gone.txt': 'g', 'sub/moved.txt': 'm', 'sub/x.txt': 'x' });
+    await h.persist('ws');
+    await rm(path.join(h.live('ws'), 'gone.txt'));
+    await rename(path.join(h.live('ws'), 'sub/moved.txt'), path.join(h.live('ws'), 'moved.txt'));
+    await h.write('ws', { 'new.txt': 'n' });
+    const checkpoint = await h.persist('ws', { delete: false, exact: true, reason: 'checkpoint' });
+    expect(checkpoint.deletedFiles).toBe(2);
+    expect(await readArchivedTree(h.services.archive, 'ws')).toEqual(await readTree(h.live('ws')));
+    expect(await h.services.archive.readRecord('ws', checkpoint.revision!)).toMatchObject({ mode: 'reconcile', reason: 'checkpoint' });
+  });
+
+  it('a checkpoint that would trip the shrink guard keeps what the tree lacks instead of failing', async () => {
+    const h = await createHarness();
+    await h.provision('ws');
+    await h.write('ws', Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`f${i}.txt`, `file ${i}`])));
+    await h.persist('ws');
+    // Mid-turn, a tool wipes most of the tree before rebuilding it (rm -rf node_modules; npm install).
+    for (let i = 0; i < 15; i++) await rm(path.join(h.live('ws'), `f${i}.txt`));
+    await h.write('ws', { 'f0.txt': 'rebuilt', 'new.txt': 'n' });
+    const checkpoint = await h.persist('ws', { delete: false, exact: true, reason: 'checkpoint' });
+    const archived = await readArchivedTree(h.services.archive, 'ws');
+    expect(Object.keys(archived).length).toBe(21);
+    expect(archived['f0.txt']).toBe(Buffer.from('rebuilt').toString('base64'));
+    expect(archived['f1.txt']).toBe(Buffer.from('file 1').toString('base64'));
+    expect(await h.services.archive.readRecord('ws', checkpoint.revision!)).toMatchObject({ mode: 'upload-only' });
+    // A turn end still needs force for the mass deletion.
+    await rejectsWith(h.persist('ws'), 'ShrinkGuard');
   });
 
   it('records nothing when nothing changed', async () => {

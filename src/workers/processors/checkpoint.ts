@@ -1,6 +1,7 @@
 /**
- * `checkpoint@{host}` processor: one scheduler tick. It enqueues an upload-only persist request
- * through the persist queue's deduplication, so a checkpoint coalesces with a running or
+ * `checkpoint@{host}` processor: one scheduler tick. It enqueues a persist request (`delete:
+ * false`, `reason: checkpoint`: the persist processor takes the tree exactly when only checkpoints
+ * are pending, upload-only where a reconcile would be refused) through the persist queue's deduplication, so a checkpoint coalesces with a running or
  * pending persist of the same workspace instead of overlapping or stacking. A tick of a
  * replaced generation does nothing (its scheduler was re-upserted for the new one).
  */

@@ -54,8 +54,8 @@ export function persistProcessor(services: FleetServices): Processor<PersistPayl
       const result = await exclusive(payload.workspaceId, async (lockSignal) => {
         const intent = await intents.read(payload.workspaceId);
         request = intent
-          ? { workspaceId: payload.workspaceId, generation: intent.generation, delete: intent.delete, force: intent.force, reason: intent.reason, turnId: intent.turnId, coveredSeq: intent.seq }
-          : { workspaceId: payload.workspaceId, generation: payload.generation, delete: payload.delete, force: payload.force, reason: payload.reason, turnId: payload.turnId ?? null, coveredSeq: ownSeq };
+          ? { workspaceId: payload.workspaceId, generation: intent.generation, delete: intent.delete, exact: !intent.delete && !intent.keep && intent.reason === 'checkpoint', force: intent.force, reason: intent.reason, turnId: intent.turnId, coveredSeq: intent.seq }
+          : { workspaceId: payload.workspaceId, generation: payload.generation, delete: payload.delete, exact: !payload.delete && payload.reason === 'checkpoint', force: payload.force, reason: payload.reason, turnId: payload.turnId ?? null, coveredSeq: ownSeq };
         ctx.logger.debug({ request, ownSeq }, 'persist request');
         // Writes after this moment may miss the revision: the persist lag counts from here, not from completion.
         capturedAt = Date.now();
