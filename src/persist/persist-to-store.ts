@@ -9,7 +9,7 @@
 import { commitRecord } from '../archive/commit-record.js';
 import { countRemoved } from '../archive/revision-reader.js';
 import type { RevisionRecord } from '../archive/revision-record.js';
-import { loadStatCache, saveStatCache } from '../archive/stat-cache.js';
+import { loadStatCache, saveStatCache, type StatCache } from '../archive/stat-cache.js';
 import { StoreBuilder, type StoreBasis } from '../archive/store-builder.js';
 import { EmptySourceError } from '../errors/empty-source-error.js';
 import { asStoreWriter, type StoreWriter } from '../state/store-writers.js';
@@ -22,6 +22,9 @@ import { DirHandle, stillAt } from '../tree/dir-handle.js';
 import { UNLIMITED_TREE, vanishedTolerance } from '../tree/tree-limits.js';
 import { checkSourceIntact, isEmptyTree, reportTree, treeReport, type PersistContext, type PersistDeps, type PersistRequest } from './persist-workspace.js';
 import { shrinkGuardRefusal } from './shrink-guard.js';
+
+/** Walks of a checkpoint at most (the first and those that check it); see persistAs. */
+const SETTLE_WALKS = 3;
 
 /**
  * Why a checkpoint's exact walk may not be committed as a reconcile (null: it may): more entries
@@ -115,15 +118,17 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
   const cache = basis?.native && tree.statCache && currentRevision ? await loadStatCache(tree.statCache, currentRevision, src.stats).catch(() => null) : null;
   const scanStartedAt = BigInt(Date.now()) * 1_000_000n;
   // One walk of the live tree into the store; `keepMissing`: keep what the tree lacks (upload-only).
-  const walk = async (keepMissing: boolean) => {
+  const walk = async (keepMissing: boolean, from: StoreBasis | null = basis, hint: StatCache | null = cache, report = true) => {
+    const startedAt = BigInt(Date.now()) * 1_000_000n;
     const builder = new StoreBuilder({
       store: deps.archive.objects,
-      basis,
-      cache,
+      basis: from,
+      cache: hint,
       keepMissing,
       limits: deps.treeLimits,
       signal: ctx.signal,
       onProgress: (done) => {
+        if (!report) return;
         const total = Math.max(done, basis?.entries ?? done);
         void ctx.progress({ step: 'link', done, total, percent: 10 + Math.floor(40 * Math.min(1, done / Math.max(1, total))) });
       },
@@ -132,28 +137,57 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     const rootChanged = !(await stillAt(tree.path, src)) || (await src.stat()).nlink === 0n;
     const { tally } = builder;
     const scan = { rootChanged, vanished: tally.vanished, walked: tally.walked, refused: tally.refused, refusedCount: tally.refusedCount, skipped: tally.skipped, strippedModes: tally.strippedModes };
-    return { builder, root, scan, keepMissing };
+    return { builder, root, scan, keepMissing, startedAt };
   };
+  type Walk = Awaited<ReturnType<typeof walk>>;
   const exact = request.exact === true && !request.delete;
-  let built: Awaited<ReturnType<typeof walk>>;
+  const walks: Walk[] = [];
+  let built: Walk;
+  let pointInTime: boolean | undefined;
   try {
     built = await walk(!(request.delete || exact));
+    walks.push(built);
+    if (exact && !(await exactRefusal(deps, basis, built)) && !tree.transfer) {
+      // A checkpoint runs while the agent writes: walk again (against the walk before, so only
+      // what changed is read) until two walks in a row agree. Then every entry had the state
+      // read at the instant between them: the revision is a state the tree really had, not a
+      // mix of two moments. A tree that keeps changing is committed as its last walk found it.
+      // (A remote tree is a host mirror made at open: walking it again proves nothing.)
+      pointInTime = false;
+      while (walks.length < SETTLE_WALKS) {
+        const again = await walk(false, { root: built.root, scanStartedAt: built.startedAt }, new Map(built.builder.cacheEntries.map((e) => [e.path, e])), false);
+        walks.push(again);
+        // A walk that kept a file's earlier version (it changed while read) or lost an entry saw the tree move: no proof.
+        const still = again.builder.unstableFiles === 0 && again.scan.vanished === 0 && !again.scan.rootChanged;
+        if (still && again.root === built.root) {
+          pointInTime = true;
+          break;
+        }
+        built = again;
+      }
+    }
     // A checkpoint takes the tree exactly unless a reconcile would be refused; then it keeps what the tree lacks.
     const refused = exact ? await exactRefusal(deps, basis, built) : null;
     if (refused) {
       ctx.logger.info({ workspaceId, reason: refused }, 'checkpoint keeps what the live tree lacks (a reconcile would be refused)');
-      built = await walk(true);
+      built = await walk(true, basis, cache, false);
+      walks.push(built);
+      pointInTime = undefined;
     }
   } finally {
     await src.close();
   }
+  if (pointInTime === false) ctx.logger.info({ workspaceId, walks: walks.length }, 'checkpoint is not point-in-time: the tree changed during every walk');
   const { builder, root, scan } = built;
+  // What this run did across its walks: the first compares with the basis, each later one with the walk before.
+  const sum = (count: (b: StoreBuilder) => number) => walks.reduce((total, w) => total + count(w.builder), 0);
+  const walkReport = { ...(walks.length > 1 ? { walks: walks.length } : {}), ...(pointInTime === undefined ? {} : { pointInTime }) };
   const reconcile = !built.keepMissing;
   checkSourceIntact({ ...request, delete: reconcile }, scan);
   reportTree(ctx.logger, workspaceId, scan);
 
   await ctx.progress({ step: 'scan', percent: 50 });
-  if (basis?.native && root === basis.root) return { ...unchanged(), bytes: builder.bytes, files: builder.files, ...treeReport(scan) };
+  if (basis?.native && root === basis.root) return { ...unchanged(), bytes: builder.bytes, files: builder.files, ...treeReport(scan), ...walkReport };
   const removed = await countRemoved(deps.archive.objects, basis?.root ?? null, root);
   const refusal = request.delete ? shrinkGuardRefusal({ previousFiles: basis?.files ?? 0, removedFiles: removed.files, pct: deps.shrinkGuardPct, force: request.force }) : null;
   if (refusal) throw new ShrinkGuardError(`workspace ${workspaceId}: ${refusal}`, { context: { workspaceId, revision: currentRevision } });
@@ -193,14 +227,15 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     generation,
     files: builder.files,
     bytes: builder.bytes,
-    changedFiles: builder.changedFiles,
+    changedFiles: sum((b) => b.changedFiles),
     deletedFiles: removed.entries,
     unchanged: false,
     durationMs: Date.now() - run.started,
     coveredSeq: request.coveredSeq,
-    storedBytes: builder.storedBytes,
-    newObjects: builder.newObjects,
-    newTrees: builder.newTrees,
+    storedBytes: sum((b) => b.storedBytes),
+    newObjects: sum((b) => b.newObjects),
+    newTrees: sum((b) => b.newTrees),
+    ...walkReport,
     ...treeReport(scan),
   };
 }

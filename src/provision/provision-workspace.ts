@@ -92,7 +92,7 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
     // The lane's active base, even one found gone: seeding from it is checked at the provider and refused.
     const activeBase = await services.bases.activeEntry(request.lane, providerName);
     const base = activeBase && (activeBase.status === 'ready' || activeBase.status === 'gone') ? { snapshotId: activeBase.snapshotId, version: activeBase.version } : null;
-    const plan = planRestore({ live: null, ...durable, base });
+    let plan = planRestore({ live: null, ...durable, base });
     if (plan.outcome === 'conflict') {
       throw new WorkspaceConflictError(
         `workspace ${workspaceId} is known (it was provisioned before or has durable history) but has no restorable revision or snapshot; refusing to recreate it (reset it with \`fleet workspace reset ${workspaceId} --confirm\`)`,
@@ -105,10 +105,21 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
     const provider = providerName === 'local' ? services.localProviderOn(targetHost) : services.providers.get(providerName);
     // Checked before anything changes: a snapshot source that expired or was deleted is refused here.
     const runtime = await services.runtime.get(workspaceId);
-    const source = await createSource({ bases: services.bases, logger: ctx.logger }, { workspaceId, plan, providerName, provider, runtime, signal });
+    let source = await createSource({ bases: services.bases, logger: ctx.logger }, { workspaceId, plan, providerName, provider, runtime, signal });
     // Bump before the replacement starts, above anything the archive has seen (Redis may have lost writes).
     const floor = await services.archive.maxGeneration(workspaceId);
     const generation = await services.addresses.bumpGeneration(workspaceId, floor);
+    // The bump fences the old incarnation: a persist of it attaches nothing from now on (the
+    // attach checks the generation counter). One may have attached since the facts were read,
+    // though: a turn acknowledged then would be missing from the restored tree, and the new
+    // incarnation's next persist would drop it from the archive. So the head is read again.
+    const fenced = await durableFacts(services, workspaceId, address);
+    if (fenced.revision !== durable.revision) {
+      ctx.logger.info({ workspaceId, planned: durable.revision, head: fenced.revision }, 'a revision was attached while the provision planned: restoring it instead');
+      plan = planRestore({ live: null, ...fenced, base });
+      if (plan.outcome === 'conflict') throw ProvisionSuperseded(workspaceId, generation, null);
+      source = await createSource({ bases: services.bases, logger: ctx.logger }, { workspaceId, plan, providerName, provider, runtime, signal });
+    }
     const begun = await services.runtime.transition(workspaceId, 'begin', generation, {
       provider: providerName,
       handle: null,

@@ -62,6 +62,13 @@ export interface PersistResult {
   /** Format 2: objects and tree objects this run wrote. */
   readonly newObjects?: number;
   readonly newTrees?: number;
+  /** A checkpoint that walked its live tree more than once (to find a moment the tree held still): how many times. */
+  readonly walks?: number;
+  /**
+   * Checkpoints of a live tree (format 2): true when two walks in a row agreed (the revision is
+   * the state the tree had at one instant), false when the tree changed during every walk.
+   */
+  readonly pointInTime?: boolean;
   /** Remote providers (Vercel), format 2: bytes moved to bring the tree to the host (compressed listing and changed files, the request). */
   readonly transferredBytes?: number;
   /** Remote providers (Vercel), format 2: files whose content was transferred. */

@@ -1,0 +1,70 @@
+// A checkpoint of a tree being written is a state the tree really had: it walks again until two
+// walks agree (or says it is not point-in-time). The writer is a separate process, really
+// concurrent with the walk: it replaces `a` then `b` with one counter, so every state it produces
+// has b = a or b = a - 1.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { archivedText } from '../helpers/archived.js';
+import { addCleanup } from '../helpers/cleanup.js';
+import { createHarness } from '../helpers/workspace-harness.js';
+
+const WRITER = `
+const fs = require('node:fs');
+const [dir] = process.argv.slice(1);
+let n = 0;
+const burst = () => {
+  for (let i = 0; i < 20; i++) {
+    n += 1;
+    // Whole files only (temporary, then rename): a truncated file is a state too, but not one this judge models.
+    fs.writeFileSync(dir + '/d0/.a', String(n));
+    fs.renameSync(dir + '/d0/.a', dir + '/d0/a');
+    fs.writeFileSync(dir + '/d1/.b', String(n));
+    fs.renameSync(dir + '/d1/.b', dir + '/d1/b');
+  }
+  setTimeout(burst, Math.floor(Math.random() * 15));
+};
+burst();
+`;
+
+describe('checkpoints of a tree being written', () => {
+  it('a quiet tree: two walks agree, the checkpoint is point-in-time', async () => {
+    const h = await createHarness();
+    await h.provision('ws');
+    await h.write('ws', { 'd0/a': '0', 'd1/b': '0' });
+    await h.persist('ws');
+    await h.write('ws', { 'd0/a': '1', 'd1/b': '1' });
+    const checkpoint = await h.persist('ws', { delete: false, exact: true, reason: 'checkpoint' });
+    expect(checkpoint).toMatchObject({ walks: 2, pointInTime: true, unchanged: false });
+    // A turn-end persist walks once and says nothing about it.
+    await h.write('ws', { 'd0/a': '2', 'd1/b': '2' });
+    const turn = await h.persist('ws');
+    expect(turn.walks).toBeUndefined();
+    expect(turn.pointInTime).toBeUndefined();
+  });
+
+  it('under a concurrent writer, every point-in-time checkpoint holds a state the writer produced', { timeout: 120_000 }, async () => {
+    const h = await createHarness();
+    await h.provision('ws');
+    await h.write('ws', { 'd0/a': '0', 'd1/b': '0' });
+    await h.persist('ws');
+    const writer = spawn(process.execPath, ['-e', WRITER, h.live('ws')], { stdio: 'ignore' });
+    addCleanup(() => {
+      writer.kill('SIGKILL');
+    });
+    const outcomes: { pointInTime: boolean | undefined; a: number; b: number }[] = [];
+    for (let i = 0; i < 40; i++) {
+      const checkpoint = await h.persist('ws', { delete: false, exact: true, reason: 'checkpoint' });
+      if (checkpoint.unchanged) continue;
+      const a = Number(await archivedText(h.services.archive, 'ws', 'd0/a', checkpoint.revision!));
+      const b = Number(await archivedText(h.services.archive, 'ws', 'd1/b', checkpoint.revision!));
+      outcomes.push({ pointInTime: checkpoint.pointInTime, a, b });
+      expect(typeof checkpoint.pointInTime, JSON.stringify(checkpoint)).toBe('boolean');
+      if (checkpoint.pointInTime) expect([a, a - 1], `checkpoint ${i}: a=${a} b=${b} ${JSON.stringify(checkpoint)}`).toContain(b);
+      else expect(checkpoint.walks).toBe(3);
+    }
+    writer.kill('SIGKILL');
+    expect(outcomes.length).toBeGreaterThan(0);
+    expect(path.isAbsolute(h.live('ws'))).toBe(true);
+  });
+});
