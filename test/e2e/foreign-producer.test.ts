@@ -32,9 +32,9 @@ describe('a persist enqueued by a plain BullMQ producer', () => {
     expect((await runFleet(['persist', 'ws', '--delete', '--wait'], env)).code).toBe(0);
     await rm(path.join(live, 'b.txt'));
 
-    // The fleet's own upload-only persist (what a checkpoint tick sends), held mid-run.
+    // The fleet's own upload-only persist (a caller's: a checkpoint tick's would take the deletion itself), held mid-run.
     await redis.set(`${p}:test:hold`, '1');
-    const ours = await runFleet(['persist', 'ws', '--reason', 'checkpoint', '--json'], env);
+    const ours = await runFleet(['persist', 'ws', '--reason', 'manual', '--json'], env);
     expect(ours.code).toBe(0);
     await waitFor('the upload-only run to hold', async () => ((await redis.llen(`${p}:test:started`)) === 1 ? true : undefined));
 

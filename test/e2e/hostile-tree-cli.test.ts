@@ -1,5 +1,5 @@
 // A hostile agent through the front door: `fleet up`, the agent's code runs through `fleet exec`,
-// turns end with `fleet persist`, checkpoints are upload-only persists, the sandbox dies and
+// turns end with `fleet persist`, checkpoints and upload-only persists run, the sandbox dies and
 // `fleet provision` restores it; `fleet verify` and the outside world are checked from outside.
 import { readFileSync } from 'node:fs';
 import { rm, writeFile, mkdir } from 'node:fs/promises';
@@ -56,11 +56,13 @@ describe('hostile tree through the CLI', () => {
         `echo ${readFileSync(HOSTILE_FIXTURE).toString('base64')} | base64 -d > .hostile.py && python3 .hostile.py deep . 80 && rm .hostile.py`,
       ].join(' && '),
     );
-    // Checkpoints (upload-only) and a turn end (reconcile), while the agent swaps a directory with a link out.
+    // Upload-only persists, checkpoints and turn ends (reconcile), while the agent swaps a directory with a link out.
     await sh('attacker', `mkdir -p d && for i in $(seq 1 50); do echo $i > d/f$i; done && ln -s ${outside} s`);
     const swapper = await startSwapper(path.join(home, 'live', 'attacker', 'root', 'd'), path.join(home, 'live', 'attacker', 'root', 's'));
     const outcomes: string[] = [];
-    for (const args of [['persist', 'attacker', '--wait'], ['persist', 'attacker', '--delete', '--wait'], ['persist', 'attacker', '--wait'], ['persist', 'attacker', '--delete', '--wait']]) {
+    // Upload-only, a turn end, a checkpoint (exact, walked until two walks agree), and so on.
+    const runs = [['persist', 'attacker', '--wait'], ['persist', 'attacker', '--delete', '--wait'], ['persist', 'attacker', '--reason', 'checkpoint', '--wait'], ['persist', 'attacker', '--wait'], ['persist', 'attacker', '--delete', '--wait'], ['persist', 'attacker', '--reason', 'checkpoint', '--wait']];
+    for (const args of runs) {
       const run = await fleet([...args, '--json']);
       outcomes.push(run.code === 0 ? 'ok' : (/^fleet: (\w+):/m.exec(run.stderr)?.[1] ?? `exit ${run.code}: ${run.stderr}`));
     }

@@ -66,7 +66,8 @@ describe('persist jobs of a foreign producer', () => {
     const client = testClient(h.config);
     const queue = foreignQueue(h);
 
-    const ours = await client.persist({ workspaceId: 'ws', generation: 1, delete: false, reason: 'checkpoint' });
+    // A caller's upload-only request (a checkpoint's would take the deletion itself: checkpoints are exact).
+    const ours = await client.persist({ workspaceId: 'ws', generation: 1, delete: false, reason: 'manual' });
     await started.promise;
     const foreign = await queue.add('persist', { workspaceId: 'ws', generation: 1, delete: true, reason: 'turn-end', turnId: 'turn-7' });
     expect(foreign.id).not.toBe(ours.jobId);
@@ -87,7 +88,7 @@ describe('persist jobs of a foreign producer', () => {
     const client = testClient(h.config);
     const queue = foreignQueue(h);
     // Both wait before any worker runs: the fleet's job is first in line.
-    await client.persist({ workspaceId: 'ws', generation: 1, delete: false, reason: 'checkpoint' });
+    await client.persist({ workspaceId: 'ws', generation: 1, delete: false, reason: 'manual' });
     const foreign = await queue.add('persist', { workspaceId: 'ws', generation: 1, delete: true, reason: 'turn-end' });
     await testWorkers(h.config, ['persist']);
     await waitFor('the foreign job to complete', async () => ((await queue.getJobState(foreign.id!)) === 'completed' ? true : undefined));
