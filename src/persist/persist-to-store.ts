@@ -147,12 +147,13 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
   try {
     built = await walk(!(request.delete || exact));
     walks.push(built);
-    if (exact && !(await exactRefusal(deps, basis, built)) && !tree.transfer) {
+    // A remote tree was settled where it lives (OpenTreeOptions.settle): its mirror holds still.
+    if (exact && tree.transfer) pointInTime = tree.pointInTime;
+    else if (exact && !(await exactRefusal(deps, basis, built))) {
       // A checkpoint runs while the agent writes: walk again (against the walk before, so only
       // what changed is read) until two walks in a row agree. Then every entry had the state
       // read at the instant between them: the revision is a state the tree really had, not a
       // mix of two moments. A tree that keeps changing is committed as its last walk found it.
-      // (A remote tree is a host mirror made at open: walking it again proves nothing.)
       pointInTime = false;
       while (walks.length < SETTLE_WALKS) {
         const again = await walk(false, { root: built.root, scanStartedAt: built.startedAt }, new Map(built.builder.cacheEntries.map((e) => [e.path, e])), false);

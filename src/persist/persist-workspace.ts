@@ -115,7 +115,8 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
   const paths = await deps.archive.ensure(workspaceId);
   const { head, revision: currentRevision } = await resolveHead(deps, workspaceId, ctx.logger);
   if (deps.archiveFormat === 2) {
-    const tree = await provider.openTree(address.handle, ctx.signal);
+    // A checkpoint of a remote tree settles there (a local one is settled by the walk).
+    const tree = await provider.openTree(address.handle, ctx.signal, { settle: request.exact === true && !request.delete });
     try {
       const result = await persistToStore(deps, request, ctx, { head, currentRevision, tree, revision: newRevisionId(generation), started });
       return tree.transfer ? { ...result, transferredBytes: transferredBytes(tree.transfer), transferredFiles: tree.transfer.files } : result;

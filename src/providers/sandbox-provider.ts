@@ -104,7 +104,21 @@ export interface TreeSource {
   readonly statCache?: string;
   /** Remote providers: what was transferred to bring the tree here. */
   readonly transfer?: TreeTransfer;
+  /**
+   * Remote providers asked to settle (`OpenTreeOptions.settle`): true when the tree was listed
+   * again after the transfer and the listings agreed (the copy is the tree at one instant).
+   */
+  readonly pointInTime?: boolean;
   release(): Promise<void>;
+}
+
+export interface OpenTreeOptions {
+  /**
+   * A remote provider lists the tree again after bringing it here, and transfers again until
+   * two listings in a row agree (a checkpoint of a tree being written). A local tree is walked
+   * in place: the persist settles it itself.
+   */
+  readonly settle?: boolean;
 }
 
 export interface SandboxProvider {
@@ -126,7 +140,7 @@ export interface SandboxProvider {
   readFile(handle: string, path: string, signal: AbortSignal): Promise<Buffer | null>;
 
   /** Exposes the tree as a local directory for persist (local: the live tree itself). */
-  openTree(handle: string, signal: AbortSignal): Promise<TreeSource>;
+  openTree(handle: string, signal: AbortSignal, options?: OpenTreeOptions): Promise<TreeSource>;
   /** Replaces the tree with the contents of a local directory (restore). Clears the ready marker first. */
   importTree(handle: string, from: string, signal: AbortSignal): Promise<void>;
 

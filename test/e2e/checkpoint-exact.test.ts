@@ -48,6 +48,10 @@ async function checkpointsTakeDeletions(extraEnv: Record<string, string>) {
   const tree = await readTree(out);
   expect(Object.keys(tree).sort()).toEqual(['keep.txt', 'moved.txt', 'new.txt', 'sub']);
   expect(Buffer.from(tree['moved.txt']!, 'base64').toString()).toBe('moved\n');
+  // A checkpoint of a tree that holds still settles at once: two walks (or listings) agree.
+  await exec('echo more > more.txt');
+  const settled = await json<{ result: { pointInTime?: boolean; unchanged: boolean } }>(['persist', 'agent', '--reason', 'checkpoint', '--wait', '--timeout', '60000']);
+  expect(settled.result.pointInTime, JSON.stringify(settled.result)).toBe(true);
 }
 
 describe('checkpoints through a running fleet', () => {

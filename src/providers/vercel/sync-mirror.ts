@@ -47,10 +47,15 @@ export interface MirrorOptions {
   readonly limits: TreeLimits;
   /** PATH for host tools (mkfifo). */
   readonly systemPath: string;
+  /** List again after the transfer until two listings agree (`OpenTreeOptions.settle`). */
+  readonly settle?: boolean;
 }
 
 // Archive bytes allowed per file asked for beyond its size (headers, GNU long names).
 const ARCHIVE_OVERHEAD_PER_FILE = 16 * 1024;
+
+/** Listings of a settling sync at most (the first and those that check it). */
+const SETTLE_LISTINGS = 3;
 
 export async function syncMirror(sandbox: Sandbox, handle: string, options: MirrorOptions, signal: AbortSignal): Promise<TreeSource> {
   const paths = mirrorPaths(options.root, handle);
@@ -58,30 +63,57 @@ export async function syncMirror(sandbox: Sandbox, handle: string, options: Mirr
   const release = await onHost(paths.lock, () => lockMirror(paths.lock));
   const leftovers: string[] = [];
   try {
-    const listed = await fetchListing(sandbox, options.limits, signal);
-    leftovers.push(...listed.files);
     const owner: MirrorOwner = { sandbox: handle, boot: await bootId() };
-    const index = await loadMirrorIndex(paths.index, owner);
+    let index = await loadMirrorIndex(paths.index, owner);
+    const full = index === null;
     const root = await onHost(paths.tree, () => DirHandle.open(paths.tree));
     try {
-      const { survey, plan } = await onHost(paths.tree, () => prepare(root, listed.listing, index, options, signal));
-      let outcome: DeltaOutcome = { written: new Map(), unexpected: 0, unstable: 0 };
-      let clockNs = 0n;
-      let archiveBytes = 0;
-      let requestBytes = 0;
-      if (plan.fetch.size > 0) {
-        const delta = await fetchDelta(sandbox, [...plan.fetch.values()], options.limits, signal);
-        leftovers.push(...delta.files);
-        clockNs = delta.clockNs;
-        outcome = await writeDelta(root, paths, plan, delta.restat, delta.archive.chunks, signal);
-        archiveBytes = delta.archive.bytes() + delta.restatBytes;
-        requestBytes = delta.requestBytes;
+      const totals = { listingBytes: 0, archiveBytes: 0, requestBytes: 0, files: 0 };
+      // One round: list the sandbox tree, bring what changed to the mirror, record the index.
+      const round = async (listed: Awaited<ReturnType<typeof fetchListing>>) => {
+        const { survey, plan } = await onHost(paths.tree, () => prepare(root, listed.listing, index, options, signal));
+        let outcome: DeltaOutcome = { written: new Map(), unexpected: 0, unstable: 0 };
+        let clockNs = 0n;
+        if (plan.fetch.size > 0) {
+          const delta = await fetchDelta(sandbox, [...plan.fetch.values()], options.limits, signal);
+          leftovers.push(...delta.files);
+          clockNs = delta.clockNs;
+          outcome = await writeDelta(root, paths, plan, delta.restat, delta.archive.chunks, signal);
+          totals.archiveBytes += delta.archive.bytes() + delta.restatBytes;
+          totals.requestBytes += delta.requestBytes;
+        }
+        const next = nextIndex(listed.listing, index, survey, plan, outcome.written, clockNs);
+        await onHost(paths.tree, () => removeUntrusted(root, next.untrusted));
+        await onHost(paths.index, () => saveMirrorIndex(paths.index, owner, next.index));
+        index = next.index;
+        totals.files += outcome.written.size;
+        return outcome.unexpected === 0 && outcome.unstable === 0;
+      };
+      const list = async () => {
+        const listed = await fetchListing(sandbox, options.limits, signal);
+        leftovers.push(...listed.files);
+        totals.listingBytes += listed.bytes;
+        return listed;
+      };
+      let listed = await list();
+      let steady = await round(listed);
+      let pointInTime: boolean | undefined;
+      if (options.settle) {
+        // A checkpoint of a tree being written: list again until a listing finds the tree as the
+        // one before it left it (then the mirror holds the tree of the instant between them).
+        pointInTime = false;
+        for (let listings = 1; listings < SETTLE_LISTINGS; listings++) {
+          const again = await list();
+          if (steady && sameListing(listed.listing, again.listing)) {
+            pointInTime = true;
+            break;
+          }
+          listed = again;
+          steady = await round(listed);
+        }
       }
-      const next = nextIndex(listed.listing, index, survey, plan, outcome.written, clockNs);
-      await onHost(paths.tree, () => removeUntrusted(root, next.untrusted));
-      await onHost(paths.index, () => saveMirrorIndex(paths.index, owner, next.index));
-      const transfer: TreeTransfer = { listingBytes: listed.bytes, archiveBytes, requestBytes, files: outcome.written.size, full: index === null };
-      return { path: paths.tree, statCache: paths.statCache, transfer, release };
+      const transfer: TreeTransfer = { ...totals, full };
+      return { path: paths.tree, statCache: paths.statCache, transfer, release, ...(pointInTime === undefined ? {} : { pointInTime }) };
     } finally {
       await root.close();
     }
@@ -92,6 +124,17 @@ export async function syncMirror(sandbox: Sandbox, handle: string, options: Mirr
     // Best effort: a leftover transfer file only costs space in .fleet, never correctness.
     if (leftovers.length > 0 && !signal.aborted) await runScript(sandbox, { operation: 'openTree', script: REMOVE_SCRIPT, args: leftovers, signal }).catch(() => undefined);
   }
+}
+
+// True when two listings name the same entries with the same type, size, mode, times, inode and target.
+function sameListing(a: Listing, b: Listing): boolean {
+  if (a.truncated || b.truncated || a.entries.size !== b.entries.size) return false;
+  for (const [key, x] of a.entries) {
+    const y = b.entries.get(key);
+    if (!y || x.type !== y.type || x.size !== y.size || x.mode !== y.mode || x.mtimeNs !== y.mtimeNs || x.ctimeNs !== y.ctimeNs || x.ino !== y.ino || x.dev !== y.dev) return false;
+    if ((x.target === undefined) !== (y.target === undefined) || (x.target && !x.target.equals(y.target!))) return false;
+  }
+  return true;
 }
 
 // The mirror's directories, 0700 (the root too: it holds every workspace's files).

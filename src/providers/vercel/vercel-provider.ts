@@ -21,6 +21,7 @@ import type {
   SandboxInfo,
   SandboxProvider,
   SnapshotStatus,
+  OpenTreeOptions,
   TreeSource,
 } from '../sandbox-provider.js';
 import { SnapshotUnavailableError } from '../../errors/snapshot-unavailable-error.js';
@@ -128,8 +129,8 @@ export class VercelProvider implements SandboxProvider {
     return this.run('readFile', signal, async (deadline) => (await this.sandbox(handle, deadline)).readFileToBuffer({ path: treePath(relative) }, { signal: deadline }));
   }
 
-  async openTree(handle: string, signal: AbortSignal): Promise<TreeSource> {
-    return this.run('openTree', signal, async (deadline) => syncMirror(await this.sandbox(handle, deadline), handle, this.options.mirror, deadline));
+  async openTree(handle: string, signal: AbortSignal, options: OpenTreeOptions = {}): Promise<TreeSource> {
+    return this.run('openTree', signal, async (deadline) => syncMirror(await this.sandbox(handle, deadline), handle, { ...this.options.mirror, settle: options.settle === true }, deadline));
   }
 
   async importTree(handle: string, from: string, signal: AbortSignal): Promise<void> {
