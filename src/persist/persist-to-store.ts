@@ -147,9 +147,11 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
   try {
     built = await walk(!(request.delete || exact));
     walks.push(built);
+    // A checkpoint takes the tree exactly unless a reconcile would be refused; then it keeps what the tree lacks.
+    let refused = exact ? await exactRefusal(deps, basis, built) : null;
     // A remote tree was settled where it lives (OpenTreeOptions.settle): its mirror holds still.
     if (exact && tree.transfer) pointInTime = tree.pointInTime;
-    else if (exact && !(await exactRefusal(deps, basis, built))) {
+    else if (exact && !refused) {
       // A checkpoint runs while the agent writes: walk again (against the walk before, so only
       // what changed is read) until two walks in a row agree. Then every entry had the state
       // read at the instant between them: the revision is a state the tree really had, not a
@@ -165,10 +167,10 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
           break;
         }
         built = again;
+        refused = await exactRefusal(deps, basis, built);
+        if (refused) break;
       }
     }
-    // A checkpoint takes the tree exactly unless a reconcile would be refused; then it keeps what the tree lacks.
-    const refused = exact ? await exactRefusal(deps, basis, built) : null;
     if (refused) {
       ctx.logger.info({ workspaceId, reason: refused }, 'checkpoint keeps what the live tree lacks (a reconcile would be refused)');
       built = await walk(true, basis, cache, false);

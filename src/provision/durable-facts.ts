@@ -13,14 +13,18 @@ export interface DurableFacts {
   readonly hadState: boolean;
 }
 
-export async function durableFacts(services: Pick<FleetServices, 'checkpoints' | 'archive' | 'redis' | 'keys'>, workspaceId: string, address: Address | null): Promise<DurableFacts> {
+/** The revision a restore would start from: the attached head, else what `current` links to. */
+export async function headRevision(services: Pick<FleetServices, 'checkpoints' | 'archive'>, workspaceId: string): Promise<string | null> {
   const head = await services.checkpoints.current(workspaceId);
-  const linked = await services.archive.current(workspaceId);
+  return head?.kind === 'portable_workspace' ? head.workspaceRevision : await services.archive.current(workspaceId);
+}
+
+export async function durableFacts(services: Pick<FleetServices, 'checkpoints' | 'archive' | 'redis' | 'keys'>, workspaceId: string, address: Address | null): Promise<DurableFacts> {
+  const revision = await headRevision(services, workspaceId);
   const history = await services.checkpoints.history(workspaceId, 200);
   const native = history.find((c) => c.kind === 'provider_native');
   const revisions = await services.archive.revisions(workspaceId);
   const migrated = await services.redis.hexists(services.keys.migrated(), workspaceId);
-  const revision = head?.kind === 'portable_workspace' ? head.workspaceRevision : linked;
   return {
     revision: revision && revisions.includes(revision) ? revision : null,
     nativeSnapshot: native?.workspaceRevision ?? null,

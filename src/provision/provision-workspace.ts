@@ -22,7 +22,7 @@ import type { Address } from '../state/address-store.js';
 import type { RuntimePatch } from '../state/runtime-store.js';
 import type { ProcessorContext } from '../workers/processor-context.js';
 import { createSource } from './create-source.js';
-import { durableFacts } from './durable-facts.js';
+import { durableFacts, headRevision } from './durable-facts.js';
 import { planRestore, type RestoreFacts } from './restore-plan.js';
 
 /**
@@ -113,7 +113,8 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
     // attach checks the generation counter). One may have attached since the facts were read,
     // though: a turn acknowledged then would be missing from the restored tree, and the new
     // incarnation's next persist would drop it from the archive. So the head is read again.
-    const fenced = await durableFacts(services, workspaceId, address);
+    // (The cheap read first; the full facts only when the head moved.)
+    const fenced = (await headRevision(services, workspaceId)) === durable.revision ? durable : await durableFacts(services, workspaceId, address);
     if (fenced.revision !== durable.revision) {
       ctx.logger.info({ workspaceId, planned: durable.revision, head: fenced.revision }, 'a revision was attached while the provision planned: restoring it instead');
       plan = planRestore({ live: null, ...fenced, base });
