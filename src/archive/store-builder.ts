@@ -257,7 +257,7 @@ export class StoreBuilder {
    * The quick check: the previous node of a file whose stat says it did not change (its time is
    * kept as recorded, so the trees of an unchanged tree stay the same after a restore).
    */
-  #unchanged(frame: Frame, item: LiveItem, rel: Buffer, mode: number): FileNode | null {
+  #unchanged(frame: Frame, item: LiveItem, path: string, mode: number): { readonly node: FileNode; readonly cached: StatCacheEntry | null } | null {
     const { stats } = item;
     const basis = this.#o.basis;
     if (basis && stats.mtimeNs + RACY_MARGIN_NS >= basis.scanStartedAt) return null;
@@ -265,18 +265,21 @@ export class StoreBuilder {
     const before = frame.prior?.get(item.key);
     if (before?.type !== 'f' || before.size !== size || before.mode !== mode) return null;
     // The cache is a hint and may only confirm the previous revision's object, never name another.
-    const cached = this.#o.cache?.get(encodePath(rel));
+    const cached = this.#o.cache?.get(path);
     if (cached && cached.object === before.object) {
       const same = cached.size === size && cached.mode === mode && cached.mtimeNs === stats.mtimeNs && cached.ctimeNs === stats.ctimeNs && cached.ino === stats.ino;
-      return same ? before : null;
+      // The cache entry is this walk's too (same path, stat and object): it is kept as it is.
+      return same ? { node: before, cached } : null;
     }
-    return sameMtime(stats.mtimeNs, before.mtimeNs) ? before : null;
+    return sameMtime(stats.mtimeNs, before.mtimeNs) ? { node: before, cached: null } : null;
   }
 
   async #file(frame: Frame, item: LiveItem, rel: Buffer, mode: number): Promise<void> {
     const { stats, name } = item;
     const slot = frame.nodes.push(null) - 1;
-    const unchanged = this.#unchanged(frame, item, rel, mode);
+    const path = encodePath(rel);
+    const quick = this.#unchanged(frame, item, path, mode);
+    const unchanged = quick?.node ?? null;
     const linkKey = stats.nlink > 1n ? this.#linkKey(stats, unchanged) : undefined;
     // `liveMtime`: the time the cache must match next time (the node keeps the recorded one).
     const place = (stored: StoredFile, liveMtime = stored.mtimeNs) => {
@@ -284,8 +287,16 @@ export class StoreBuilder {
       frame.nodes[slot] = node;
       this.files += 1;
       this.bytes += stored.size;
-      this.cacheEntries.push({ path: encodePath(rel), size: stored.size, mode, mtimeNs: liveMtime, ctimeNs: stored.ctimeNs, ino: stats.ino, object: stored.object });
+      this.cacheEntries.push({ path, size: stored.size, mode, mtimeNs: liveMtime, ctimeNs: stored.ctimeNs, ino: stats.ino, object: stored.object });
     };
+    if (unchanged && quick?.cached && !linkKey && unchanged.linkKey === undefined) {
+      this.reusedFiles += 1;
+      frame.nodes[slot] = unchanged;
+      this.files += 1;
+      this.bytes += unchanged.size;
+      this.cacheEntries.push(quick.cached);
+      return;
+    }
     if (unchanged) {
       this.reusedFiles += 1;
       return place({ object: unchanged.object, size: unchanged.size, mtimeNs: unchanged.mtimeNs, ctimeNs: stats.ctimeNs }, stats.mtimeNs);

@@ -9,7 +9,7 @@
 import { commitRecord } from '../archive/commit-record.js';
 import { countRemoved } from '../archive/revision-reader.js';
 import type { RevisionRecord } from '../archive/revision-record.js';
-import { loadStatCache, saveStatCache, type StatCache } from '../archive/stat-cache.js';
+import type { StatCache } from '../archive/stat-cache.js';
 import { StoreBuilder, type StoreBasis } from '../archive/store-builder.js';
 import { EmptySourceError } from '../errors/empty-source-error.js';
 import { asStoreWriter, type StoreWriter } from '../state/store-writers.js';
@@ -115,7 +115,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
 
   await ctx.progress({ step: 'link', percent: 10 });
   const src = await DirHandle.open(tree.path);
-  const cache = basis?.native && tree.statCache && currentRevision ? await loadStatCache(tree.statCache, currentRevision, src.stats).catch(() => null) : null;
+  const cache = basis?.native && tree.statCache && currentRevision ? await deps.statCaches.load(tree.statCache, currentRevision, src.stats) : null;
   const scanStartedAt = BigInt(Date.now()) * 1_000_000n;
   // One walk of the live tree into the store; `keepMissing`: keep what the tree lacks (upload-only).
   const walk = async (keepMissing: boolean, from: StoreBasis | null = basis, hint: StatCache | null = cache, report = true) => {
@@ -221,8 +221,8 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     },
     onStep: (step) => ctx.progress({ step, percent: step === 'commit' ? 70 : 85 }),
   });
-  // The stat cache is a hint for the next persist: failing to write it costs one round of hashing.
-  if (tree.statCache) await saveStatCache(tree.statCache, revision, src.stats, builder.cacheEntries).catch((error: unknown) => ctx.logger.warn({ err: error, workspaceId }, 'stat cache not written'));
+  // The stat cache is a hint for the next persist (kept in memory, its file written after this returns).
+  if (tree.statCache) deps.statCaches.save(tree.statCache, revision, src.stats, builder.cacheEntries);
   await ctx.progress({ step: 'done', percent: 100 });
   return {
     workspaceId,

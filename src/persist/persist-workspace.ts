@@ -36,6 +36,7 @@ import { vanishedTolerance, type TreeLimits } from '../tree/tree-limits.js';
 import { buildRevisionTree, type BuiltTree } from '../archive/build-revision-tree.js';
 import { persistToStore } from './persist-to-store.js';
 import type { StoreWriters } from '../state/store-writers.js';
+import type { StatCaches } from '../archive/stat-caches.js';
 import { shrinkGuardRefusal } from './shrink-guard.js';
 
 export interface PersistRequest {
@@ -70,6 +71,8 @@ export interface PersistDeps {
   readonly archiveFormat: 1 | 2;
   /** Where a format 2 persist registers while it writes the object store (the objects GC keeps its work). */
   readonly storeWriters: Pick<StoreWriters, 'begin'>;
+  /** Stat caches of live trees (a format 2 persist reads the one of its basis and leaves its own). */
+  readonly statCaches: Pick<StatCaches, 'load' | 'save'>;
 }
 
 export interface PersistContext {

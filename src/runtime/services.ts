@@ -35,6 +35,7 @@ import { observedProvider } from '../metrics/observed-provider.js';
 import { SandboxUidStore } from '../state/sandbox-uid-store.js';
 import { prepareIsolation } from '../sandbox/prepare-isolation.js';
 import type { Isolation } from '../sandbox/isolation.js';
+import { StatCaches } from '../archive/stat-caches.js';
 
 export interface FleetServices {
   readonly config: Config;
@@ -47,6 +48,8 @@ export interface FleetServices {
   readonly archive: ArchiveStore;
   /** Writers of the archive's object store in flight (what the objects GC must not race). */
   readonly storeWriters: StoreWriters;
+  /** Stat caches of the live trees this process persists (kept in memory, written in the background). */
+  readonly statCaches: StatCaches;
   /** Where the next `--read-data-subset` slice of the object id space starts. */
   readonly verifyCursor: VerifyCursor;
   readonly providers: ProviderRegistry;
@@ -125,6 +128,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
   };
   const addresses = new AddressStore(redis, keys);
   const activity = new ActivityStore(redis, keys, { turnTtlMs: config.turnTtlMs, leaseMs: config.worker.heartbeatIntervalMs * 3, logger });
+  const statCaches = new StatCaches((file, error) => logger.warn({ err: error, file }, 'stat cache not written'));
   const rawProviderFor = (address: Address) => (address.provider === 'local' ? localProviderOn(address.hostId) : providers.get(address.provider));
   return {
     config,
@@ -136,6 +140,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     checkpoints: new CheckpointStore(redis, keys),
     archive: new ArchiveStore(config.paths.archiveRoot),
     storeWriters: new StoreWriters(redis, keys),
+    statCaches,
     verifyCursor: new VerifyCursor(redis, keys),
     providers,
     runtime: new RuntimeStore(redis, keys, config.deadlines.provisionMs),
@@ -153,6 +158,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     localProviderOn,
     close: async () => {
       await metrics.flush?.();
+      await statCaches.flush();
       await client.close();
     },
   };

@@ -7,6 +7,7 @@ import { chmod, link, lstat, readdir, readFile, readlink, rm, stat, symlink, tru
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lookupPath } from '../../src/archive/revision-reader.js';
+import { livePaths } from '../../src/providers/local/live-paths.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
 
 const sha = (content: string | Buffer) => createHash('sha256').update(content).digest('hex');
@@ -145,6 +146,40 @@ describe('archive format 2', () => {
       await h.persist('ws');
       expect((await archived(h, 'ws', 'f.txt'))!.toString(), `round ${i}`).toBe(content);
     }
+  });
+
+  it('a same-size rewrite whose mtime is put back is archived: the stat cache sees its ctime, in this process and in the next', async () => {
+    const { persistWorkspace } = await import('../../src/persist/persist-workspace.js');
+    const { persistDeps } = await import('../../src/workers/processors/persist-deps.js');
+    const { StatCaches } = await import('../../src/archive/stat-caches.js');
+    const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2' });
+    await h.provision('ws');
+    const file = path.join(h.live('ws'), 'f.txt');
+    // Like `tar -x` or `cp -p` over a file: new bytes, same size, the old (long past) mtime.
+    const rewrite = async (content: string) => {
+      await writeFile(file, content);
+      await utimes(file, 1_600_000_000, 1_600_000_000);
+    };
+    await rewrite('aaaa');
+    await h.persist('ws');
+    // This process: the cache kept in memory serves (its file is gone).
+    await h.services.statCaches.flush();
+    const cacheFile = path.join(livePaths(h.config.paths.liveRoot, 'ws').meta, 'stat-cache.json');
+    await rm(cacheFile);
+    await rewrite('bbbb');
+    expect((await h.persist('ws')).changedFiles).toBe(1);
+    expect((await archived(h, 'ws', 'f.txt'))!.toString()).toBe('bbbb');
+    // A new process: no cache in memory, the file on disk is the one this process wrote.
+    await h.services.statCaches.flush();
+    expect(JSON.parse(await readFile(cacheFile, 'utf8')).revision).toBe(await h.services.archive.current('ws'));
+    await rewrite('cccc');
+    const address = (await h.services.addresses.get('ws'))!;
+    const fresh = new StatCaches(() => undefined);
+    const result = await persistWorkspace({ ...persistDeps(h.services), statCaches: fresh }, { workspaceId: 'ws', generation: address.generation, delete: true, force: false, reason: 'turn-end', turnId: null, coveredSeq: 0 }, h.ctx());
+    expect(result.changedFiles).toBe(1);
+    expect((await archived(h, 'ws', 'f.txt'))!.toString()).toBe('cccc');
+    // And a tree that did not change is not read again.
+    expect((await h.persist('ws')).unchanged).toBe(true);
   });
 
   it('a 50 MB file rewritten in a loop during 50 persists: every archived version is one the writer wrote', { timeout: 600_000 }, async () => {

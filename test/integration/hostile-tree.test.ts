@@ -331,6 +331,7 @@ describe('hostile trees', () => {
           treeLimits: h.config.treeLimits,
           archiveFormat: h.config.archiveFormat,
           storeWriters: h.services.storeWriters,
+          statCaches: h.services.statCaches,
         },
         { workspaceId: ws, generation: address.generation, delete: true, force: true, reason: 'turn-end', turnId: null, coveredSeq: 0 },
         ctx,

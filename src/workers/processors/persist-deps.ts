@@ -16,5 +16,6 @@ export function persistDeps(services: FleetServices): PersistDeps {
     treeLimits: services.config.treeLimits,
     archiveFormat: services.config.archiveFormat,
     storeWriters: services.storeWriters,
+    statCaches: services.statCaches,
   };
 }

@@ -1,0 +1,85 @@
+// The in-memory stat caches of a persist process: a persist's own cache is kept (the next one
+// reads no file), files are written in the background (the newest per file), memory is bounded.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { StatCacheEntry } from '../../src/archive/stat-cache.js';
+import { StatCaches } from '../../src/archive/stat-caches.js';
+
+const OBJECT = 'a'.repeat(64);
+const tree = { dev: 1n, ino: 2n };
+const entry = (p: string, size = 1): StatCacheEntry => ({ path: p, size, mode: 0o644, mtimeNs: 1_700_000_000_000_000_001n, ctimeNs: 1_700_000_000_000_000_002n, ino: 3n, object: OBJECT });
+
+let dir: string;
+let errors: unknown[];
+const caches = (max?: number) => new StatCaches((_file, error) => errors.push(error), max);
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'stat-caches-'));
+  errors = [];
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+describe('StatCaches', () => {
+  it('keeps a saved cache in memory for its revision and tree, and writes its file in the background', async () => {
+    const file = path.join(dir, 'stat-cache.json');
+    const c = caches();
+    c.save(file, 'r1', tree, [entry('a'), entry('b/c')]);
+    const kept = await c.load(file, 'r1', tree);
+    expect([...kept!.keys()]).toEqual(['a', 'b/c']);
+    await c.flush();
+    // Another process reads the file: the same entries.
+    const read = await caches().load(file, 'r1', tree);
+    expect([...read!.values()]).toEqual([entry('a'), entry('b/c')]);
+    // Not for another revision, nor another tree (a restore swapped the root).
+    expect(await c.load(file, 'r2', tree)).toBeNull();
+    expect(await c.load(file, 'r1', { dev: 1n, ino: 9n })).toBeNull();
+    expect(errors).toEqual([]);
+  });
+
+  it('writes only the newest of many saves of one file', async () => {
+    const file = path.join(dir, 'stat-cache.json');
+    const c = caches();
+    for (let i = 0; i < 50; i++) c.save(file, `r${i}`, tree, [entry('f', i)]);
+    await c.flush();
+    const body = JSON.parse(await readFile(file, 'utf8')) as { revision: string; entries: unknown[][] };
+    expect(body.revision).toBe('r49');
+    expect(body.entries).toEqual([['f', 49, 0o644, '1700000000000000001', '1700000000000000002', '3', OBJECT]]);
+    expect(await caches().load(file, 'r49', tree)).not.toBeNull();
+  });
+
+  it('writes a cache of more rows than one write holds, exactly', async () => {
+    const file = path.join(dir, 'stat-cache.json');
+    const c = caches();
+    const many = Array.from({ length: 10_000 }, (_, i) => entry(`d/${i}`, i));
+    c.save(file, 'r1', tree, many);
+    await c.flush();
+    expect([...(await caches().load(file, 'r1', tree))!.values()]).toEqual(many);
+  });
+
+  it('forgets the least recently used trees beyond its entry bound; their files still serve', async () => {
+    const c = caches(4);
+    const files = ['t1', 't2', 't3'].map((n) => path.join(dir, `${n}.json`));
+    c.save(files[0]!, 'r', tree, [entry('a'), entry('b')]);
+    c.save(files[1]!, 'r', tree, [entry('a'), entry('b')]);
+    await c.load(files[0]!, 'r', tree); // t1 is now the most recent
+    c.save(files[2]!, 'r', tree, [entry('a'), entry('b')]);
+    await c.flush();
+    await Promise.all(files.map((f) => rm(f)));
+    // t2 was forgotten (its file is gone too); t1 and t3 are kept.
+    expect(await c.load(files[1]!, 'r', tree)).toBeNull();
+    expect(await c.load(files[0]!, 'r', tree)).not.toBeNull();
+    expect(await c.load(files[2]!, 'r', tree)).not.toBeNull();
+  });
+
+  it('reports a file it cannot write and never throws; the kept cache still serves', async () => {
+    const file = path.join(dir, 'missing-dir', 'stat-cache.json');
+    const c = caches();
+    c.save(file, 'r1', tree, [entry('a')]);
+    await c.flush();
+    expect(errors).toHaveLength(1);
+    expect((errors[0] as NodeJS.ErrnoException).code).toBe('ENOENT');
+    expect(await c.load(file, 'r1', tree)).not.toBeNull();
+  });
+});
