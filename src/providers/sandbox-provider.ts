@@ -12,6 +12,8 @@
  * - tree: the workspace files (what the archive stores); the ready marker lives outside it.
  */
 
+import type { FileHandle } from 'node:fs/promises';
+
 export type ProviderName = 'local' | 'vercel';
 
 /** Where a new incarnation's files come from. */
@@ -90,6 +92,8 @@ export interface TreeTransfer {
   readonly requestBytes: number;
   /** Files whose content was transferred. */
   readonly files: number;
+  /** Files written from the archive instead (`OpenTreeOptions.seed`: the host's copy was lost). */
+  readonly seededFiles: number;
   /** True when the host had nothing it could reuse (the first persist of an incarnation on this host, a rebuilt mirror). */
   readonly full: boolean;
 }
@@ -119,6 +123,27 @@ export interface OpenTreeOptions {
    * in place: the persist settles it itself.
    */
   readonly settle?: boolean;
+  /**
+   * The files the tree most likely holds already (the current revision, which a new incarnation
+   * was restored from): a remote provider whose host copy of the tree is lost takes a file from
+   * here instead of transferring it when the tree lists it with the same size, mode and mtime,
+   * the same quick check a local persist makes against its previous revision.
+   */
+  readonly seed?: TreeSeed;
+}
+
+/** One file of a seed: what its revision recorded, and its content. */
+export interface SeedFile {
+  readonly size: number;
+  /** Stored permission bits. */
+  readonly mode: number;
+  readonly mtimeNs: bigint;
+  open(): Promise<FileHandle>;
+}
+
+export interface TreeSeed {
+  /** Every regular file of the revision, by its path's bytes as a latin1 string. Read only when needed. */
+  files(signal: AbortSignal): Promise<ReadonlyMap<string, SeedFile>>;
 }
 
 export interface SandboxProvider {

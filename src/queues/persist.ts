@@ -73,6 +73,8 @@ export interface PersistResult {
   readonly transferredBytes?: number;
   /** Remote providers (Vercel), format 2: files whose content was transferred. */
   readonly transferredFiles?: number;
+  /** Remote providers (Vercel), format 2: files of a lost host copy written from the current revision instead of transferred. */
+  readonly seededFiles?: number;
 }
 
 export const persistJobOptions = retryingJob(5, 2_000);

@@ -9,7 +9,7 @@ import { removeTree } from '../../src/tree/remove-tree.js';
 import { testClient, testWorkers } from '../helpers/fleet-harness.js';
 import { treeFacts } from '../helpers/hostile-tree.js';
 import { tempDir } from '../helpers/fleet-env.js';
-import { liveFacts } from '../helpers/revision-facts.js';
+import { liveFacts, revisionFacts } from '../helpers/revision-facts.js';
 import { countRoute, vercelWorkspace, type VercelWorkspace } from '../helpers/vercel-workspace.js';
 
 const INITIAL_TREE = [
@@ -117,14 +117,15 @@ describe('Vercel persist moves only the change (stand-in)', () => {
     expect(await liveFacts(ws.mirror.tree, { stored: true })).toEqual(await liveFacts(ws.live));
     expect(await treeFacts(outside)).toBe(outsideBefore);
 
-    // The host restarted (its page cache may have lost what the index describes): a full transfer.
+    // The host restarted (its page cache may have lost what the index describes): the mirror is
+    // rewritten from the current revision where the sandbox lists its files unchanged, nothing crosses.
     const index = JSON.parse(await readFile(ws.mirror.index, 'utf8')) as { boot: string };
     await writeFile(ws.mirror.index, JSON.stringify({ ...index, boot: 'an-earlier-boot' }));
-    expect((await ws.persist()).result).toMatchObject({ unchanged: true, transferredFiles: 32 });
+    expect((await ws.persist()).result).toMatchObject({ unchanged: true, transferredFiles: 0, seededFiles: 32 });
 
-    // The whole mirror gone: rebuilt by a full transfer.
+    // The whole mirror gone: rebuilt the same way.
     await removeTree(ws.mirror.dir);
-    expect((await ws.persist()).result).toMatchObject({ unchanged: true, transferredFiles: 32 });
+    expect((await ws.persist()).result).toMatchObject({ unchanged: true, transferredFiles: 0, seededFiles: 32 });
     await ws.expectArchived();
 
     // A persist that dies after the listing was applied (the archive read fails, the SDK's three
@@ -138,6 +139,33 @@ describe('Vercel persist moves only the change (stand-in)', () => {
     await ws.expectArchived();
     await settle(ws);
     expectListingOnly(await ws.persist());
+  });
+
+  it('a new incarnation restored from the archive, its mirror lost with its host: what it lists unchanged is written from the archive, only what changed crosses', { timeout: 120_000 }, async () => {
+    const ws = await vercelWorkspace('vd-seed');
+    await testWorkers(loadConfig({ ...ws.h.env, FLEET_HOST_ID: 'vercel' }), ['persist']);
+    await testWorkers(ws.h.config, ['provision']);
+    const client = testClient(ws.h.config);
+    await ws.sh('mkdir -p app/deep && for i in $(seq 1 60); do printf "v1 $i\\n" > app/m$i.js; done && printf x > app/deep/x && chmod 700 app/m1.js');
+    const first = (await client.persist({ workspaceId: ws.workspaceId, generation: 1, delete: true, reason: 'turn-end' }, { wait: true, timeoutMs: 60_000 })).result!;
+    expect(first).toMatchObject({ unchanged: false, transferredFiles: 61 });
+    // The sandbox and the host's disk are lost; a provision restores the current revision.
+    await ws.vercel.destroy(ws.handle, AbortSignal.timeout(60_000));
+    await removeTree(ws.h.config.paths.vercelMirrorRoot);
+    const restored = (await client.provision({ workspaceId: ws.workspaceId, provider: 'vercel' }, { wait: true, timeoutMs: 60_000 })).result!;
+    expect(restored).toMatchObject({ outcome: 'restored', generation: 2 });
+    const sh = async (script: string) => expect((await ws.vercel.exec(restored.handle, { cmd: ['sh', '-c', script], timeoutMs: 30_000, signal: AbortSignal.timeout(30_000) })).exitCode).toBe(0);
+    // The agent goes on: a rewrite, a new file, a file with its mtime moved, a deletion.
+    await sh('printf "v2 2\\n" > app/m2.js && printf new > app/new.js && touch -d "2001-01-01" app/m3.js && rm app/m4.js');
+    const from = ws.standin.requests.length;
+    const after = (await client.persist({ workspaceId: ws.workspaceId, generation: 2, delete: true, reason: 'turn-end' }, { wait: true, timeoutMs: 60_000 })).result!;
+    // m2, new.js, m3 cross; the other 58 files come from the archive.
+    expect(after).toMatchObject({ unchanged: false, transferredFiles: 3, seededFiles: 58, deletedFiles: 1 });
+    expect(countRoute(ws.standin.requests.slice(from), 'writeFiles')).toBe(1);
+    // Exactly the sandbox's tree (a restored file's time is the one its revision recorded, which
+    // Node's double conversion may have moved by a microsecond on the way: contents and modes here).
+    const withoutTimes = (facts: Record<string, string>) => Object.fromEntries(Object.entries(facts).map(([k, v]) => [k, v.replace(/^([fp] .*) \d+$/, '$1')]));
+    expect(withoutTimes(await revisionFacts(ws.h.services.archive, ws.workspaceId))).toEqual(withoutTimes(await liveFacts(ws.standin.sandboxDir(restored.handle, '/vercel/sandbox/workspace'))));
   });
 
   it('through the front door: persist jobs on persist@vercel served by in-process workers', { timeout: 120_000 }, async () => {

@@ -84,8 +84,8 @@ export async function applyDelta(options: ApplyDeltaOptions): Promise<DeltaOutco
   return { written, unexpected, unstable };
 }
 
-// Writes one file's content into the staging directory with its listed mode and mtime.
-async function writeStaged(staging: DirHandle, temp: Buffer, content: AsyncIterable<Buffer>, want: ListedEntry): Promise<void> {
+/** Writes one file's content into the staging directory with its listed mode and mtime. */
+export async function writeStaged(staging: DirHandle, temp: Buffer, content: AsyncIterable<Buffer>, want: ListedEntry): Promise<void> {
   let handle: FileHandle | null = await staging.openFile(temp, CREATE_FILE_FLAGS, 0o600);
   try {
     for await (const chunk of content) await handle.write(chunk);
@@ -100,8 +100,8 @@ async function writeStaged(staging: DirHandle, temp: Buffer, content: AsyncItera
   }
 }
 
-// Renames the staged file over the mirror's entry (a directory in the way is removed first).
-async function placeStaged(staging: DirHandle, temp: Buffer, dir: DirHandle, name: Buffer): Promise<void> {
+/** Renames the staged file over the mirror's entry (a directory in the way is removed first). */
+export async function placeStaged(staging: DirHandle, temp: Buffer, dir: DirHandle, name: Buffer): Promise<void> {
   try {
     await staging.rename(temp, dir, name);
   } catch (error) {

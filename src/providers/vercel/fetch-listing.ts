@@ -20,15 +20,23 @@ export interface FetchedListing {
   readonly bytes: number;
   /** Transfer files left in the sandbox (removed by the caller). */
   readonly files: readonly string[];
+  /** The sandbox's clock (ns) before the listing began (the racily-clean rule of seeded files). */
+  readonly clockNs: bigint;
 }
+
+// stdout of LIST_SCRIPT: the clock.
+const LIST_STDOUT = /^(\d{1,20})\n$/;
 
 /** Lists the sandbox's tree in the sandbox (`LIST_SCRIPT`) and reads the listing back. */
 export async function fetchListing(sandbox: Sandbox, limits: TreeLimits, signal: AbortSignal): Promise<FetchedListing> {
   const file = `${FLEET_DIR}/list-${randomUUID()}.gz`;
   const files = [file, `${file}.raw`];
-  await runScript(sandbox, { operation: 'openTree', script: LIST_SCRIPT, args: [file], signal });
+  const ran = await runScript(sandbox, { operation: 'openTree', script: LIST_SCRIPT, args: [file], signal });
+  const stdout = await ran.stdout();
+  const clock = LIST_STDOUT.exec(stdout);
+  if (!clock) throw new UnsafeListingError('the listing script printed something else than a clock', Buffer.from(stdout.slice(0, 200)));
   const stream = await readSandboxFile(sandbox, file, 'openTree', signal);
   const tooLarge = () => new UnsafeListingError(`the listing is over ${MAX_LISTING_BYTES} bytes uncompressed`, Buffer.alloc(0));
   const listing = await parseListing(gunzipBounded(stream.chunks, MAX_LISTING_BYTES, tooLarge), { limits });
-  return { listing, bytes: stream.bytes(), files };
+  return { listing, bytes: stream.bytes(), files, clockNs: BigInt(clock[1]!) };
 }

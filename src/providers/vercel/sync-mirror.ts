@@ -25,7 +25,7 @@ import { DirCursor } from '../../tree/dir-cursor.js';
 import { DirHandle } from '../../tree/dir-handle.js';
 import { removeEntry, removeTree } from '../../tree/remove-tree.js';
 import type { TreeLimits } from '../../tree/tree-limits.js';
-import type { TreeSource, TreeTransfer } from '../sandbox-provider.js';
+import type { TreeSeed, TreeSource, TreeTransfer } from '../sandbox-provider.js';
 import { applyDelta, type DeltaOutcome } from './apply-delta.js';
 import { applyListing } from './apply-listing.js';
 import { fetchDelta } from './fetch-delta.js';
@@ -36,6 +36,7 @@ import { mirrorPaths, type MirrorPaths } from './mirror-paths.js';
 import { nextIndex, planDelta, type DeltaPlan } from './plan-delta.js';
 import { gunzipBounded } from './read-sandbox-file.js';
 import { runScript } from './run-script.js';
+import { seedMirror, type SeedOutcome } from './seed-mirror.js';
 import { splitRelative } from './safe-relative.js';
 import { surveyMirror, type MirrorSurvey } from './survey-mirror.js';
 import { REMOVE_SCRIPT } from './tree-scripts.js';
@@ -49,6 +50,8 @@ export interface MirrorOptions {
   readonly systemPath: string;
   /** List again after the transfer until two listings agree (`OpenTreeOptions.settle`). */
   readonly settle?: boolean;
+  /** Where a lost mirror takes files from before transferring (`OpenTreeOptions.seed`). */
+  readonly seed?: TreeSeed;
 }
 
 // Archive bytes allowed per file asked for beyond its size (headers, GNU long names).
@@ -68,10 +71,15 @@ export async function syncMirror(sandbox: Sandbox, handle: string, options: Mirr
     const full = index === null;
     const root = await onHost(paths.tree, () => DirHandle.open(paths.tree));
     try {
-      const totals = { listingBytes: 0, archiveBytes: 0, requestBytes: 0, files: 0 };
+      const totals = { listingBytes: 0, archiveBytes: 0, requestBytes: 0, files: 0, seededFiles: 0 };
       // One round: list the sandbox tree, bring what changed to the mirror, record the index.
       const round = async (listed: Awaited<ReturnType<typeof fetchListing>>) => {
-        const { survey, plan } = await onHost(paths.tree, () => prepare(root, listed.listing, index, options, signal));
+        const prepared = await onHost(paths.tree, () => prepare(root, listed.listing, index, options, signal));
+        const { survey } = prepared;
+        let { plan } = prepared;
+        // A mirror with nothing it can vouch for takes what the archive has first (seed-mirror.ts).
+        let seeded: SeedOutcome['seeded'] = new Map();
+        if (index === null && options.seed && plan.fetch.size > 0) ({ plan, seeded } = await seedFrom(options.seed, root, paths, listed.clockNs, plan, signal));
         let outcome: DeltaOutcome = { written: new Map(), unexpected: 0, unstable: 0 };
         let clockNs = 0n;
         if (plan.fetch.size > 0) {
@@ -83,6 +91,8 @@ export async function syncMirror(sandbox: Sandbox, handle: string, options: Mirr
           totals.requestBytes += delta.requestBytes;
         }
         const next = nextIndex(listed.listing, index, survey, plan, outcome.written, clockNs);
+        for (const [key, { entry, copy, settled }] of seeded) if (settled) next.index.set(key, { listed: entry, mirrorIno: copy.ino, mirrorCtimeNs: copy.ctimeNs });
+        totals.seededFiles += seeded.size;
         await onHost(paths.tree, () => removeUntrusted(root, next.untrusted));
         await onHost(paths.index, () => saveMirrorIndex(paths.index, owner, next.index));
         index = next.index;
@@ -156,13 +166,30 @@ async function prepare(root: DirHandle, listing: Listing, index: Parameters<type
   return { survey, plan: planDelta(listing, index, survey, options.limits.maxFileBytes) };
 }
 
-// Step 4b: the archive's files into the mirror, through a fresh staging directory.
-async function writeDelta(root: DirHandle, paths: MirrorPaths, plan: DeltaPlan, restat: Parameters<typeof applyDelta>[0]['restat'], chunks: AsyncIterable<Buffer>, signal: AbortSignal): Promise<DeltaOutcome> {
+// An empty staging directory, open.
+async function freshStaging(paths: MirrorPaths): Promise<DirHandle> {
   await onHost(paths.staging, async () => {
     await removeTree(paths.staging);
     await mkdir(paths.staging, { mode: 0o700 });
   });
-  const staging = await onHost(paths.staging, () => DirHandle.open(paths.staging));
+  return onHost(paths.staging, () => DirHandle.open(paths.staging));
+}
+
+// Step 4a': files of the seed the sandbox lists unchanged, from the archive into the mirror.
+async function seedFrom(seed: TreeSeed, root: DirHandle, paths: MirrorPaths, clockNs: bigint, plan: DeltaPlan, signal: AbortSignal): Promise<SeedOutcome> {
+  const staging = await freshStaging(paths);
+  const cursor = new DirCursor(root);
+  try {
+    return await onHost(paths.tree, () => seedMirror({ cursor, staging, clockNs, plan, seed, signal }));
+  } finally {
+    await cursor.close();
+    await staging.close();
+  }
+}
+
+// Step 4b: the archive's files into the mirror, through a fresh staging directory.
+async function writeDelta(root: DirHandle, paths: MirrorPaths, plan: DeltaPlan, restat: Parameters<typeof applyDelta>[0]['restat'], chunks: AsyncIterable<Buffer>, signal: AbortSignal): Promise<DeltaOutcome> {
+  const staging = await freshStaging(paths);
   const cursor = new DirCursor(root);
   try {
     let expected = 0;

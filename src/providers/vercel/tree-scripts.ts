@@ -25,10 +25,12 @@ export const RESTAT_RECORD = '%y %s %m %T@ %C@ %i %D\\0%p\\0%l\\0';
  * Lists the tree into `$1` (gzip of `LISTING_RECORD`s), without descending into directories the
  * user cannot read (they are listed as `u`: kept as the host has them, never taken as emptied).
  * find exits 1 when an entry vanished while it walked (a live tree): the listing is still good.
+ * stdout: the sandbox clock before the listing began (ns).
  */
 export const LIST_SCRIPT = [
   'mkdir -p workspace .fleet || exit 90',
   'cd workspace || exit 90',
+  'date +%s%N || exit 91',
   `find . -mindepth 1 \\( -type d ! \\( -readable -executable \\) -prune -printf '${CLOSED_DIR_RECORD}' \\) -o -printf '${LISTING_RECORD}' > "../$1.raw"`,
   'rc=$?',
   'gzip -c < "../$1.raw" > "../$1" || exit 92',

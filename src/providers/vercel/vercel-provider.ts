@@ -130,7 +130,7 @@ export class VercelProvider implements SandboxProvider {
   }
 
   async openTree(handle: string, signal: AbortSignal, options: OpenTreeOptions = {}): Promise<TreeSource> {
-    return this.run('openTree', signal, async (deadline) => syncMirror(await this.sandbox(handle, deadline), handle, { ...this.options.mirror, settle: options.settle === true }, deadline));
+    return this.run('openTree', signal, async (deadline) => syncMirror(await this.sandbox(handle, deadline), handle, { ...this.options.mirror, settle: options.settle === true, ...(options.seed ? { seed: options.seed } : {}) }, deadline));
   }
 
   async importTree(handle: string, from: string, signal: AbortSignal): Promise<void> {

@@ -1,0 +1,110 @@
+/**
+ * A lost mirror rebuilt from the archive instead of the sandbox (step 4 of sync-mirror.ts, when
+ * the host has no index it can use): a file the sandbox lists with the same size, stored mode and
+ * mtime as the seed (the revision the incarnation was restored from) is written from the
+ * revision's object, on this host, and not transferred. That is the quick check a local persist
+ * makes against its previous revision after a restore; what it cannot see is what that check
+ * cannot see either (a same-size rewrite whose mtime was put back before the first persist).
+ * From then on the index vouches for the copy with the sandbox's ctime and inode, as for any
+ * transferred file.
+ *
+ * A seeded file enters the index only when its listed ctime is older, by the racily-clean margin,
+ * than the sandbox's clock before the listing began: a write in the same tick after the listing
+ * would leave its listing unchanged. Others are transferred again next time.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FileHandle } from 'node:fs/promises';
+import { encodePath } from '../../archive/tree-walk.js';
+import { StorageIoError } from '../../errors/storage-io-error.js';
+import { mapBounded } from '../../lib/map-bounded.js';
+import type { DirCursor } from '../../tree/dir-cursor.js';
+import type { DirHandle } from '../../tree/dir-handle.js';
+import { sameMtime } from '../../tree/file-times.js';
+import type { SeedFile, TreeSeed } from '../sandbox-provider.js';
+import { placeStaged, writeStaged, type WrittenCopy } from './apply-delta.js';
+import { fileMode } from './mirror-modes.js';
+import type { ListedEntry } from './parse-listing.js';
+import { settled, type DeltaPlan } from './plan-delta.js';
+import { splitRelative } from './safe-relative.js';
+
+/** Files copied from the archive at once (within one directory). */
+const SEED_CONCURRENCY = 16;
+const READ_BYTES = 1024 * 1024;
+
+export interface SeededCopy {
+  readonly entry: ListedEntry;
+  readonly copy: WrittenCopy;
+  /** Old enough to enter the index (see above). */
+  readonly settled: boolean;
+}
+
+export interface SeedOutcome {
+  /** The plan without the seeded files. */
+  readonly plan: DeltaPlan;
+  readonly seeded: ReadonlyMap<string, SeededCopy>;
+}
+
+export interface SeedMirrorOptions {
+  readonly cursor: DirCursor;
+  readonly staging: DirHandle;
+  readonly plan: DeltaPlan;
+  /** The sandbox's clock before its listing began. */
+  readonly clockNs: bigint;
+  readonly seed: TreeSeed;
+  readonly signal: AbortSignal;
+}
+
+// True when the sandbox lists the seed's version of the file. Its time is the recorded one, or
+// either side holds the other's stored form (the archive records a mirror copy's time; a
+// restored sandbox file carries the time its restore copy was given).
+const matches = (entry: ListedEntry, file: SeedFile | undefined): file is SeedFile =>
+  file !== undefined && file.size === entry.size && file.mode === fileMode(entry.mode) && (sameMtime(entry.mtimeNs, file.mtimeNs) || sameMtime(file.mtimeNs, entry.mtimeNs));
+
+// The object's bytes (as many as its revision recorded: a shorter object is a damaged archive).
+async function* readObject(source: FileHandle, entry: ListedEntry): AsyncGenerator<Buffer> {
+  for (let at = 0; at < entry.size; ) {
+    const chunk = Buffer.allocUnsafe(Math.min(READ_BYTES, entry.size - at));
+    const { bytesRead } = await source.read(chunk, 0, chunk.length, at);
+    if (bytesRead === 0) throw new StorageIoError({ operation: 'vercel mirror seed', path: encodePath(entry.rel), errno: 'EIO' }, `the archive object holds ${at} bytes, its revision says ${entry.size}`);
+    yield chunk.subarray(0, bytesRead);
+    at += bytesRead;
+  }
+}
+
+export async function seedMirror(options: SeedMirrorOptions): Promise<SeedOutcome> {
+  const { plan, signal } = options;
+  const files = await options.seed.files(signal);
+  // Seeded files grouped by parent directory, each directory opened once.
+  const byParent = new Map<string, { parent: Buffer; entries: { entry: ListedEntry; file: SeedFile }[] }>();
+  for (const entry of plan.fetch.values()) {
+    const file = files.get(entry.key);
+    if (!matches(entry, file)) continue;
+    const { parent } = splitRelative(entry.rel);
+    const key = parent.toString('latin1');
+    let group = byParent.get(key);
+    if (!group) byParent.set(key, (group = { parent, entries: [] }));
+    group.entries.push({ entry, file });
+  }
+  const tag = randomBytes(4).toString('hex');
+  const seeded = new Map<string, SeededCopy>();
+  let n = 0;
+  for (const { parent, entries } of byParent.values()) {
+    signal.throwIfAborted();
+    const dir = await options.cursor.at(parent);
+    await mapBounded(entries, SEED_CONCURRENCY, async ({ entry, file }) => {
+      const temp = Buffer.from(`seed-${tag}-${n++}`);
+      const source = await file.open();
+      try {
+        await writeStaged(options.staging, temp, readObject(source, entry), entry);
+      } finally {
+        await source.close();
+      }
+      const { name } = splitRelative(entry.rel);
+      await placeStaged(options.staging, temp, dir, name);
+      const stats = await dir.lstat(name);
+      seeded.set(entry.key, { entry, copy: { ino: stats.ino, ctimeNs: stats.ctimeNs }, settled: settled(entry.ctimeNs, options.clockNs) });
+    });
+  }
+  const fetch = new Map([...plan.fetch].filter(([key]) => !seeded.has(key)));
+  return { plan: { ...plan, fetch }, seeded };
+}
