@@ -4,6 +4,7 @@
 import { chmod, lstat, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { lookupPath } from '../../src/archive/revision-reader.js';
 import { loadConfig } from '../../src/config.js';
 import { removeTree } from '../../src/tree/remove-tree.js';
 import { testClient, testWorkers } from '../helpers/fleet-harness.js';
@@ -157,10 +158,17 @@ describe('Vercel persist moves only the change (stand-in)', () => {
     const sh = async (script: string) => expect((await ws.vercel.exec(restored.handle, { cmd: ['sh', '-c', script], timeoutMs: 30_000, signal: AbortSignal.timeout(30_000) })).exitCode).toBe(0);
     // The agent goes on: a rewrite, a new file, a file with its mtime moved, a deletion.
     await sh('printf "v2 2\\n" > app/m2.js && printf new > app/new.js && touch -d "2001-01-01" app/m3.js && rm app/m4.js');
+    // One object the archive lost: that file crosses too (and its object is stored again).
+    const { archive } = ws.h.services;
+    const record = (await archive.readRecord(ws.workspaceId, (await archive.current(ws.workspaceId))!))!;
+    const lost = (await lookupPath(archive.objects, record.root, Buffer.from('app/m10.js')))!;
+    if (lost.type !== 'f') throw new Error('app/m10.js is not a file in the revision');
+    await rm(archive.objects.objectPath(lost.object));
     const from = ws.standin.requests.length;
     const after = (await client.persist({ workspaceId: ws.workspaceId, generation: 2, delete: true, reason: 'turn-end' }, { wait: true, timeoutMs: 60_000 })).result!;
-    // m2, new.js, m3 cross; the other 58 files come from the archive.
-    expect(after).toMatchObject({ unchanged: false, transferredFiles: 3, seededFiles: 58, deletedFiles: 1 });
+    // m2, new.js, m3 and m10 cross; the other 57 files come from the archive.
+    expect(after).toMatchObject({ unchanged: false, transferredFiles: 4, seededFiles: 57, deletedFiles: 1 });
+    expect(await readFile(archive.objects.objectPath(lost.object), 'utf8')).toBe('v1 10\n');
     expect(countRoute(ws.standin.requests.slice(from), 'writeFiles')).toBe(1);
     // Exactly the sandbox's tree (a restored file's time is the one its revision recorded, which
     // Node's double conversion may have moved by a microsecond on the way: contents and modes here).

@@ -93,7 +93,9 @@ export async function seedMirror(options: SeedMirrorOptions): Promise<SeedOutcom
     const dir = await options.cursor.at(parent);
     await mapBounded(entries, SEED_CONCURRENCY, async ({ entry, file }) => {
       const temp = Buffer.from(`seed-${tag}-${n++}`);
-      const source = await file.open();
+      // An object the archive cannot give (damaged, lost) leaves the file to the transfer.
+      const source = await file.open().catch(() => null);
+      if (!source) return;
       try {
         await writeStaged(options.staging, temp, readObject(source, entry), entry);
       } finally {
