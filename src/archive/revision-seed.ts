@@ -17,10 +17,7 @@ export function revisionSeed(store: ObjectStore, root: string): TreeSeed {
         for (const node of await store.readTree(tree)) {
           const key = prefix + keyOf(node.name);
           if (node.type === 'd') await walk(node.tree, `${key}/`);
-          else if (node.type === 'f') {
-            const { object } = node;
-            files.set(key, { size: node.size, mode: node.mode, mtimeNs: node.mtimeNs, open: () => store.openObject(object) });
-          }
+          else if (node.type === 'f') files.set(key, { size: node.size, mode: node.mode, mtimeNs: node.mtimeNs, path: store.objectPath(node.object) });
         }
       };
       await walk(root, '');

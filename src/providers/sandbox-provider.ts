@@ -12,8 +12,6 @@
  * - tree: the workspace files (what the archive stores); the ready marker lives outside it.
  */
 
-import type { FileHandle } from 'node:fs/promises';
-
 export type ProviderName = 'local' | 'vercel';
 
 /** Where a new incarnation's files come from. */
@@ -132,13 +130,14 @@ export interface OpenTreeOptions {
   readonly seed?: TreeSeed;
 }
 
-/** One file of a seed: what its revision recorded, and its content. */
+/** One file of a seed: what its revision recorded, and where its content is on this host. */
 export interface SeedFile {
   readonly size: number;
   /** Stored permission bits. */
   readonly mode: number;
   readonly mtimeNs: bigint;
-  open(): Promise<FileHandle>;
+  /** The archive object holding the content (a host path the fleet owns; nothing in it is a link). */
+  readonly path: string;
 }
 
 export interface TreeSeed {

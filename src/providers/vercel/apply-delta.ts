@@ -84,8 +84,8 @@ export async function applyDelta(options: ApplyDeltaOptions): Promise<DeltaOutco
   return { written, unexpected, unstable };
 }
 
-/** Writes one file's content into the staging directory with its listed mode and mtime. */
-export async function writeStaged(staging: DirHandle, temp: Buffer, content: AsyncIterable<Buffer>, want: ListedEntry): Promise<void> {
+// Writes one file's content into the staging directory with its listed mode and mtime.
+async function writeStaged(staging: DirHandle, temp: Buffer, content: AsyncIterable<Buffer>, want: ListedEntry): Promise<void> {
   let handle: FileHandle | null = await staging.openFile(temp, CREATE_FILE_FLAGS, 0o600);
   try {
     for await (const chunk of content) await handle.write(chunk);

@@ -13,15 +13,16 @@
  * would leave its listing unchanged. Others are transferred again next time.
  */
 import { randomBytes } from 'node:crypto';
-import type { FileHandle } from 'node:fs/promises';
-import { encodePath } from '../../archive/tree-walk.js';
-import { StorageIoError } from '../../errors/storage-io-error.js';
+import { constants } from 'node:fs';
+import { chmod, copyFile, utimes } from 'node:fs/promises';
+import { errnoOf } from '../../errors/classify-storage-error.js';
 import { mapBounded } from '../../lib/map-bounded.js';
 import type { DirCursor } from '../../tree/dir-cursor.js';
 import type { DirHandle } from '../../tree/dir-handle.js';
-import { sameMtime } from '../../tree/file-times.js';
+import { nodeTime, sameMtime } from '../../tree/file-times.js';
+import { removeEntry } from '../../tree/remove-tree.js';
 import type { SeedFile, TreeSeed } from '../sandbox-provider.js';
-import { placeStaged, writeStaged, type WrittenCopy } from './apply-delta.js';
+import { placeStaged, type WrittenCopy } from './apply-delta.js';
 import { fileMode } from './mirror-modes.js';
 import type { ListedEntry } from './parse-listing.js';
 import { settled, type DeltaPlan } from './plan-delta.js';
@@ -29,7 +30,8 @@ import { splitRelative } from './safe-relative.js';
 
 /** Files copied from the archive at once (within one directory). */
 const SEED_CONCURRENCY = 16;
-const READ_BYTES = 1024 * 1024;
+/** Errors of an object that is not there to copy (the file is transferred instead). */
+const LOST_OBJECT = new Set(['ENOENT', 'EISDIR', 'ELOOP', 'EACCES']);
 
 export interface SeededCopy {
   readonly entry: ListedEntry;
@@ -60,17 +62,6 @@ export interface SeedMirrorOptions {
 const matches = (entry: ListedEntry, file: SeedFile | undefined): file is SeedFile =>
   file !== undefined && file.size === entry.size && file.mode === fileMode(entry.mode) && (sameMtime(entry.mtimeNs, file.mtimeNs) || sameMtime(file.mtimeNs, entry.mtimeNs));
 
-// The object's bytes (as many as its revision recorded: a shorter object is a damaged archive).
-async function* readObject(source: FileHandle, entry: ListedEntry): AsyncGenerator<Buffer> {
-  for (let at = 0; at < entry.size; ) {
-    const chunk = Buffer.allocUnsafe(Math.min(READ_BYTES, entry.size - at));
-    const { bytesRead } = await source.read(chunk, 0, chunk.length, at);
-    if (bytesRead === 0) throw new StorageIoError({ operation: 'vercel mirror seed', path: encodePath(entry.rel), errno: 'EIO' }, `the archive object holds ${at} bytes, its revision says ${entry.size}`);
-    yield chunk.subarray(0, bytesRead);
-    at += bytesRead;
-  }
-}
-
 export async function seedMirror(options: SeedMirrorOptions): Promise<SeedOutcome> {
   const { plan, signal } = options;
   const files = await options.seed.files(signal);
@@ -93,17 +84,22 @@ export async function seedMirror(options: SeedMirrorOptions): Promise<SeedOutcom
     const dir = await options.cursor.at(parent);
     await mapBounded(entries, SEED_CONCURRENCY, async ({ entry, file }) => {
       const temp = Buffer.from(`seed-${tag}-${n++}`);
-      // An object the archive cannot give (damaged, lost) leaves the file to the transfer.
-      const source = await file.open().catch(() => null);
-      if (!source) return;
+      // One copy (a reflink where the filesystem has them) into the private staging directory;
+      // an object the archive cannot give (damaged, lost) leaves the file to the transfer.
+      const staged = options.staging.entry(temp);
       try {
-        await writeStaged(options.staging, temp, readObject(source, entry), entry);
-      } finally {
-        await source.close();
+        await copyFile(file.path, staged, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+      } catch (error) {
+        if (LOST_OBJECT.has(errnoOf(error) ?? '')) return;
+        throw error;
       }
+      await chmod(staged, fileMode(entry.mode));
+      const time = nodeTime(entry.mtimeNs);
+      await utimes(staged, time, time);
       const { name } = splitRelative(entry.rel);
       await placeStaged(options.staging, temp, dir, name);
       const stats = await dir.lstat(name);
+      if (Number(stats.size) !== entry.size) return removeEntry(dir, name);
       seeded.set(entry.key, { entry, copy: { ino: stats.ino, ctimeNs: stats.ctimeNs }, settled: settled(entry.ctimeNs, options.clockNs) });
     });
   }
