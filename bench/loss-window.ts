@@ -33,9 +33,13 @@ const BYTES_PER_FILE = 1_024;
 // Per provider: the percentiles of the loss window of host kills, and the counts that must be 0.
 function providerFigures(obs: readonly Observation[]) {
   const kills = obs.filter((o) => o.kind === 'hostKill').map((o) => o.lossMs);
+  const spans = obs.filter((o) => o.kind === 'hostKill').map((o) => o.lostSpanMs);
   return {
     observations: obs.length,
     hostKill: { n: kills.length, p50: percentile(kills, 0.5), p99: percentile(kills, 0.99), max: kills.length ? Math.max(...kills) : Number.NaN },
+    // The work lost: fault − the oldest operation the restored tree lacks (the loss window also
+    // counts time in which nothing was written, such as a restore after an earlier fault).
+    hostKillLostWork: { p50: percentile(spans, 0.5), p99: percentile(spans, 0.99), max: spans.length ? Math.max(...spans) : Number.NaN },
     workerKillMaxMs: Math.max(0, ...obs.filter((o) => o.kind === 'workerKill').map((o) => o.lossMs)),
     rollingRestartLostBytes: obs.filter((o) => o.kind === 'rollingRestart').reduce((s, o) => s + o.lostBytes, 0),
     rollingRestartLostOps: obs.filter((o) => o.kind === 'rollingRestart').reduce((s, o) => s + o.lostOps, 0),
@@ -115,6 +119,7 @@ async function measure(ctx: BenchContext, files: number, label: string): Promise
     for (const p of ['local', 'vercel'] as const) {
       const of = (kind: FaultKind) => observations.filter((o) => o.provider === p && o.kind === kind);
       metrics[`${p}:host_kill_loss_ms`] = summarize(of('hostKill').map((o) => o.lossMs), 'ms');
+      metrics[`${p}:host_kill_lost_work_ms`] = summarize(of('hostKill').map((o) => o.lostSpanMs), 'ms');
       metrics[`${p}:host_kill_lag_claimed_ms`] = summarize(of('hostKill').map((o) => o.lagMs ?? Number.NaN), 'ms');
       metrics[`${p}:worker_kill_loss_ms`] = summarize(of('workerKill').map((o) => o.lossMs), 'ms');
       metrics[`${p}:rolling_restart_lost_bytes`] = summarize(of('rollingRestart').map((o) => o.lostBytes), 'bytes');
