@@ -7,7 +7,8 @@
  * any other. It is only a hint: the builder accepts a cached object only when the previous
  * revision has that very object at that path, so a damaged or planted cache can make a persist
  * hash more, never archive a content the tree does not have. Not fsynced: a lost cache costs one
- * round of hashing.
+ * persist without the ctime and inode check (size, mode and mtime against the revision still
+ * decide), never a full re-read.
  */
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm } from 'node:fs/promises';

@@ -33,7 +33,7 @@ export class StatCaches {
   readonly #writing = new Map<string, Promise<void>>();
 
   constructor(
-    /** Told about a cache file that could not be written (it costs the next process one round of hashing). */
+    /** Told about a cache file that could not be written (the next process persists once without the ctime check). */
     private readonly onWriteError: (file: string, error: unknown) => void,
     private readonly maxEntries = KEPT_ENTRIES,
   ) {}
