@@ -24,7 +24,7 @@ import { ShrinkGuardError } from '../errors/shrink-guard-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { Logger } from '../logger.js';
 import type { PersistReason, PersistResult } from '../queues/persist.js';
-import type { SandboxProvider, TreeSeed, TreeTransfer } from '../providers/sandbox-provider.js';
+import type { SandboxProvider, TreeTransfer } from '../providers/sandbox-provider.js';
 import { revisionSeed } from '../archive/revision-seed.js';
 import type { Address, AddressStore } from '../state/address-store.js';
 import type { CheckpointStore } from '../state/checkpoint-store.js';
@@ -121,7 +121,7 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
   if (deps.archiveFormat === 2) {
     // A checkpoint of a remote tree settles there (a local one is settled by the walk).
     // A remote provider that lost its copy of the tree takes what the current revision has first.
-    const seed = currentRevision ? archiveSeed(deps.archive, workspaceId, currentRevision) : undefined;
+    const seed = currentRevision ? revisionSeed(deps.archive, workspaceId, currentRevision) : undefined;
     const tree = await provider.openTree(address.handle, ctx.signal, { settle: request.exact === true && !request.delete, ...(seed ? { seed } : {}) });
     try {
       const result = await persistToStore(deps, request, ctx, { head, currentRevision, tree, revision: newRevisionId(generation), started });
@@ -234,16 +234,6 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
 }
 
 // Everything that crossed a remote provider's boundary for the tree (listing, archive, request).
-// The current revision as a seed (format 2 only; its record is read when a provider asks).
-function archiveSeed(archive: PersistDeps['archive'], workspaceId: string, revision: string): TreeSeed {
-  return {
-    async files(signal) {
-      const record = await archive.readRecord(workspaceId, revision);
-      return record ? revisionSeed(archive.objects, record.root).files(signal) : new Map();
-    },
-  };
-}
-
 function transferredBytes(transfer: TreeTransfer): number {
   return transfer.listingBytes + transfer.archiveBytes + transfer.requestBytes;
 }
