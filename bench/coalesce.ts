@@ -22,7 +22,7 @@ import { createFleetClient } from '../src/producers/fleet-client.js';
 import { PERSIST, queueNameFor } from '../src/queues/index.js';
 import { startFleetProcess } from '../src/runtime/fleet-process.js';
 import { persistProcessor } from '../src/workers/processors/persist.js';
-import type { Processor, Progress } from '../src/workers/processor-context.js';
+import type { Processor, Progress } from '../src/jobs/processor-context.js';
 import { bareConnection } from './lib/bare-connection.js';
 import { withBenchEnv } from './lib/bench-env.js';
 import { startFleetHarness, type FleetHarness } from './lib/fleet-harness.js';

@@ -9,7 +9,7 @@ import { provisionWorkspace } from '../src/provision/provision-workspace.js';
 import { parsePayload } from '../src/queues/payload.js';
 import { createRedis } from '../src/redis.js';
 import { createServices } from '../src/runtime/services.js';
-import type { ProcessorContext } from '../src/workers/processor-context.js';
+import type { ProcessorContext } from '../src/jobs/processor-context.js';
 import { withBenchEnv } from './lib/bench-env.js';
 import { interleave } from './lib/interleave.js';
 import { target, type Benchmark } from './lib/report.js';

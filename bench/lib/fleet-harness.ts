@@ -11,7 +11,7 @@ import type { PersistResult } from '../../src/queues/persist.js';
 import type { ProvisionResult } from '../../src/queues/provision.js';
 import { closeRedis, createRedis } from '../../src/redis.js';
 import { createServices, type FleetServices } from '../../src/runtime/services.js';
-import type { ProcessorContext, Progress } from '../../src/workers/processor-context.js';
+import type { ProcessorContext, Progress } from '../../src/jobs/processor-context.js';
 import { persistDeps as persistDepsOf } from '../../src/workers/processors/persist-deps.js';
 import { livePaths } from '../../src/providers/local/live-paths.js';
 import type { BenchEnv } from './bench-env.js';

@@ -4,7 +4,7 @@
  * checkpoint stores split the commit phase. Nothing in `src/persist` is instrumented.
  */
 import type { PersistDeps } from '../../src/persist/persist-workspace.js';
-import type { Progress } from '../../src/workers/processor-context.js';
+import type { Progress } from '../../src/jobs/processor-context.js';
 
 export interface PersistPhases {
   /** Fence, gate, head, reading the current manifest, opening the tree. */

@@ -13,7 +13,7 @@ import { provisionWorkspace } from '../../src/provision/provision-workspace.js';
 import type { PersistResult } from '../../src/queues/persist.js';
 import { closeRedis, createRedis } from '../../src/redis.js';
 import { createServices, type FleetServices } from '../../src/runtime/services.js';
-import type { ProcessorContext } from '../../src/workers/processor-context.js';
+import type { ProcessorContext } from '../../src/jobs/processor-context.js';
 import { standinEnv } from '../../test/helpers/vercel-standin/standin-env.js';
 import { VercelStandin } from '../../test/helpers/vercel-standin/vercel-standin.js';
 import type { BenchEnv } from './bench-env.js';

@@ -17,7 +17,7 @@ import { resolveHead } from '../persist/persist-workspace.js';
 import type { CheckpointStore } from '../state/checkpoint-store.js';
 import type { MigrationStore } from '../state/migration-store.js';
 import type { StoreWriters } from '../state/store-writers.js';
-import type { Progress } from '../workers/processor-context.js';
+import type { Progress } from '../jobs/processor-context.js';
 import { buildBackfillRevision } from './build-backfill-revision.js';
 import type { BackfillSource, LegacySource, LegacyWorkspace, SkippedEntry } from './legacy-source.js';
 import { classifyLive, findLive, targetFor, type LiveTargetDeps } from './live-target.js';

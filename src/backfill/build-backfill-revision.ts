@@ -24,7 +24,7 @@ import { ChecksumMismatchError } from '../errors/checksum-mismatch-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { Checkpoint, CheckpointStore } from '../state/checkpoint-store.js';
 import type { StoreWriters } from '../state/store-writers.js';
-import type { Progress } from '../workers/processor-context.js';
+import type { Progress } from '../jobs/processor-context.js';
 import { buildRevisionTree } from '../archive/build-revision-tree.js';
 import { buildBackfillRecord } from './build-backfill-record.js';
 import { removeTree } from '../tree/remove-tree.js';

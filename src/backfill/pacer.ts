@@ -2,7 +2,7 @@
  * The sweep's throttle: hands out start times `1000 / ratePerSec` ms apart. Each call reserves
  * its slot before waiting, so concurrent callers share one rate; idle time is not saved up.
  */
-import { delay } from '../runtime/with-timeout.js';
+import { delay } from '../lib/with-timeout.js';
 
 export interface Pacer {
   /** Reserves the next start slot and returns how long to wait for it (ms). */

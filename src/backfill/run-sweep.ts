@@ -16,7 +16,7 @@ import type { Redis } from 'ioredis';
 import { isFleetError } from '../errors/fleet-error.js';
 import type { FleetKeys } from '../keys.js';
 import type { MigrationStore } from '../state/migration-store.js';
-import type { ProcessorContext } from '../workers/processor-context.js';
+import type { ProcessorContext } from '../jobs/processor-context.js';
 import type { BackfillResult } from './backfill-workspace.js';
 import type { BackfillSource, LegacySource } from './legacy-source.js';
 import { createPacer } from './pacer.js';

@@ -11,7 +11,7 @@ import { SweepLeaseError } from '../errors/sweep-lease-error.js';
 import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
 import type { Logger } from '../logger.js';
-import { delay } from '../runtime/with-timeout.js';
+import { delay } from '../lib/with-timeout.js';
 
 const RENEW = luaScript(
   'sweep-lease-renew',

@@ -11,7 +11,7 @@ import { BakeFailedError } from '../errors/bake-failed-error.js';
 import type { BakePayload } from '../queues/bake.js';
 import type { SandboxProvider } from '../providers/sandbox-provider.js';
 import type { FleetServices } from '../runtime/services.js';
-import type { ProcessorContext } from '../workers/processor-context.js';
+import type { ProcessorContext } from '../jobs/processor-context.js';
 import { manifestHash, manifestVersion } from './manifest-hash.js';
 import type { BaseManifest } from './manifest.js';
 

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { FleetError } from '../errors/fleet-error.js';
 import type { Logger } from '../logger.js';
-import { delay } from '../runtime/with-timeout.js';
+import { delay } from '../lib/with-timeout.js';
 import { freePort } from '../lib/free-port.js';
 import { processAlive } from '../lib/process-alive.js';
 import { redisUrlAddress } from '../redis.js';

@@ -15,7 +15,7 @@ import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import type { Logger } from '../logger.js';
 import { fleetQueueNames } from '../status/queue-names.js';
-import { withTimeout } from '../runtime/with-timeout.js';
+import { withTimeout } from '../lib/with-timeout.js';
 
 export const BOARD_PATH = '/admin/queues';
 

@@ -13,7 +13,7 @@ import type { FleetKeys } from '../keys.js';
 import { RedisUnavailableError } from '../errors/redis-unavailable-error.js';
 import { redisAddress } from '../redis.js';
 import { countLiveWorkers } from '../runtime/worker-registry.js';
-import { withTimeout } from '../runtime/with-timeout.js';
+import { withTimeout } from '../lib/with-timeout.js';
 
 export interface CheckResult {
   readonly ok: boolean;

@@ -28,7 +28,7 @@ import type { SandboxProvider, TreeTransfer } from '../providers/sandbox-provide
 import { revisionSeed } from '../archive/revision-seed.js';
 import type { Address, AddressStore } from '../state/address-store.js';
 import type { CheckpointStore } from '../state/checkpoint-store.js';
-import type { Progress } from '../workers/processor-context.js';
+import type { Progress } from '../jobs/processor-context.js';
 import { errnoOf } from '../errors/classify-storage-error.js';
 import { TreeChangedError } from '../errors/tree-changed-error.js';
 import { DirHandle } from '../tree/dir-handle.js';

@@ -5,7 +5,7 @@
  */
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { withTimeout } from '../runtime/with-timeout.js';
+import { withTimeout } from '../lib/with-timeout.js';
 
 export class QueuePool {
   readonly #queues = new Map<string, Queue>();

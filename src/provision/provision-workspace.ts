@@ -20,7 +20,7 @@ import { restoreWorkspace } from '../restore/restore-workspace.js';
 import type { FleetServices } from '../runtime/services.js';
 import type { Address } from '../state/address-store.js';
 import type { RuntimePatch } from '../state/runtime-store.js';
-import type { ProcessorContext } from '../workers/processor-context.js';
+import type { ProcessorContext } from '../jobs/processor-context.js';
 import { createSource } from './create-source.js';
 import { durableFacts, headRevision } from './durable-facts.js';
 import { planRestore, type RestoreFacts } from './restore-plan.js';

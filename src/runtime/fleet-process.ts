@@ -8,7 +8,7 @@ import type { Logger } from '../logger.js';
 import type { QueueName } from '../queues/index.js';
 import { closeRedis, createRedis } from '../redis.js';
 import { buildProcessors } from '../workers/processors/index.js';
-import type { Processor } from '../workers/processor-context.js';
+import type { Processor } from '../jobs/processor-context.js';
 import { startWorkers, type RunningWorkers } from '../workers/run-workers.js';
 import { Releasers } from './releasers.js';
 import { createServices, type FleetServices } from './services.js';

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config, SandboxLimitsConfig } from '../config.js';
-import { delay } from '../runtime/with-timeout.js';
+import { delay } from '../lib/with-timeout.js';
 
 const CONTROLLERS = ['memory', 'pids', 'cpu'] as const;
 const MIB = 1024 * 1024;

@@ -13,7 +13,7 @@ import type { Logger } from '../logger.js';
 import { QUEUES, type QueueDefinition, type QueueName } from '../queues/index.js';
 import { registerWorker, type WorkerRegistration } from '../runtime/worker-registry.js';
 import { notImplemented } from './not-implemented.js';
-import type { Processor } from './processor-context.js';
+import type { Processor } from '../jobs/processor-context.js';
 import { wrapProcessor } from './wrap-processor.js';
 import { FleetWorker } from './fleet-worker.js';
 import { effectiveTimeouts } from './effective-timeouts.js';

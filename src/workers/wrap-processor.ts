@@ -12,7 +12,7 @@ import { RedisUnavailableError } from '../errors/redis-unavailable-error.js';
 import { jobLogger, type Logger } from '../logger.js';
 import { parsePayload } from '../queues/payload.js';
 import type { QueueDefinition } from '../queues/index.js';
-import type { Processor, Progress } from './processor-context.js';
+import type { Processor, Progress } from '../jobs/processor-context.js';
 import { noopMetrics, type MetricsRecorder } from '../metrics/metrics-recorder.js';
 import { UnreadableJobData } from './unreadable-job-data.js';
 

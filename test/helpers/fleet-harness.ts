@@ -6,7 +6,7 @@ import { createLogger } from '../../src/logger.js';
 import { createFleetClient, type FleetClient } from '../../src/producers/fleet-client.js';
 import type { QueueName } from '../../src/queues/index.js';
 import { startFleetProcess, type FleetProcess } from '../../src/runtime/fleet-process.js';
-import type { Processor } from '../../src/workers/processor-context.js';
+import type { Processor } from '../../src/jobs/processor-context.js';
 import { addCleanup } from './cleanup.js';
 
 export const silentLogger = () => createLogger({ level: 'silent' });

@@ -9,7 +9,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { LocalProvider } from '../../src/providers/local/local-provider.js';
 import { livePaths } from '../../src/providers/local/live-paths.js';
 import { hostOpsProcessor } from '../../src/workers/processors/hostops.js';
-import type { ProcessorContext } from '../../src/workers/processor-context.js';
+import type { ProcessorContext } from '../../src/jobs/processor-context.js';
 import { silentLogger } from './fleet-harness.js';
 import { tempDir, testEnv } from './fleet-env.js';
 import { readTree } from './tree.js';

@@ -7,7 +7,7 @@ import { provisionWorkspace } from '../../src/provision/provision-workspace.js';
 import type { ProvisionResult } from '../../src/queues/provision.js';
 import type { PersistResult } from '../../src/queues/persist.js';
 import { createServices, type FleetServices } from '../../src/runtime/services.js';
-import type { ProcessorContext } from '../../src/workers/processor-context.js';
+import type { ProcessorContext } from '../../src/jobs/processor-context.js';
 import { persistDeps } from '../../src/workers/processors/persist-deps.js';
 import { livePaths } from '../../src/providers/local/live-paths.js';
 import type { Config } from '../../src/config.js';

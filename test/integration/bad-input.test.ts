@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { PayloadInvalidError } from '../../src/errors/payload-invalid-error.js';
 import { QUEUE_NAMES, queueNameFor, type QueueName } from '../../src/queues/index.js';
-import type { Processor } from '../../src/workers/processor-context.js';
+import type { Processor } from '../../src/jobs/processor-context.js';
 import { BAD_PAYLOADS } from '../fixtures/bad-payloads.js';
 import { testConfig, testConnection } from '../helpers/fleet-env.js';
 import { testClient, testWorkers } from '../helpers/fleet-harness.js';

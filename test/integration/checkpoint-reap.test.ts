@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { persistProcessor } from '../../src/workers/processors/persist.js';
 import { readFleetStatus } from '../../src/status/fleet-status.js';
-import type { Processor } from '../../src/workers/processor-context.js';
+import type { Processor } from '../../src/jobs/processor-context.js';
 import { createHarness } from '../helpers/workspace-harness.js';
 import { testWorkers } from '../helpers/fleet-harness.js';
 import { waitFor } from '../helpers/wait.js';

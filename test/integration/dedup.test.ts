@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { PersistIntentStore } from '../../src/state/persist-intent.js';
 import { fleetKeys } from '../../src/keys.js';
-import type { Processor } from '../../src/workers/processor-context.js';
+import type { Processor } from '../../src/jobs/processor-context.js';
 import type { PersistPayload } from '../../src/queues/persist.js';
 import { testConfig, testConnection } from '../helpers/fleet-env.js';
 import { deferred, testClient, testWorkers } from '../helpers/fleet-harness.js';

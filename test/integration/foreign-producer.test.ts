@@ -9,7 +9,7 @@ import type { SandboxProvider } from '../../src/providers/sandbox-provider.js';
 import type { FleetServices } from '../../src/runtime/services.js';
 import type { Address } from '../../src/state/address-store.js';
 import { persistProcessor } from '../../src/workers/processors/persist.js';
-import type { Processor } from '../../src/workers/processor-context.js';
+import type { Processor } from '../../src/jobs/processor-context.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { delegatingProvider } from '../helpers/delegating-provider.js';
 import { testConnection } from '../helpers/fleet-env.js';

@@ -6,7 +6,7 @@ import { DeadlineExceededError } from '../../src/errors/deadline-exceeded-error.
 import { PayloadInvalidError } from '../../src/errors/payload-invalid-error.js';
 import { createLogger } from '../../src/logger.js';
 import { QUEUES } from '../../src/queues/index.js';
-import type { ProcessorContext } from '../../src/workers/processor-context.js';
+import type { ProcessorContext } from '../../src/jobs/processor-context.js';
 import { wrapProcessor, type WrapOptions } from '../../src/workers/wrap-processor.js';
 import { UnreadableJobData } from '../../src/workers/unreadable-job-data.js';
 

@@ -1,5 +1,5 @@
 import { Sandbox, Snapshot } from '@vercel/sandbox';
-import { delay } from '../../runtime/with-timeout.js';
+import { delay } from '../../lib/with-timeout.js';
 import { ProviderBusyError } from '../provider-errors.js';
 import type { VercelConnection } from './vercel-connection.js';
 

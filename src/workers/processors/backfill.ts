@@ -8,7 +8,7 @@ import { backfillWorkspace, type BackfillResult } from '../../backfill/backfill-
 import { runSweep, type SweepResult } from '../../backfill/run-sweep.js';
 import type { BackfillPayload } from '../../queues/backfill.js';
 import type { FleetServices } from '../../runtime/services.js';
-import type { Processor } from '../processor-context.js';
+import type { Processor } from '../../jobs/processor-context.js';
 
 export function backfillProcessor(services: FleetServices): Processor<BackfillPayload, BackfillResult | SweepResult> {
   const deps = backfillDeps(services);

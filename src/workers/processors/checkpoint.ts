@@ -7,7 +7,7 @@
  */
 import type { CheckpointPayload } from '../../queues/checkpoint.js';
 import type { FleetServices } from '../../runtime/services.js';
-import type { Processor } from '../processor-context.js';
+import type { Processor } from '../../jobs/processor-context.js';
 
 export type CheckpointResult = { readonly skipped: 'stale-generation' | 'stopped' } | { readonly persistJobId: string; readonly seq: number };
 

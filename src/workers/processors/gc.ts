@@ -2,7 +2,7 @@
 import { runGc, type GcResult } from '../../gc/run-gc.js';
 import type { GcPayload } from '../../queues/gc.js';
 import type { FleetServices } from '../../runtime/services.js';
-import type { Processor } from '../processor-context.js';
+import type { Processor } from '../../jobs/processor-context.js';
 
 export function gcProcessor(services: FleetServices): Processor<GcPayload, GcResult> {
   return (payload, ctx) => runGc(services, payload, ctx.signal);

@@ -9,7 +9,7 @@
 import { hostOpPayloadFor, type HostOpScope } from '../../queues/hostops.js';
 import { parsePayload } from '../../queues/payload.js';
 import type { SandboxProvider } from '../../providers/sandbox-provider.js';
-import type { Processor } from '../processor-context.js';
+import type { Processor } from '../../jobs/processor-context.js';
 
 export interface HostOpsDeps extends HostOpScope {
   /** This host's local provider. */

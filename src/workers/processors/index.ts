@@ -4,7 +4,7 @@
  */
 import type { QueueName } from '../../queues/index.js';
 import type { FleetServices } from '../../runtime/services.js';
-import type { Processor } from '../processor-context.js';
+import type { Processor } from '../../jobs/processor-context.js';
 import { checkpointProcessor } from './checkpoint.js';
 import { persistProcessor } from './persist.js';
 import { provisionProcessor } from './provision.js';

@@ -17,7 +17,7 @@ import { persistWorkspace, type PersistRequest } from '../../persist/persist-wor
 import type { PersistPayload, PersistResult, RollbackResult } from '../../queues/persist.js';
 import type { FleetServices } from '../../runtime/services.js';
 import type { PersistIntentStore, PersistJobRef } from '../../state/persist-intent.js';
-import type { Processor } from '../processor-context.js';
+import type { Processor } from '../../jobs/processor-context.js';
 import { persistDeps } from './persist-deps.js';
 import { stopWorkspace } from './stop-workspace.js';
 import { recordPersist } from '../../metrics/record-persist.js';

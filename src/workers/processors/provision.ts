@@ -2,7 +2,7 @@
 import { provisionWorkspace } from '../../provision/provision-workspace.js';
 import type { ProvisionPayload, ProvisionResult } from '../../queues/provision.js';
 import type { FleetServices } from '../../runtime/services.js';
-import type { Processor } from '../processor-context.js';
+import type { Processor } from '../../jobs/processor-context.js';
 
 export function provisionProcessor(services: FleetServices): Processor<ProvisionPayload, ProvisionResult> {
   return (payload, ctx) =>
