@@ -3,7 +3,7 @@
  * vs an empty create plus running the same setup, interleaved in one run.
  */
 import { bakeBase } from '../src/bake/bake-base.js';
-import { BaseManifest } from '../src/bake/manifest.js';
+import { BaseManifest } from '../src/queues/base-manifest.js';
 import { createLogger } from '../src/logger.js';
 import { provisionWorkspace } from '../src/provision/provision-workspace.js';
 import { parsePayload } from '../src/queues/payload.js';

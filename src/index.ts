@@ -39,5 +39,5 @@ export { ChecksumMismatchError } from './errors/checksum-mismatch-error.js';
 export { BackfillDeferredError } from './errors/backfill-deferred-error.js';
 export { SweepLeaseError } from './errors/sweep-lease-error.js';
 export { LegacyFileVanishedError } from './errors/legacy-file-vanished-error.js';
-export { SnapshotUnavailableError } from './errors/snapshot-unavailable-error.js';
+export { SnapshotUnavailableError } from './providers/snapshot-unavailable-error.js';
 export { CheckpointNotFoundError } from './state/checkpoint-store.js';

@@ -4,7 +4,7 @@
  * only when a provider asks (it lost its copy of the tree), one directory at a time, bounded by
  * the entries the revision has; a format 1 revision seeds nothing.
  */
-import type { SeedFile, TreeSeed } from '../providers/sandbox-provider.js';
+import type { SeedFile, TreeSeed } from './tree-seed.js';
 import type { ArchiveStore } from './archive-store.js';
 import { keyOf } from './prior-index.js';
 

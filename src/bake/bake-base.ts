@@ -12,8 +12,8 @@ import type { BakePayload } from '../queues/bake.js';
 import type { SandboxProvider } from '../providers/sandbox-provider.js';
 import type { FleetServices } from '../runtime/services.js';
 import type { ProcessorContext } from '../jobs/processor-context.js';
-import { manifestHash, manifestVersion } from './manifest-hash.js';
-import type { BaseManifest } from './manifest.js';
+import { manifestHash, manifestVersion } from '../queues/manifest-hash.js';
+import type { BaseManifest } from '../queues/base-manifest.js';
 
 export interface BakeResult {
   readonly snapshotId: string;

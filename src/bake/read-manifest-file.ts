@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PayloadInvalidError } from '../errors/payload-invalid-error.js';
 import { parsePayload } from '../queues/payload.js';
-import { BaseManifest } from './manifest.js';
+import { BaseManifest } from '../queues/base-manifest.js';
 
 export async function readManifestFile(file: string): Promise<BaseManifest> {
   let raw: unknown;

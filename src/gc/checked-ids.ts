@@ -3,7 +3,7 @@
  * was read from, must follow its rule (lib/id-rules.ts). An invalid one is reported to the run
  * (logged with its value, counted) and the caller skips the item.
  */
-import { firstInvalidId, type IdSet } from '../lib/id-rules.js';
+import { firstInvalidId, type IdSet } from '../providers/id-rules.js';
 import type { GcContext } from './gc-kind.js';
 
 /** True when every id of `ids` is valid; otherwise reports the first invalid one and returns false. */

@@ -1,5 +1,5 @@
 /** One kind of garbage: how to find it (dry run) and how to remove it, in bounded batches. */
-import type { InvalidId } from '../lib/id-rules.js';
+import type { InvalidId } from '../providers/id-rules.js';
 import type { FleetServices } from '../runtime/services.js';
 
 export interface GcItem {

@@ -9,7 +9,7 @@
  * - the provider proves it is older than the provision deadline: a sandbox whose creation time
  *   is unknown is never destroyed.
  */
-import { handleProvider } from '../lib/id-rules.js';
+import { handleProvider } from '../providers/id-rules.js';
 import type { SandboxInfo } from '../providers/sandbox-provider.js';
 import { idsValid } from './checked-ids.js';
 import type { GcContext, GcKindRunner, GcItem } from './gc-kind.js';

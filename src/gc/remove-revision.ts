@@ -7,7 +7,7 @@
 import { rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import type { ArchiveStore } from '../archive/archive-store.js';
-import { checkIds } from '../lib/id-rules.js';
+import { checkIds } from '../providers/id-rules.js';
 
 /** Throws a permanent `PayloadInvalid` (nothing removed) when either id breaks its rule. */
 export async function removeRevision(archive: ArchiveStore, workspaceId: string, revision: string): Promise<boolean> {

@@ -2,7 +2,7 @@
  * One GC run of one kind, under its own lock (`gc:{kind}`), bounded by the payload's limit.
  * A dry run returns what a real run would remove and the bytes it would reclaim.
  */
-import type { InvalidId } from '../lib/id-rules.js';
+import type { InvalidId } from '../providers/id-rules.js';
 import type { GcKind, GcPayload } from '../queues/gc.js';
 import type { FleetServices } from '../runtime/services.js';
 import type { GcItem, GcKindRunner } from './gc-kind.js';

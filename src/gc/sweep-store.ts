@@ -14,7 +14,7 @@ import { quarantined, quarantineName } from '../archive/archive-paths.js';
 import type { ObjectStore, StoredKind } from '../archive/object-store.js';
 import { OBJECT_ID_PATTERN } from '../archive/tree-object.js';
 import { errnoOf } from '../errors/classify-storage-error.js';
-import type { InvalidId } from '../lib/id-rules.js';
+import type { InvalidId } from '../providers/id-rules.js';
 import { DirHandle } from '../tree/dir-handle.js';
 import type { Reachable } from './mark-reachable.js';
 

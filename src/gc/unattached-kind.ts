@@ -4,7 +4,7 @@
  * then their bytes (archive revision or provider snapshot) are removed. Attached ones are never
  * returned by the store, and `current` is never removed.
  */
-import type { IdSet } from '../lib/id-rules.js';
+import type { IdSet } from '../providers/id-rules.js';
 import type { CheckpointKind } from '../state/checkpoint-store.js';
 import { idsValid } from './checked-ids.js';
 import type { GcKindRunner, GcContext, GcItem } from './gc-kind.js';

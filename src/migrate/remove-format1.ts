@@ -10,7 +10,7 @@ import { rename, rm } from 'node:fs/promises';
 import type { ArchiveStore } from '../archive/archive-store.js';
 import { fsyncDir } from '../archive/fsync.js';
 import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
-import { checkIds } from '../lib/id-rules.js';
+import { checkIds } from '../providers/id-rules.js';
 import { removeTree } from '../tree/remove-tree.js';
 
 export async function removeFormat1(archive: ArchiveStore, workspaceId: string, revision: string): Promise<void> {

@@ -11,7 +11,7 @@ import type { Config } from '../config.js';
 import { WorkspaceNotFoundError } from '../errors/workspace-not-found-error.js';
 import { fleetKeys, type FleetKeys } from '../keys.js';
 import { createRedis, redisAddress } from '../redis.js';
-import { manifestHash } from '../bake/manifest-hash.js';
+import { manifestHash } from '../queues/manifest-hash.js';
 import {
   BAKE,
   BACKFILL,

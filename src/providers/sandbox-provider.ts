@@ -11,6 +11,9 @@
  *   vercel: the sandbox name).
  * - tree: the workspace files (what the archive stores); the ready marker lives outside it.
  */
+import type { SeedFile, TreeSeed } from '../archive/tree-seed.js';
+
+export type { SeedFile, TreeSeed };
 
 export type ProviderName = 'local' | 'vercel';
 
@@ -128,21 +131,6 @@ export interface OpenTreeOptions {
    * the same quick check a local persist makes against its previous revision.
    */
   readonly seed?: TreeSeed;
-}
-
-/** One file of a seed: what its revision recorded, and where its content is on this host. */
-export interface SeedFile {
-  readonly size: number;
-  /** Stored permission bits. */
-  readonly mode: number;
-  readonly mtimeNs: bigint;
-  /** The archive object holding the content (a host path the fleet owns; nothing in it is a link). */
-  readonly path: string;
-}
-
-export interface TreeSeed {
-  /** Every regular file of the revision, by its path's bytes as a latin1 string. Read only when needed. */
-  files(signal: AbortSignal): Promise<ReadonlyMap<string, SeedFile>>;
 }
 
 export interface SandboxProvider {

@@ -11,7 +11,7 @@
  *   tree (packages, tools) is there again after a rebuild (issue 19.2); otherwise onto an empty
  *   image (logged).
  */
-import { SnapshotUnavailableError } from '../errors/snapshot-unavailable-error.js';
+import { SnapshotUnavailableError } from '../providers/snapshot-unavailable-error.js';
 import { WorkspaceConflictError } from '../errors/workspace-conflict-error.js';
 import type { Logger } from '../logger.js';
 import type { CreateSource, ProviderName, SandboxProvider } from '../providers/sandbox-provider.js';

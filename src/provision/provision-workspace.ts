@@ -12,7 +12,7 @@ import { encodeFailure } from '../errors/failure-codec.js';
 import { FleetError } from '../errors/fleet-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import { WorkspaceConflictError } from '../errors/workspace-conflict-error.js';
-import { firstInvalidId } from '../lib/id-rules.js';
+import { firstInvalidId } from '../providers/id-rules.js';
 import { isProviderError, ProviderBusyError } from '../providers/provider-errors.js';
 import type { ProviderName, SandboxProvider } from '../providers/sandbox-provider.js';
 import type { ProvisionResult } from '../queues/provision.js';

@@ -12,7 +12,7 @@ import { mkdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { resetAsidePath } from '../archive/reset-aside.js';
 import { FleetError } from '../errors/fleet-error.js';
-import { firstInvalidId } from '../lib/id-rules.js';
+import { firstInvalidId } from '../providers/id-rules.js';
 import type { FleetServices } from '../runtime/services.js';
 
 /** Thrown when the reset's generation moved, or its records kept changing, under it. Retried. */

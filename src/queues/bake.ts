@@ -1,7 +1,7 @@
 /** `bake`: bake a base snapshot from a manifest (dedup per manifest hash). */
 import { z } from 'zod';
 import { retryingJob } from './job-options.js';
-import { BaseManifest } from '../bake/manifest.js';
+import { BaseManifest } from './base-manifest.js';
 
 export const BAKE = 'bake';
 

@@ -4,7 +4,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bakeBase, type BakeResult } from '../../src/bake/bake-base.js';
-import { BaseManifest, type BaseManifestInput } from '../../src/bake/manifest.js';
+import { BaseManifest, type BaseManifestInput } from '../../src/queues/base-manifest.js';
 import { isFleetError } from '../../src/errors/fleet-error.js';
 import { parsePayload } from '../../src/queues/payload.js';
 import { createHarness, rejectsWith, type Harness } from '../helpers/workspace-harness.js';

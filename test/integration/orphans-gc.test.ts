@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bakeBase } from '../../src/bake/bake-base.js';
-import { BaseManifest } from '../../src/bake/manifest.js';
+import { BaseManifest } from '../../src/queues/base-manifest.js';
 import { runGc } from '../../src/gc/run-gc.js';
 import { createLogger } from '../../src/logger.js';
 import { provisionWorkspace } from '../../src/provision/provision-workspace.js';

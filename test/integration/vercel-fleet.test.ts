@@ -2,7 +2,7 @@
 // through the provider-neutral bake, provision, persist and restore code.
 import { describe, expect, it } from 'vitest';
 import { bakeBase } from '../../src/bake/bake-base.js';
-import { BaseManifest } from '../../src/bake/manifest.js';
+import { BaseManifest } from '../../src/queues/base-manifest.js';
 import { provisionWorkspace } from '../../src/provision/provision-workspace.js';
 import { parsePayload } from '../../src/queues/payload.js';
 import { createVercelHarness } from '../helpers/vercel-harness.js';

@@ -2,7 +2,7 @@
 // onto the workspace's own base, and snapshots are checked at the provider before they are trusted.
 import { describe, expect, it } from 'vitest';
 import { bakeBase } from '../../src/bake/bake-base.js';
-import { BaseManifest } from '../../src/bake/manifest.js';
+import { BaseManifest } from '../../src/queues/base-manifest.js';
 import { isFleetError } from '../../src/errors/fleet-error.js';
 import { provisionWorkspace } from '../../src/provision/provision-workspace.js';
 import { parsePayload } from '../../src/queues/payload.js';

@@ -2,7 +2,7 @@
 // refused with a PayloadInvalidError and nothing else. Parsing touches no disk.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BaseManifest } from '../../src/bake/manifest.js';
+import { BaseManifest } from '../../src/queues/base-manifest.js';
 import { QUEUES, RollbackInput, type QueueName } from '../../src/queues/index.js';
 import { badInputs, expectRefused, fuzzParams, hostileString, hostileValue } from '../helpers/fuzz.js';
 

@@ -2,7 +2,7 @@
 // makes passes, and `.`, `..`, separators and other workspaces' ids never do.
 import { describe, expect, it } from 'vitest';
 import { archivePaths, revisionAt } from '../../src/archive/archive-paths.js';
-import { firstInvalidId, handleProvider } from '../../src/lib/id-rules.js';
+import { firstInvalidId, handleProvider } from '../../src/providers/id-rules.js';
 import { localHandle } from '../../src/providers/local/live-paths.js';
 import { sandboxName } from '../../src/providers/vercel/sandbox-name.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, manifestHash, manifestVersion } from '../../src/bake/manifest-hash.js';
-import { BaseManifest } from '../../src/bake/manifest.js';
+import { canonicalJson, manifestHash, manifestVersion } from '../../src/queues/manifest-hash.js';
+import { BaseManifest } from '../../src/queues/base-manifest.js';
 import { PayloadInvalidError } from '../../src/errors/payload-invalid-error.js';
 import { parsePayload } from '../../src/queues/payload.js';
 

@@ -11,7 +11,7 @@ import { sha256 } from '../../src/archive/tree-object.js';
 import { IdSet } from '../../src/gc/id-set.js';
 import type { Reachable } from '../../src/gc/mark-reachable.js';
 import { findUnreachable, recoverQuarantined, removeUnreachable } from '../../src/gc/sweep-store.js';
-import type { InvalidId } from '../../src/lib/id-rules.js';
+import type { InvalidId } from '../../src/providers/id-rules.js';
 import { tempDir } from '../helpers/fleet-env.js';
 
 const LONG_AGO = 1_700_000_000;

@@ -6,7 +6,7 @@
 import { lstat } from 'node:fs/promises';
 import { archivePaths, recordAt, revisionAt } from '../../archive/archive-paths.js';
 import { PayloadInvalidError } from '../../errors/payload-invalid-error.js';
-import { checkIds } from '../../lib/id-rules.js';
+import { checkIds } from '../id-rules.js';
 import type { CreateRequest } from '../sandbox-provider.js';
 
 /** The workspace id, generation and snapshot id of a create. */

@@ -24,7 +24,7 @@ import type {
   OpenTreeOptions,
   TreeSource,
 } from '../sandbox-provider.js';
-import { SnapshotUnavailableError } from '../../errors/snapshot-unavailable-error.js';
+import { SnapshotUnavailableError } from '../snapshot-unavailable-error.js';
 import { snapshotStatus } from './snapshot-status.js';
 import { ProviderPermanentError } from '../provider-errors.js';
 import { hasStatus } from './classify-vercel-error.js';

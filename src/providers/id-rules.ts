@@ -7,8 +7,8 @@
 import { REVISION_ID_PATTERN } from '../archive/archive-paths.js';
 import { OBJECT_ID_PATTERN } from '../archive/tree-object.js';
 import { PayloadInvalidError } from '../errors/payload-invalid-error.js';
-import { parseLocalHandle } from '../providers/local/live-paths.js';
-import { parseSandboxName, sandboxName } from '../providers/vercel/sandbox-name.js';
+import { parseLocalHandle } from './local/live-paths.js';
+import { parseSandboxName, sandboxName } from './vercel/sandbox-name.js';
 import { SNAPSHOT_ID_PATTERN, WORKSPACE_ID_PATTERN } from '../queues/payload.js';
 
 /** Checkpoint ids are `randomUUID()`s (state/checkpoint-store.ts). */

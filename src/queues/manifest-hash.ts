@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { FLEET_VERSION } from '../version.js';
-import type { BaseManifest } from './manifest.js';
+import type { BaseManifest } from './base-manifest.js';
 
 // JSON with object keys sorted at every level, so equal inputs hash equally.
 export function canonicalJson(value: unknown): string {

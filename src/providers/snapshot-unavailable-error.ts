@@ -1,5 +1,5 @@
-import { ProviderError } from '../providers/provider-errors.js';
-import type { SnapshotStatus } from '../providers/sandbox-provider.js';
+import { ProviderError } from './provider-errors.js';
+import type { SnapshotStatus } from './sandbox-provider.js';
 
 /**
  * Thrown when a provider-native snapshot (a base or a workspace snapshot) can no longer seed a
