@@ -10,7 +10,14 @@ import { randomBytes } from 'node:crypto';
 import { BakeFailedError } from '../errors/bake-failed-error.js';
 import type { BakePayload } from '../queues/bake.js';
 import type { SandboxProvider } from '../providers/sandbox-provider.js';
-import type { FleetServices } from '../runtime/services.js';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config.js';
+import type { FleetKeys } from '../keys.js';
+import type { SingleFlight } from '../locks/single-flight.js';
+import type { Logger } from '../logger.js';
+import type { ProviderRegistry } from '../providers/provider-registry.js';
+import type { PendingCreateStore } from '../state/pending-create-store.js';
+import type { BaseRegistry } from './base-registry.js';
 import type { ProcessorContext } from '../jobs/processor-context.js';
 import { manifestHash, manifestVersion } from '../queues/manifest-hash.js';
 import type { BaseManifest } from '../queues/base-manifest.js';
@@ -47,42 +54,53 @@ async function runStep(provider: SandboxProvider, handle: string, step: string, 
 
 // A ready base of the same manifest hash whose snapshot the provider still has; one found expired
 // or deleted is marked `gone` and baked again.
-async function reusable(services: FleetServices, provider: SandboxProvider, providerName: string, hash: string, signal: AbortSignal) {
-  const existing = await services.bases.readyByHash(providerName, hash);
+export interface BakeDeps {
+  readonly bases: Pick<BaseRegistry, 'activate' | 'markGone' | 'readyByHash' | 'register'>;
+  readonly config: Pick<Config, 'bakeEnvSource' | 'deadlines' | 'provider'>;
+  readonly keys: Pick<FleetKeys, 'prefix'>;
+  readonly redis: Pick<Redis, 'incr'>;
+  readonly logger: Logger;
+  readonly pendingCreates: Pick<PendingCreateStore, 'begin' | 'end'>;
+  readonly providers: Pick<ProviderRegistry, 'get'>;
+  readonly singleFlight: Pick<SingleFlight, 'using'>;
+}
+
+async function reusable(deps: BakeDeps, provider: SandboxProvider, providerName: string, hash: string, signal: AbortSignal) {
+  const existing = await deps.bases.readyByHash(providerName, hash);
   if (!existing) return null;
   const status = await provider.snapshotStatus(existing.snapshotId, signal);
   if (status === 'usable') return existing;
-  await services.bases.markGone(existing.snapshotId, `snapshot ${status} at provider ${providerName}`);
-  services.logger.warn({ snapshotId: existing.snapshotId, status, manifestHash: hash }, 'the ready base of this manifest is gone at the provider: baking it again');
+  await deps.bases.markGone(existing.snapshotId, `snapshot ${status} at provider ${providerName}`);
+  deps.logger.warn({ snapshotId: existing.snapshotId, status, manifestHash: hash }, 'the ready base of this manifest is gone at the provider: baking it again');
   return null;
 }
 
-export async function bakeBase(services: FleetServices, payload: BakePayload, ctx: ProcessorContext): Promise<BakeResult> {
+export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: ProcessorContext): Promise<BakeResult> {
   const started = Date.now();
   const { manifest } = payload;
   const hash = manifestHash(manifest);
   const version = manifestVersion(manifest, hash);
-  const providerName = payload.provider ?? services.config.provider;
-  const provider = services.providers.get(providerName);
+  const providerName = payload.provider ?? deps.config.provider;
+  const provider = deps.providers.get(providerName);
   const finish = async (snapshotId: string, reused: boolean): Promise<BakeResult> => {
-    const activated = payload.activate ? (await services.bases.activate(snapshotId), true) : false;
+    const activated = payload.activate ? (await deps.bases.activate(snapshotId), true) : false;
     return { snapshotId, version, manifestHash: hash, provider: providerName, lane: manifest.lane, reused, activated, durationMs: Date.now() - started };
   };
 
-  return services.singleFlight.using(`bake:${hash}`, { maxHoldMs: services.config.deadlines.bakeMs }, async (lock) => {
+  return deps.singleFlight.using(`bake:${hash}`, { maxHoldMs: deps.config.deadlines.bakeMs }, async (lock) => {
     const signal = AbortSignal.any([ctx.signal, lock.signal]);
-    const existing = await reusable(services, provider, providerName, hash, signal);
+    const existing = await reusable(deps, provider, providerName, hash, signal);
     if (existing) {
       await ctx.progress({ step: 'reuse', percent: 100, snapshotId: existing.snapshotId });
       return finish(existing.snapshotId, true);
     }
     const seedId = `bake-${hash.slice(0, 16)}`;
-    const generation = Number(await services.redis.incr(`${services.keys.prefix}:bake-seq`));
+    const generation = Number(await deps.redis.incr(`${deps.keys.prefix}:bake-seq`));
     await ctx.progress({ step: 'seed', percent: 5 });
     // The seed is never published: its lease keeps orphan GC away from it while the bake runs.
-    await services.pendingCreates.begin(seedId, generation, services.config.deadlines.bakeMs);
+    await deps.pendingCreates.begin(seedId, generation, deps.config.deadlines.bakeMs);
     const seed = await provider.create({ workspaceId: seedId, generation, source: { type: 'empty' }, signal }).catch(async (error: unknown) => {
-      await services.pendingCreates.end(seedId, generation).catch(() => undefined);
+      await deps.pendingCreates.end(seedId, generation).catch(() => undefined);
       throw error;
     });
     const stepCtx = { ...ctx, signal };
@@ -91,7 +109,7 @@ export async function bakeBase(services: FleetServices, payload: BakePayload, ct
       if (manifest.files.length > 0) {
         await provider.writeFiles(seed.handle, manifest.files.map((f) => ({ path: f.path, content: Buffer.from(f.content), mode: f.mode })), signal);
       }
-      const env = setupEnv(manifest, services.config.bakeEnvSource);
+      const env = setupEnv(manifest, deps.config.bakeEnvSource);
       if (manifest.packages.length > 0) {
         await ctx.progress({ step: 'packages', percent: 20 });
         // Local hosts cannot install packages into a tree: the host must already have them.
@@ -116,7 +134,7 @@ export async function bakeBase(services: FleetServices, payload: BakePayload, ct
       const { snapshotId } = await provider.snapshot(seed.handle, { expirationMs: 0, signal });
       await ctx.progress({ step: 'register', percent: 97, snapshotId });
       const now = Date.now();
-      await services.bases.register({
+      await deps.bases.register({
         provider: providerName,
         snapshotId,
         version,
@@ -135,7 +153,7 @@ export async function bakeBase(services: FleetServices, payload: BakePayload, ct
       return await finish(snapshotId, false);
     } catch (error) {
       if (error instanceof BakeFailedError) {
-        await services.bases.register({
+        await deps.bases.register({
           provider: providerName,
           snapshotId: `failed-${hash.slice(0, 12)}-${randomBytes(3).toString('hex')}`,
           version,
@@ -154,7 +172,7 @@ export async function bakeBase(services: FleetServices, payload: BakePayload, ct
       throw error;
     } finally {
       await provider.destroy(seed.handle, AbortSignal.timeout(60_000)).catch(() => undefined);
-      await services.pendingCreates.end(seedId, generation).catch(() => undefined);
+      await deps.pendingCreates.end(seedId, generation).catch(() => undefined);
     }
   });
 }

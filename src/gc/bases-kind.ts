@@ -6,31 +6,30 @@
  * snapshot is deleted and the entry kept as `retired`. A claim left by a crash is finished by the
  * next run.
  */
-import type { FleetServices } from '../runtime/services.js';
+import type { GcDeps, GcItem, GcKindRunner } from './gc-kind.js';
 import { idsValid } from './checked-ids.js';
-import type { GcKindRunner, GcItem } from './gc-kind.js';
 
 // Workspaces that still name the snapshot as their provenance; with `prune`, stale references are dropped.
-async function liveReferences(services: FleetServices, snapshotId: string, prune: boolean): Promise<string[]> {
+async function liveReferences(deps: GcDeps, snapshotId: string, prune: boolean): Promise<string[]> {
   const refs: string[] = [];
-  for (const workspaceId of await services.bases.referencedBy(snapshotId)) {
-    const runtime = await services.runtime.get(workspaceId);
+  for (const workspaceId of await deps.bases.referencedBy(snapshotId)) {
+    const runtime = await deps.runtime.get(workspaceId);
     if (runtime?.baseSnapshotId === snapshotId) refs.push(workspaceId);
-    else if (prune) await services.bases.removeReference(snapshotId, workspaceId);
+    else if (prune) await deps.bases.removeReference(snapshotId, workspaceId);
   }
   return refs;
 }
 
 export const basesKind: GcKindRunner = {
   async plan(ctx) {
-    const { services, now } = ctx;
+    const { deps, now } = ctx;
     const items: GcItem[] = [];
-    for (const entry of await services.bases.list()) {
+    for (const entry of await deps.bases.list()) {
       if (entry.status === 'retired' || entry.active) continue;
       if (!idsValid(ctx, { snapshotId: entry.snapshotId, provider: entry.provider })) continue;
-      if (now - entry.createdAt < services.config.retention.baseRetentionMs) continue;
-      if (await services.bases.isActiveOrCandidate(entry.snapshotId)) continue;
-      if ((await liveReferences(services, entry.snapshotId, false)).length > 0) continue;
+      if (now - entry.createdAt < deps.config.retention.baseRetentionMs) continue;
+      if (await deps.bases.isActiveOrCandidate(entry.snapshotId)) continue;
+      if ((await liveReferences(deps, entry.snapshotId, false)).length > 0) continue;
       items.push({ id: entry.snapshotId, description: `${entry.status} base ${entry.version} (${entry.provider}, lane ${entry.lane})`, bytes: 0 });
       if (items.length >= ctx.limit) break;
     }
@@ -39,18 +38,18 @@ export const basesKind: GcKindRunner = {
   async apply(ctx, planned) {
     const out: GcItem[] = [];
     for (const item of planned) {
-      const entry = await ctx.services.bases.get(item.id);
+      const entry = await ctx.deps.bases.get(item.id);
       if (!entry || !idsValid(ctx, { snapshotId: item.id, provider: entry.provider })) continue;
-      if ((await liveReferences(ctx.services, item.id, true)).length > 0) continue;
+      if ((await liveReferences(ctx.deps, item.id, true)).length > 0) continue;
       // The claim re-checks everything in one step: an activation or a new reference since the plan wins.
-      const claim = await ctx.services.bases.beginRetire(item.id, Date.now() - ctx.services.config.retention.baseRetentionMs);
+      const claim = await ctx.deps.bases.beginRetire(item.id, Date.now() - ctx.deps.config.retention.baseRetentionMs);
       if (!claim.claimed) {
-        ctx.services.logger.info({ snapshotId: item.id, why: claim.why }, 'base not retired');
+        ctx.deps.logger.info({ snapshotId: item.id, why: claim.why }, 'base not retired');
         continue;
       }
       // A failed bake never produced a provider snapshot.
-      if (entry.status !== 'failed') await ctx.services.providers.get(entry.provider as 'local' | 'vercel').deleteSnapshot(item.id, ctx.signal);
-      await ctx.services.bases.finishRetire(item.id);
+      if (entry.status !== 'failed') await ctx.deps.providers.get(entry.provider as 'local' | 'vercel').deleteSnapshot(item.id, ctx.signal);
+      await ctx.deps.bases.finishRetire(item.id);
       out.push(item);
     }
     return out;

@@ -1,6 +1,19 @@
 /** One kind of garbage: how to find it (dry run) and how to remove it, in bounded batches. */
 import type { InvalidId } from '../providers/id-rules.js';
-import type { FleetServices } from '../runtime/services.js';
+import type { ArchiveStore } from '../archive/archive-store.js';
+import type { BaseRegistry } from '../bake/base-registry.js';
+import type { Config } from '../config.js';
+import type { SingleFlight } from '../locks/single-flight.js';
+import type { Logger } from '../logger.js';
+import type { FleetClient } from '../producers/fleet-client.js';
+import type { ProviderRegistry } from '../providers/provider-registry.js';
+import type { ActivityStore } from '../state/activity-store.js';
+import type { AddressStore } from '../state/address-store.js';
+import type { CheckpointStore } from '../state/checkpoint-store.js';
+import type { PendingCreateStore } from '../state/pending-create-store.js';
+import type { RuntimeStore } from '../state/runtime-store.js';
+import type { StoreWriters } from '../state/store-writers.js';
+import type { VerifyCursor } from '../state/verify-cursor.js';
 
 export interface GcItem {
   /** What is collected (revision id, snapshot id, handle, path, workspace). */
@@ -11,8 +24,27 @@ export interface GcItem {
   readonly bytes: number;
 }
 
+/** What the GC kinds read and remove through (each kind uses a few of these). */
+export interface GcDeps {
+  readonly config: Pick<Config, 'archiveFormat' | 'deadlines' | 'idleTtlMs' | 'provider' | 'retention' | 'verify'>;
+  readonly logger: Logger;
+  readonly singleFlight: Pick<SingleFlight, 'using'>;
+  readonly activity: Pick<ActivityStore, 'quiescent'>;
+  readonly addresses: Pick<AddressStore, 'get' | 'idleSince' | 'known' | 'lastActivity'>;
+  readonly archive: ArchiveStore;
+  readonly bases: BaseRegistry;
+  readonly checkpoints: CheckpointStore;
+  /** Idle reaps are persists with reason `idle-reap`. */
+  readonly client: Pick<FleetClient, 'persist'>;
+  readonly pendingCreates: Pick<PendingCreateStore, 'isPending' | 'prune'>;
+  readonly providers: Pick<ProviderRegistry, 'get' | 'all'>;
+  readonly runtime: Pick<RuntimeStore, 'get'>;
+  readonly storeWriters: StoreWriters;
+  readonly verifyCursor: VerifyCursor;
+}
+
 export interface GcContext {
-  readonly services: FleetServices;
+  readonly deps: GcDeps;
   readonly limit: number;
   readonly now: number;
   readonly signal: AbortSignal;

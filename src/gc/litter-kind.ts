@@ -5,23 +5,22 @@
  */
 import path from 'node:path';
 import type { ArchiveStore } from '../archive/archive-store.js';
-import type { FleetServices } from '../runtime/services.js';
+import type { GcContext, GcDeps, GcKindRunner } from './gc-kind.js';
 import { idsValid } from './checked-ids.js';
 import { tempKindOf } from '../archive/archive-paths.js';
 import { findLitter, findStoreLitter, LITTER_DESCRIPTIONS, removeLitter, type LitterItem } from './collect-litter.js';
-import type { GcContext, GcKindRunner } from './gc-kind.js';
 import { reclaimableBytes } from './reclaimable-bytes.js';
 
 // The litter a run may remove now. Backfills write temporary revisions too, and run longer than a persist.
 async function litterOf(ctx: GcContext) {
-  const { archive, checkpoints, config } = ctx.services;
+  const { archive, checkpoints, config } = ctx.deps;
   const graceMs = Math.max(config.deadlines.persistMs, config.deadlines.backfillMs);
   const litter = await findLitter(archive, await archive.workspaces(), graceMs, ctx.limit, ctx.now, attachedIn(checkpoints));
   return [...litter, ...(await findStoreLitter(archive, config.retention.objectGraceMs, ctx.limit - litter.length, ctx.now))];
 }
 
 // Whether the checkpoint store lists a portable revision as attached.
-function attachedIn(checkpoints: FleetServices['checkpoints']) {
+function attachedIn(checkpoints: GcDeps['checkpoints']) {
   return async (workspaceId: string, revision: string) => (await checkpoints.byRevision(workspaceId, 'portable_workspace', revision))?.attachedAt != null;
 }
 
@@ -45,13 +44,13 @@ export const litterKind: GcKindRunner = {
   async plan(ctx) {
     const litter = await litterOf(ctx);
     return Promise.all(
-      litter.filter((l) => validLitter(ctx, ctx.services.archive, l)).map(async (l) => ({ id: l.path, ...(l.workspaceId ? { workspaceId: l.workspaceId } : {}), description: `${LITTER_DESCRIPTIONS[l.kind]} (${Math.round(l.ageMs / 1000)} s old)`, bytes: await reclaimableBytes(l.path) })),
+      litter.filter((l) => validLitter(ctx, ctx.deps.archive, l)).map(async (l) => ({ id: l.path, ...(l.workspaceId ? { workspaceId: l.workspaceId } : {}), description: `${LITTER_DESCRIPTIONS[l.kind]} (${Math.round(l.ageMs / 1000)} s old)`, bytes: await reclaimableBytes(l.path) })),
     );
   },
   async apply(ctx, planned) {
     const litter = await litterOf(ctx);
     const allowed = new Set(planned.map((p) => p.id));
-    const doomed = litter.filter((l) => allowed.has(l.path) && validLitter(ctx, ctx.services.archive, l));
+    const doomed = litter.filter((l) => allowed.has(l.path) && validLitter(ctx, ctx.deps.archive, l));
     await removeLitter(doomed);
     return planned.filter((p) => doomed.some((d) => d.path === p.id));
   },

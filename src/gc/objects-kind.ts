@@ -36,14 +36,14 @@ interface Planned {
 }
 
 // A writer older than twice the longest deadline of any writer is dead (its process was killed at the deadline).
-const staleBefore = (ctx: GcContext) => ctx.now - 2 * Math.max(ctx.services.config.deadlines.persistMs, ctx.services.config.deadlines.backfillMs);
+const staleBefore = (ctx: GcContext) => ctx.now - 2 * Math.max(ctx.deps.config.deadlines.persistMs, ctx.deps.config.deadlines.backfillMs);
 
 export function objectsKind(options: ObjectsKindOptions = {}): GcKindRunner {
   const plans = new WeakMap<readonly GcItem[], Planned>();
   return {
     async plan(ctx) {
-      const { archive, storeWriters } = ctx.services;
-      const graceMs = options.graceMs ?? ctx.services.config.retention.objectGraceMs;
+      const { archive, storeWriters } = ctx.deps;
+      const graceMs = options.graceMs ?? ctx.deps.config.retention.objectGraceMs;
       const { writers, invalid } = await storeWriters.list();
       for (const entry of invalid) ctx.skip({ field: 'storeWriter', value: entry.value.slice(0, 200), reason: 'not a store writer entry (ignored, then forgotten)' });
       const live = writers.filter((w) => w.startedAt >= staleBefore(ctx));
@@ -84,7 +84,7 @@ export function objectsKind(options: ObjectsKindOptions = {}): GcKindRunner {
     async apply(ctx, planned) {
       const state = plans.get(planned);
       if (!state) return [];
-      const { archive, storeWriters } = ctx.services;
+      const { archive, storeWriters } = ctx.deps;
       const recovered = await recoverQuarantined(archive.objects, state.reachable);
       const removed: GcItem[] = [];
       let reused = 0;

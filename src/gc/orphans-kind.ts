@@ -16,10 +16,10 @@ import type { GcContext, GcKindRunner, GcItem } from './gc-kind.js';
 
 // Why a sandbox that the address store does not name must stay (null: it may go).
 async function keepReason(ctx: GcContext, sandbox: SandboxInfo): Promise<string | null> {
-  const { services, now } = ctx;
-  const graceMs = services.config.deadlines.provisionMs;
-  if (await services.pendingCreates.isPending(sandbox.workspaceId, sandbox.generation, now)) return 'being created';
-  const runtime = await services.runtime.get(sandbox.workspaceId);
+  const { deps, now } = ctx;
+  const graceMs = deps.config.deadlines.provisionMs;
+  if (await deps.pendingCreates.isPending(sandbox.workspaceId, sandbox.generation, now)) return 'being created';
+  const runtime = await deps.runtime.get(sandbox.workspaceId);
   if (runtime?.state === 'provisioning' && runtime.generation === sandbox.generation && now - runtime.updatedAt < graceMs) return 'being provisioned';
   if (sandbox.createdAt === undefined) return 'creation time unknown';
   if (now - sandbox.createdAt < graceMs) return 'younger than the provision deadline';
@@ -28,14 +28,14 @@ async function keepReason(ctx: GcContext, sandbox: SandboxInfo): Promise<string 
 
 export const orphansKind: GcKindRunner = {
   async plan(ctx) {
-    const { services } = ctx;
+    const { deps } = ctx;
     const items: GcItem[] = [];
-    await services.pendingCreates.prune(ctx.now);
-    for (const provider of services.providers.all()) {
+    await deps.pendingCreates.prune(ctx.now);
+    for (const provider of deps.providers.all()) {
       for (const sandbox of await provider.list(ctx.signal)) {
         // A listing is read from disk or the provider: the handle must be one of its own workspace's.
         if (!idsValid(ctx, { workspaceId: sandbox.workspaceId, handle: sandbox.handle })) continue;
-        const address = await services.addresses.get(sandbox.workspaceId);
+        const address = await deps.addresses.get(sandbox.workspaceId);
         if (address?.handle === sandbox.handle) continue;
         if ((await keepReason(ctx, sandbox)) !== null) continue;
         items.push({ id: sandbox.handle, workspaceId: sandbox.workspaceId, description: `${provider.name} sandbox not in the address store (g${sandbox.generation}, ${sandbox.state})`, bytes: 0 });
@@ -49,9 +49,9 @@ export const orphansKind: GcKindRunner = {
     for (const item of planned) {
       // Re-check right before destroying: it may have been published, or a creator may hold it, meanwhile.
       if (!idsValid(ctx, { workspaceId: item.workspaceId ?? null, handle: item.id })) continue;
-      const address = item.workspaceId ? await ctx.services.addresses.get(item.workspaceId) : null;
+      const address = item.workspaceId ? await ctx.deps.addresses.get(item.workspaceId) : null;
       if (address?.handle === item.id) continue;
-      const provider = ctx.services.providers.get(handleProvider(item.id)!);
+      const provider = ctx.deps.providers.get(handleProvider(item.id)!);
       const sandbox = await provider.get(item.id, ctx.signal);
       if (!sandbox) continue;
       if ((await keepReason({ ...ctx, now: Date.now() }, sandbox)) !== null) continue;

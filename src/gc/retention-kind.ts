@@ -19,20 +19,20 @@ function validRecord(ctx: GcContext, workspaceId: string, c: Checkpoint): boolea
 
 export const retentionKind: GcKindRunner = {
   async plan(ctx) {
-    const { services, now, limit } = ctx;
-    const { keepRevisions, keepRevisionsMinAgeMs } = services.config.retention;
+    const { deps, now, limit } = ctx;
+    const { keepRevisions, keepRevisionsMinAgeMs } = deps.config.retention;
     const items: GcItem[] = [];
-    for (const workspaceId of await services.archive.workspaces()) {
-      const head = await services.checkpoints.current(workspaceId);
-      const ids = await services.checkpoints.attachedIds(workspaceId);
+    for (const workspaceId of await deps.archive.workspaces()) {
+      const head = await deps.checkpoints.current(workspaceId);
+      const ids = await deps.checkpoints.attachedIds(workspaceId);
       const expired = ids.slice(0, Math.max(0, ids.length - keepRevisions));
       for (const id of expired) {
-        const c = await services.checkpoints.get(id);
+        const c = await deps.checkpoints.get(id);
         if (!c || c.id === head?.id || c.kind !== 'portable_workspace') continue;
         if (!validRecord(ctx, workspaceId, c)) continue;
         if (now - c.createdAt < keepRevisionsMinAgeMs) continue;
-        if ((await services.archive.current(workspaceId)) === c.workspaceRevision) continue;
-        items.push({ id: c.id, workspaceId, description: `revision ${c.workspaceRevision} past retention`, bytes: await revisionBytes(services.archive, workspaceId, c.workspaceRevision) });
+        if ((await deps.archive.current(workspaceId)) === c.workspaceRevision) continue;
+        items.push({ id: c.id, workspaceId, description: `revision ${c.workspaceRevision} past retention`, bytes: await revisionBytes(deps.archive, workspaceId, c.workspaceRevision) });
         if (items.length >= limit) return items;
       }
     }
@@ -41,10 +41,10 @@ export const retentionKind: GcKindRunner = {
   async apply(ctx, planned) {
     const out: GcItem[] = [];
     for (const item of planned) {
-      const c = await ctx.services.checkpoints.get(item.id);
+      const c = await ctx.deps.checkpoints.get(item.id);
       if (!c || !item.workspaceId || !validRecord(ctx, item.workspaceId, c)) continue;
-      if (!(await ctx.services.checkpoints.forget(item.workspaceId, item.id))) continue;
-      if (await removeRevision(ctx.services.archive, item.workspaceId, c.workspaceRevision)) out.push(item);
+      if (!(await ctx.deps.checkpoints.forget(item.workspaceId, item.id))) continue;
+      if (await removeRevision(ctx.deps.archive, item.workspaceId, c.workspaceRevision)) out.push(item);
     }
     return out;
   },

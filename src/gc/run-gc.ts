@@ -4,8 +4,7 @@
  */
 import type { InvalidId } from '../providers/id-rules.js';
 import type { GcKind, GcPayload } from '../queues/gc.js';
-import type { FleetServices } from '../runtime/services.js';
-import type { GcItem, GcKindRunner } from './gc-kind.js';
+import type { GcDeps, GcItem, GcKindRunner } from './gc-kind.js';
 import { idleKind } from './idle-kind.js';
 import { basesKind } from './bases-kind.js';
 import { litterKind } from './litter-kind.js';
@@ -43,24 +42,24 @@ export const GC_RUNNERS: Record<GcKind, GcKindRunner> = {
   verify: verifyKind,
 };
 
-export async function runGc(services: FleetServices, payload: GcPayload, signal: AbortSignal, runners = GC_RUNNERS): Promise<GcResult> {
+export async function runGc(deps: GcDeps, payload: GcPayload, signal: AbortSignal, runners = GC_RUNNERS): Promise<GcResult> {
   const started = Date.now();
-  return services.singleFlight.using(`gc:${payload.kind}`, async (lock) => {
+  return deps.singleFlight.using(`gc:${payload.kind}`, async (lock) => {
     // One entry per invalid id, even when both the plan and the apply come across it.
     const invalid = new Map<string, InvalidId>();
     const skip = (id: InvalidId) => {
       const key = `${id.field}\0${id.value}`;
       if (invalid.has(key)) return;
       invalid.set(key, id);
-      services.logger.warn({ kind: payload.kind, dryRun: payload.dryRun, field: id.field, value: id.value, reason: id.reason }, 'gc skipped an invalid id');
+      deps.logger.warn({ kind: payload.kind, dryRun: payload.dryRun, field: id.field, value: id.value, reason: id.reason }, 'gc skipped an invalid id');
     };
     const report: Record<string, number | string> = {};
     const note = (facts: Readonly<Record<string, number | string>>) => void Object.assign(report, facts);
-    const ctx = { services, limit: payload.limit, now: Date.now(), signal: AbortSignal.any([signal, lock.signal]), skip, note };
+    const ctx = { deps, limit: payload.limit, now: Date.now(), signal: AbortSignal.any([signal, lock.signal]), skip, note };
     const runner = runners[payload.kind];
     const planned = await runner.plan(ctx);
     const done = payload.dryRun || runner.readOnly ? planned : await runner.apply(ctx, planned);
-    if (!payload.dryRun && !runner.readOnly && done.length > 0) services.logger.info({ kind: payload.kind, removed: done.length, bytes: sum(done), ...report }, 'gc removed items');
+    if (!payload.dryRun && !runner.readOnly && done.length > 0) deps.logger.info({ kind: payload.kind, removed: done.length, bytes: sum(done), ...report }, 'gc removed items');
     const invalidIds = [...invalid.values()];
     return { kind: payload.kind, dryRun: payload.dryRun, count: done.length, bytes: sum(done), items: done.slice(0, 200), skipped: invalidIds.length, invalidIds: invalidIds.slice(0, 200), report, durationMs: Date.now() - started };
   });

@@ -13,7 +13,7 @@ import type { GcKindRunner } from './gc-kind.js';
 export const verifyKind: GcKindRunner = {
   readOnly: true,
   async plan(ctx) {
-    const { archive, checkpoints, addresses, config, logger, verifyCursor } = ctx.services;
+    const { archive, checkpoints, addresses, config, logger, verifyCursor } = ctx.deps;
     const readData = await verifyCursor.claim(windowWidth(config.verify.readDataPct));
     const workspaces = await knownWorkspaces(archive, addresses);
     const { checks, problems, attached, store } = await verifyRevisions({ archive, history: checkpoints }, workspaces, { readData, missingFormat: config.archiveFormat, signal: ctx.signal });

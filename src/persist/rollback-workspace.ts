@@ -10,7 +10,12 @@ import { newRevisionId } from '../archive/revision-id.js';
 import { FleetError } from '../errors/fleet-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { RollbackResult } from '../queues/persist.js';
-import type { FleetServices } from '../runtime/services.js';
+import type { ArchiveStore } from '../archive/archive-store.js';
+import type { Config } from '../config.js';
+import type { SandboxProvider } from '../providers/sandbox-provider.js';
+import type { AddressStore } from '../state/address-store.js';
+import type { CheckpointStore } from '../state/checkpoint-store.js';
+import type { StoreWriters } from '../state/store-writers.js';
 import { commitRecord } from '../archive/commit-record.js';
 import { asStoreWriter } from '../state/store-writers.js';
 import type { RevisionRecord } from '../archive/revision-record.js';
@@ -32,22 +37,31 @@ export interface RollbackRequest {
   readonly revision: string;
 }
 
-export async function rollbackWorkspace(services: FleetServices, request: RollbackRequest, ctx: PersistContext): Promise<RollbackResult> {
+export interface RollbackDeps {
+  readonly addresses: Pick<AddressStore, 'get' | 'countFenceRejection'>;
+  readonly archive: ArchiveStore;
+  readonly checkpoints: CheckpointStore;
+  readonly storeWriters: StoreWriters;
+  readonly config: Pick<Config, 'systemPath'>;
+  providerFor(address: Address): SandboxProvider;
+}
+
+export async function rollbackWorkspace(deps: RollbackDeps, request: RollbackRequest, ctx: PersistContext): Promise<RollbackResult> {
   const started = Date.now();
   const { workspaceId, generation, revision: source } = request;
-  const address = await services.addresses.get(workspaceId);
+  const address = await deps.addresses.get(workspaceId);
   if (!address || address.generation !== generation) {
-    await services.addresses.countFenceRejection();
+    await deps.addresses.countFenceRejection();
     throw new StaleGenerationError(workspaceId, generation, address?.generation ?? null);
   }
-  const sourceRecord = await services.archive.readRecord(workspaceId, source);
-  if (sourceRecord) return rollbackRecord(services, request, sourceRecord, address, ctx, started);
-  const sourceManifest = await services.archive.readManifest(workspaceId, source);
+  const sourceRecord = await deps.archive.readRecord(workspaceId, source);
+  if (sourceRecord) return rollbackRecord(deps, request, sourceRecord, address, ctx, started);
+  const sourceManifest = await deps.archive.readManifest(workspaceId, source);
   if (!sourceManifest) throw new RevisionNotFoundError(`workspace ${workspaceId} has no committed revision ${source}`, { context: { workspaceId, revision: source } });
-  const head = await services.checkpoints.current(workspaceId);
-  const parent = head?.workspaceRevision ?? (await services.archive.current(workspaceId));
+  const head = await deps.checkpoints.current(workspaceId);
+  const parent = head?.workspaceRevision ?? (await deps.archive.current(workspaceId));
 
-  const paths = await services.archive.ensure(workspaceId);
+  const paths = await deps.archive.ensure(workspaceId);
   const revision = newRevisionId(generation);
   const tmp = paths.tmp(revision);
   try {
@@ -60,17 +74,17 @@ export async function rollbackWorkspace(services: FleetServices, request: Rollba
       keepMissing: false,
       limits: UNLIMITED_TREE,
       signal: ctx.signal,
-      systemPath: services.config.systemPath,
+      systemPath: deps.config.systemPath,
     });
     const manifest = makeManifest(
       { workspaceId, revision, generation, reason: 'rollback', turnId: null, parent, mode: 'rollback', createdAt: new Date().toISOString() },
       scan,
     );
     await ctx.progress({ step: 'commit', percent: 40 });
-    await syncFilesystem(tmp, services.config.systemPath, ctx.signal);
-    await services.archive.writeManifest(workspaceId, manifest);
-    await services.archive.commit(workspaceId, revision);
-    const checkpoint = await services.checkpoints.record({
+    await syncFilesystem(tmp, deps.config.systemPath, ctx.signal);
+    await deps.archive.writeManifest(workspaceId, manifest);
+    await deps.archive.commit(workspaceId, revision);
+    const checkpoint = await deps.checkpoints.record({
       workspaceId,
       generation,
       kind: 'portable_workspace',
@@ -79,11 +93,11 @@ export async function rollbackWorkspace(services: FleetServices, request: Rollba
       files: manifest.files,
       bytes: manifest.bytes,
     });
-    await services.checkpoints.attach(workspaceId, checkpoint.id, generation, { expectedHead: head?.id ?? null });
-    await services.archive.flipCurrent(workspaceId, revision);
+    await deps.checkpoints.attach(workspaceId, checkpoint.id, generation, { expectedHead: head?.id ?? null });
+    await deps.archive.flipCurrent(workspaceId, revision);
 
     await ctx.progress({ step: 'restore', percent: 70 });
-    const provider = services.providerFor(address);
+    const provider = deps.providerFor(address);
     await provider.importTree(address.handle, paths.revision(revision), ctx.signal);
     await provider.markReady(address.handle, { generation, source: revision, readyAt: Date.now() }, ctx.signal);
     await ctx.progress({ step: 'done', percent: 100 });
@@ -97,11 +111,11 @@ export async function rollbackWorkspace(services: FleetServices, request: Rollba
  * A rollback to a format 2 revision: a new record naming the old revision's root tree (nothing is
  * copied: the objects and trees are shared), committed like any revision, then restored.
  */
-async function rollbackRecord(services: FleetServices, request: RollbackRequest, source: RevisionRecord, address: Address, ctx: PersistContext, started: number): Promise<RollbackResult> {
+async function rollbackRecord(deps: RollbackDeps, request: RollbackRequest, source: RevisionRecord, address: Address, ctx: PersistContext, started: number): Promise<RollbackResult> {
   const { workspaceId, generation } = request;
-  const head = await services.checkpoints.current(workspaceId);
-  const parent = head?.workspaceRevision ?? (await services.archive.current(workspaceId));
-  await services.archive.ensure(workspaceId);
+  const head = await deps.checkpoints.current(workspaceId);
+  const parent = head?.workspaceRevision ?? (await deps.archive.current(workspaceId));
+  await deps.archive.ensure(workspaceId);
   const revision = newRevisionId(generation);
   const record: RevisionRecord = {
     ...source,
@@ -117,20 +131,20 @@ async function rollbackRecord(services: FleetServices, request: RollbackRequest,
   };
   // The new record names the source's root by reference: declared to the objects GC first, then the
   // source is read again, so a GC that marks before the declaration still found the source's record.
-  await asStoreWriter(services.storeWriters, workspaceId, async (writer) => {
+  await asStoreWriter(deps.storeWriters, workspaceId, async (writer) => {
     await writer.declare(source.root);
-    if ((await services.archive.readRecord(workspaceId, source.revision))?.root !== source.root) {
+    if ((await deps.archive.readRecord(workspaceId, source.revision))?.root !== source.root) {
       throw new RevisionNotFoundError(`workspace ${workspaceId} no longer has revision ${source.revision}`, { context: { workspaceId, revision: source.revision } });
     }
-    await commitRecord({ archive: services.archive, checkpoints: services.checkpoints, systemPath: services.config.systemPath }, record, {
+    await commitRecord({ archive: deps.archive, checkpoints: deps.checkpoints, systemPath: deps.config.systemPath }, record, {
       head,
       signal: ctx.signal,
       onStep: (step) => ctx.progress({ step, percent: step === 'commit' ? 40 : 55 }),
     });
   });
   await ctx.progress({ step: 'restore', percent: 70 });
-  const provider = services.providerFor(address);
-  await provider.importTree(address.handle, services.archive.paths(workspaceId).record(revision), ctx.signal);
+  const provider = deps.providerFor(address);
+  await provider.importTree(address.handle, deps.archive.paths(workspaceId).record(revision), ctx.signal);
   await provider.markReady(address.handle, { generation, source: revision, readyAt: Date.now() }, ctx.signal);
   await ctx.progress({ step: 'done', percent: 100 });
   return { workspaceId, revision, restoredFrom: request.revision, generation, files: record.files, durationMs: Date.now() - started };

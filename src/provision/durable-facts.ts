@@ -4,8 +4,24 @@
  * sandbox is gone now) or ever had durable state (checkpoints, archive revisions, a migration):
  * a known workspace is restored from its own history or refused, never recreated from the base.
  */
-import type { FleetServices } from '../runtime/services.js';
+import type { Redis } from 'ioredis';
+import type { ArchiveStore } from '../archive/archive-store.js';
+import type { FleetKeys } from '../keys.js';
+import type { CheckpointStore } from '../state/checkpoint-store.js';
 import type { Address } from '../state/address-store.js';
+
+/** Where a workspace's durable history is: the checkpoint records and the archive. */
+export interface HeadRevisionDeps {
+  readonly checkpoints: Pick<CheckpointStore, 'current'>;
+  readonly archive: Pick<ArchiveStore, 'current'>;
+}
+
+export interface DurableFactsDeps {
+  readonly checkpoints: Pick<CheckpointStore, 'current' | 'history'>;
+  readonly archive: Pick<ArchiveStore, 'current' | 'revisions'>;
+  readonly redis: Pick<Redis, 'hexists'>;
+  readonly keys: Pick<FleetKeys, 'migrated'>;
+}
 
 export interface DurableFacts {
   readonly revision: string | null;
@@ -14,17 +30,17 @@ export interface DurableFacts {
 }
 
 /** The revision a restore would start from: the attached head, else what `current` links to. */
-export async function headRevision(services: Pick<FleetServices, 'checkpoints' | 'archive'>, workspaceId: string): Promise<string | null> {
-  const head = await services.checkpoints.current(workspaceId);
-  return head?.kind === 'portable_workspace' ? head.workspaceRevision : await services.archive.current(workspaceId);
+export async function headRevision(deps: HeadRevisionDeps, workspaceId: string): Promise<string | null> {
+  const head = await deps.checkpoints.current(workspaceId);
+  return head?.kind === 'portable_workspace' ? head.workspaceRevision : await deps.archive.current(workspaceId);
 }
 
-export async function durableFacts(services: Pick<FleetServices, 'checkpoints' | 'archive' | 'redis' | 'keys'>, workspaceId: string, address: Address | null): Promise<DurableFacts> {
-  const revision = await headRevision(services, workspaceId);
-  const history = await services.checkpoints.history(workspaceId, 200);
+export async function durableFacts(deps: DurableFactsDeps, workspaceId: string, address: Address | null): Promise<DurableFacts> {
+  const revision = await headRevision(deps, workspaceId);
+  const history = await deps.checkpoints.history(workspaceId, 200);
   const native = history.find((c) => c.kind === 'provider_native');
-  const revisions = await services.archive.revisions(workspaceId);
-  const migrated = await services.redis.hexists(services.keys.migrated(), workspaceId);
+  const revisions = await deps.archive.revisions(workspaceId);
+  const migrated = await deps.redis.hexists(deps.keys.migrated(), workspaceId);
   return {
     revision: revision && revisions.includes(revision) ? revision : null,
     nativeSnapshot: native?.workspaceRevision ?? null,

@@ -16,13 +16,21 @@ import { firstInvalidId } from '../providers/id-rules.js';
 import { isProviderError, ProviderBusyError } from '../providers/provider-errors.js';
 import type { ProviderName, SandboxProvider } from '../providers/sandbox-provider.js';
 import type { ProvisionResult } from '../queues/provision.js';
-import { restoreWorkspace } from '../restore/restore-workspace.js';
-import type { FleetServices } from '../runtime/services.js';
-import type { Address } from '../state/address-store.js';
+import { restoreWorkspace, type RestoreDeps } from '../restore/restore-workspace.js';
+import type { Config } from '../config.js';
+import type { ProviderRegistry } from '../providers/provider-registry.js';
+import type { FleetClient } from '../producers/fleet-client.js';
+import type { SingleFlight } from '../locks/single-flight.js';
+import type { BaseRegistry } from '../bake/base-registry.js';
+import type { HostRegistry } from '../state/host-registry.js';
+import type { PendingCreateStore } from '../state/pending-create-store.js';
+import type { RuntimeStore } from '../state/runtime-store.js';
+import type { Address, AddressStore } from '../state/address-store.js';
+import type { ArchiveStore } from '../archive/archive-store.js';
 import type { RuntimePatch } from '../state/runtime-store.js';
 import type { ProcessorContext } from '../jobs/processor-context.js';
 import { createSource } from './create-source.js';
-import { durableFacts, headRevision } from './durable-facts.js';
+import { durableFacts, headRevision, type DurableFactsDeps } from './durable-facts.js';
 import { planRestore, type RestoreFacts } from './restore-plan.js';
 
 /**
@@ -33,6 +41,24 @@ import { planRestore, type RestoreFacts } from './restore-plan.js';
 export class ProvisionSupersededError extends FleetError {
   readonly code = 'ProvisionSuperseded';
   readonly retryable = true;
+}
+
+/** What provisioning uses: the workspace's records, the providers, and the checkpoint schedule. */
+export interface ProvisionDeps extends DurableFactsDeps, RestoreDeps {
+  readonly config: Pick<Config, 'hostId' | 'deadlines'>;
+  readonly archive: ArchiveStore;
+  readonly addresses: AddressStore;
+  readonly singleFlight: Pick<SingleFlight, 'using'>;
+  readonly runtime: Pick<RuntimeStore, 'get' | 'transition'>;
+  readonly hosts: Pick<HostRegistry, 'isAlive' | 'pickHost'>;
+  readonly bases: BaseRegistry;
+  readonly pendingCreates: Pick<PendingCreateStore, 'begin' | 'end'>;
+  readonly providers: Pick<ProviderRegistry, 'get'>;
+  /** The provider of a published incarnation (another host's local sandboxes through its hostops queue). */
+  providerFor(address: Address): SandboxProvider;
+  /** The local provider of a host. */
+  localProviderOn(hostId: string): SandboxProvider;
+  readonly client: Pick<FleetClient, 'startCheckpoints' | 'stopCheckpoints'>;
 }
 
 export interface ProvisionRequest {
@@ -47,11 +73,11 @@ export function probeDeadlineMs(attempt: number): number {
 }
 
 // Confirms the published incarnation with its provider. Busy errors propagate (retry, never rebuild).
-async function probeLive(services: FleetServices, address: Address | null, ctx: ProcessorContext): Promise<RestoreFacts['live']> {
+async function probeLive(deps: ProvisionDeps, address: Address | null, ctx: ProcessorContext): Promise<RestoreFacts['live']> {
   if (!address) return null;
-  if (!(await services.hosts.isAlive(address.hostId, address.provider, services.config.hostId))) return null;
+  if (!(await deps.hosts.isAlive(address.hostId, address.provider, deps.config.hostId))) return null;
   // On another host this asks that host (hostops queue); a host that does not answer in time is busy.
-  const provider = services.providerFor(address);
+  const provider = deps.providerFor(address);
   const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(probeDeadlineMs(ctx.attempt))]);
   try {
     const info = await provider.get(address.handle, signal);
@@ -67,30 +93,30 @@ async function probeLive(services: FleetServices, address: Address | null, ctx: 
   }
 }
 
-export async function provisionWorkspace(services: FleetServices, request: ProvisionRequest, ctx: ProcessorContext): Promise<ProvisionResult> {
+export async function provisionWorkspace(deps: ProvisionDeps, request: ProvisionRequest, ctx: ProcessorContext): Promise<ProvisionResult> {
   const { workspaceId } = request;
-  return services.singleFlight.using(`provision:${workspaceId}`, async (lock) => {
+  return deps.singleFlight.using(`provision:${workspaceId}`, async (lock) => {
     const signal = AbortSignal.any([ctx.signal, lock.signal]);
-    const address = await services.addresses.get(workspaceId);
-    const live = await probeLive(services, address, ctx);
+    const address = await deps.addresses.get(workspaceId);
+    const live = await probeLive(deps, address, ctx);
 
     if (address && live?.ready) {
-      const provider = services.providerFor(address);
+      const provider = deps.providerFor(address);
       if (live.state === 'stopped') await provider.resume(address.handle, signal);
-      const confirmed = await services.runtime.transition(workspaceId, 'confirm', address.generation, { handle: address.handle, hostId: address.hostId, provider: address.provider });
+      const confirmed = await deps.runtime.transition(workspaceId, 'confirm', address.generation, { handle: address.handle, hostId: address.hostId, provider: address.provider });
       // A newer provisioner bumped the generation meanwhile: decide afresh.
       if (!confirmed.applied) throw ProvisionSuperseded(workspaceId, address.generation, null);
-      await services.client.startCheckpoints(workspaceId, { generation: address.generation });
-      await services.addresses.touch(workspaceId);
+      await deps.client.startCheckpoints(workspaceId, { generation: address.generation });
+      await deps.addresses.touch(workspaceId);
       const outcome = live.state === 'stopped' ? 'resumed' : 'reused';
       return { workspaceId, handle: address.handle, generation: address.generation, hostId: address.hostId, provider: address.provider, outcome, source: null };
     }
 
-    const durable = await durableFacts(services, workspaceId, address);
+    const durable = await durableFacts(deps, workspaceId, address);
     // The archive is portable: a restored workspace may move to the requested provider.
     const providerName: ProviderName = request.provider;
     // The lane's active base, even one found gone: seeding from it is checked at the provider and refused.
-    const activeBase = await services.bases.activeEntry(request.lane, providerName);
+    const activeBase = await deps.bases.activeEntry(request.lane, providerName);
     const base = activeBase && (activeBase.status === 'ready' || activeBase.status === 'gone') ? { snapshotId: activeBase.snapshotId, version: activeBase.version } : null;
     let plan = planRestore({ live: null, ...durable, base });
     if (plan.outcome === 'conflict') {
@@ -101,27 +127,27 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
     }
 
     // New local sandboxes go to the least-loaded live sandbox host (possibly another one).
-    const targetHost = providerName === 'local' ? await services.hosts.pickHost(services.config.hostId) : services.config.hostId;
-    const provider = providerName === 'local' ? services.localProviderOn(targetHost) : services.providers.get(providerName);
+    const targetHost = providerName === 'local' ? await deps.hosts.pickHost(deps.config.hostId) : deps.config.hostId;
+    const provider = providerName === 'local' ? deps.localProviderOn(targetHost) : deps.providers.get(providerName);
     // Checked before anything changes: a snapshot source that expired or was deleted is refused here.
-    const runtime = await services.runtime.get(workspaceId);
-    let source = await createSource({ bases: services.bases, logger: ctx.logger }, { workspaceId, plan, providerName, provider, runtime, signal });
+    const runtime = await deps.runtime.get(workspaceId);
+    let source = await createSource({ bases: deps.bases, logger: ctx.logger }, { workspaceId, plan, providerName, provider, runtime, signal });
     // Bump before the replacement starts, above anything the archive has seen (Redis may have lost writes).
-    const floor = await services.archive.maxGeneration(workspaceId);
-    const generation = await services.addresses.bumpGeneration(workspaceId, floor);
+    const floor = await deps.archive.maxGeneration(workspaceId);
+    const generation = await deps.addresses.bumpGeneration(workspaceId, floor);
     // The bump fences the old incarnation: a persist of it attaches nothing from now on (the
     // attach checks the generation counter). One may have attached since the facts were read,
     // though: a turn acknowledged then would be missing from the restored tree, and the new
     // incarnation's next persist would drop it from the archive. So the head is read again.
     // (The cheap read first; the full facts only when the head moved.)
-    const fenced = (await headRevision(services, workspaceId)) === durable.revision ? durable : await durableFacts(services, workspaceId, address);
+    const fenced = (await headRevision(deps, workspaceId)) === durable.revision ? durable : await durableFacts(deps, workspaceId, address);
     if (fenced.revision !== durable.revision) {
       ctx.logger.info({ workspaceId, planned: durable.revision, head: fenced.revision }, 'a revision was attached while the provision planned: restoring it instead');
       plan = planRestore({ live: null, ...fenced, base });
       if (plan.outcome === 'conflict') throw ProvisionSuperseded(workspaceId, generation, null);
-      source = await createSource({ bases: services.bases, logger: ctx.logger }, { workspaceId, plan, providerName, provider, runtime, signal });
+      source = await createSource({ bases: deps.bases, logger: ctx.logger }, { workspaceId, plan, providerName, provider, runtime, signal });
     }
-    const begun = await services.runtime.transition(workspaceId, 'begin', generation, {
+    const begun = await deps.runtime.transition(workspaceId, 'begin', generation, {
       provider: providerName,
       handle: null,
       hostId: null,
@@ -134,46 +160,46 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
     if (!begun.applied) throw ProvisionSuperseded(workspaceId, generation, null);
     let created: { handle: string; hostId: string } | null = null;
     // Written before the provider call: orphan GC never takes a sandbox of this generation while it lasts.
-    await services.pendingCreates.begin(workspaceId, generation, services.config.deadlines.provisionMs);
+    await deps.pendingCreates.begin(workspaceId, generation, deps.config.deadlines.provisionMs);
     try {
       // Referenced before the sandbox exists: GC can never retire a base a provision is copying.
-      if (plan.outcome === 'created-from-base') await services.bases.addReference(plan.source, workspaceId);
+      if (plan.outcome === 'created-from-base') await deps.bases.addReference(plan.source, workspaceId);
       await ctx.progress({ step: 'create', percent: 30 });
       created = await provider.create({ workspaceId, generation, hostId: targetHost, source, signal });
-      await transitionOrSupersede(services, workspaceId, 'handle', generation, { handle: created.handle, hostId: created.hostId });
+      await transitionOrSupersede(deps, workspaceId, 'handle', generation, { handle: created.handle, hostId: created.hostId });
       await ctx.progress({ step: 'restore', percent: 50 });
-      await restoreWorkspace(services, provider, {
+      await restoreWorkspace(deps, provider, {
         workspaceId,
         generation,
         handle: created.handle,
         revision: plan.outcome === 'restored' ? plan.source : null,
         signal,
       });
-      const published = await services.addresses.publish({ workspaceId, handle: created.handle, generation, hostId: created.hostId, provider: providerName });
+      const published = await deps.addresses.publish({ workspaceId, handle: created.handle, generation, hostId: created.hostId, provider: providerName });
       if (!published) {
         await provider.destroy(created.handle, ctx.signal).catch(() => undefined);
-        const winner = await services.addresses.get(workspaceId);
+        const winner = await deps.addresses.get(workspaceId);
         ctx.logger.warn({ workspaceId, generation, winner: winner?.generation }, 'lost the publish race: destroyed our sandbox');
         // Only a newer, published incarnation is a winner; anything else means a newer provisioner
         // is still at work (or died): decide afresh on the next attempt.
         if (!winner || winner.generation <= generation) throw ProvisionSuperseded(workspaceId, generation, null);
         return { workspaceId, handle: winner.handle, generation: winner.generation, hostId: winner.hostId, provider: winner.provider, outcome: 'reused', source: null };
       }
-      await transitionOrSupersede(services, workspaceId, 'ready', generation, { outcome: plan.outcome, source: plan.source });
+      await transitionOrSupersede(deps, workspaceId, 'ready', generation, { outcome: plan.outcome, source: plan.source });
       // A replaced incarnation on a dead host is left to that host's janitor when it returns.
-      if (address && address.handle !== created.handle && (await services.hosts.isAlive(address.hostId, address.provider, services.config.hostId))) {
-        await retire(services, address, ctx);
+      if (address && address.handle !== created.handle && (await deps.hosts.isAlive(address.hostId, address.provider, deps.config.hostId))) {
+        await retire(deps, address, ctx);
       }
       // The old host's checkpoint scheduler would tick forever for a workspace that moved.
-      if (address && address.hostId !== created.hostId) await services.client.stopCheckpoints(workspaceId, { hostId: address.hostId }).catch(() => undefined);
-      await services.client.startCheckpoints(workspaceId, { generation });
-      await services.addresses.touch(workspaceId);
+      if (address && address.hostId !== created.hostId) await deps.client.stopCheckpoints(workspaceId, { hostId: address.hostId }).catch(() => undefined);
+      await deps.client.startCheckpoints(workspaceId, { generation });
+      await deps.addresses.touch(workspaceId);
       return { workspaceId, handle: created.handle, generation, hostId: created.hostId, provider: providerName, outcome: plan.outcome, source: plan.source };
     } catch (error) {
       // Fenced: only this generation's own provisioning record becomes `error`, never a newer one.
-      await services.runtime.transition(workspaceId, 'fail', generation, { error: encodeFailure(error) }).catch(() => undefined);
+      await deps.runtime.transition(workspaceId, 'fail', generation, { error: encodeFailure(error) }).catch(() => undefined);
       if (created) {
-        const published = await services.addresses.get(workspaceId);
+        const published = await deps.addresses.get(workspaceId);
         if (published?.handle !== created.handle) await provider.destroy(created.handle, ctx.signal).catch(() => undefined);
       }
       if (error instanceof StaleGenerationError) {
@@ -181,7 +207,7 @@ export async function provisionWorkspace(services: FleetServices, request: Provi
       }
       throw error;
     } finally {
-      await services.pendingCreates.end(workspaceId, generation).catch(() => undefined);
+      await deps.pendingCreates.end(workspaceId, generation).catch(() => undefined);
     }
   });
 }
@@ -195,13 +221,13 @@ function ProvisionSuperseded(workspaceId: string, generation: number, cause: unk
 }
 
 // Applies a runtime transition of this provisioner's generation; refused means a newer one took over.
-async function transitionOrSupersede(services: FleetServices, workspaceId: string, name: 'handle' | 'ready', generation: number, patch: RuntimePatch): Promise<void> {
-  const result = await services.runtime.transition(workspaceId, name, generation, patch);
+async function transitionOrSupersede(deps: ProvisionDeps, workspaceId: string, name: 'handle' | 'ready', generation: number, patch: RuntimePatch): Promise<void> {
+  const result = await deps.runtime.transition(workspaceId, name, generation, patch);
   if (!result.applied) throw ProvisionSuperseded(workspaceId, generation, null);
 }
 
 // Destroys a replaced incarnation (best effort: a gone host or sandbox needs nothing).
-async function retire(services: FleetServices, old: Address, ctx: ProcessorContext): Promise<void> {
+async function retire(deps: ProvisionDeps, old: Address, ctx: ProcessorContext): Promise<void> {
   // The old address is read back from Redis: only an incarnation of this workspace is destroyed.
   const invalid = firstInvalidId({ workspaceId: old.workspaceId, handle: old.handle });
   if (invalid) {
@@ -209,7 +235,7 @@ async function retire(services: FleetServices, old: Address, ctx: ProcessorConte
     return;
   }
   try {
-    const provider: SandboxProvider = services.providerFor(old);
+    const provider: SandboxProvider = deps.providerFor(old);
     await provider.destroy(old.handle, ctx.signal);
   } catch (error) {
     ctx.logger.warn({ err: error, handle: old.handle }, 'could not destroy the replaced incarnation (orphan GC will)');

@@ -1,5 +1,10 @@
 /** One workspace as operators and the HTTP API see it. */
-import type { FleetServices } from '../runtime/services.js';
+import type { ArchiveStore } from '../archive/archive-store.js';
+import type { ActivityStore } from '../state/activity-store.js';
+import type { AddressStore } from '../state/address-store.js';
+import type { CheckpointStore } from '../state/checkpoint-store.js';
+import type { PersistIntentStore } from '../state/persist-intent.js';
+import type { RuntimeStore } from '../state/runtime-store.js';
 import type { Address } from '../state/address-store.js';
 import type { RuntimeResource } from '../state/runtime-store.js';
 import type { ActivityView } from '../state/activity-store.js';
@@ -18,20 +23,30 @@ export interface WorkspaceView {
   readonly activity: ActivityView;
 }
 
-/** Persist lag of a live incarnation: time since the archive last caught up with it. */
-export async function persistLagMs(services: FleetServices, address: Address, now = Date.now()): Promise<number> {
-  return lagMs(now, address.publishedAt, await services.intents.status(address.workspaceId));
+/** What a workspace's status view reads. */
+export interface DescribeDeps {
+  readonly activity: Pick<ActivityStore, 'view'>;
+  readonly addresses: Pick<AddressStore, 'get' | 'generation'>;
+  readonly archive: Pick<ArchiveStore, 'current' | 'revisions'>;
+  readonly checkpoints: Pick<CheckpointStore, 'current'>;
+  readonly intents: Pick<PersistIntentStore, 'status'>;
+  readonly runtime: Pick<RuntimeStore, 'get'>;
 }
 
-export async function describeWorkspace(services: FleetServices, workspaceId: string): Promise<WorkspaceView> {
+/** Persist lag of a live incarnation: time since the archive last caught up with it. */
+export async function persistLagMs(deps: Pick<DescribeDeps, 'intents'>, address: Address, now = Date.now()): Promise<number> {
+  return lagMs(now, address.publishedAt, await deps.intents.status(address.workspaceId));
+}
+
+export async function describeWorkspace(deps: DescribeDeps, workspaceId: string): Promise<WorkspaceView> {
   const [address, runtime, generation, head, linked, revisions, activity] = await Promise.all([
-    services.addresses.get(workspaceId),
-    services.runtime.get(workspaceId),
-    services.addresses.generation(workspaceId),
-    services.checkpoints.current(workspaceId),
-    services.archive.current(workspaceId),
-    services.archive.revisions(workspaceId),
-    services.activity.view(workspaceId),
+    deps.addresses.get(workspaceId),
+    deps.runtime.get(workspaceId),
+    deps.addresses.generation(workspaceId),
+    deps.checkpoints.current(workspaceId),
+    deps.archive.current(workspaceId),
+    deps.archive.revisions(workspaceId),
+    deps.activity.view(workspaceId),
   ]);
   return {
     workspaceId,
@@ -40,7 +55,7 @@ export async function describeWorkspace(services: FleetServices, workspaceId: st
     runtime,
     currentRevision: head?.workspaceRevision ?? linked,
     revisions: revisions.length,
-    persistLagMs: address ? await persistLagMs(services, address) : null,
+    persistLagMs: address ? await persistLagMs(deps, address) : null,
     activity,
   };
 }

@@ -2,7 +2,8 @@
  * A workspace's history: checkpoint records joined with the archive's revisions (a revision
  * committed but never recorded, e.g. after Redis lost writes, still shows, as unattached).
  */
-import type { FleetServices } from '../runtime/services.js';
+import type { ArchiveStore } from '../archive/archive-store.js';
+import type { CheckpointStore } from '../state/checkpoint-store.js';
 
 export interface HistoryRow {
   readonly revision: string;
@@ -18,12 +19,17 @@ export interface HistoryRow {
   readonly createdAt: string;
 }
 
-export async function workspaceHistory(services: FleetServices, workspaceId: string): Promise<HistoryRow[]> {
+export interface HistoryDeps {
+  readonly archive: Pick<ArchiveStore, 'current' | 'readManifest' | 'revisions'>;
+  readonly checkpoints: Pick<CheckpointStore, 'current' | 'history'>;
+}
+
+export async function workspaceHistory(deps: HistoryDeps, workspaceId: string): Promise<HistoryRow[]> {
   const [records, revisions, head, linked] = await Promise.all([
-    services.checkpoints.history(workspaceId),
-    services.archive.revisions(workspaceId),
-    services.checkpoints.current(workspaceId),
-    services.archive.current(workspaceId),
+    deps.checkpoints.history(workspaceId),
+    deps.archive.revisions(workspaceId),
+    deps.checkpoints.current(workspaceId),
+    deps.archive.current(workspaceId),
   ]);
   const rows: HistoryRow[] = records.map((c) => ({
     revision: c.workspaceRevision,
@@ -41,7 +47,7 @@ export async function workspaceHistory(services: FleetServices, workspaceId: str
   const recorded = new Set(records.map((c) => c.workspaceRevision));
   for (const revision of revisions) {
     if (recorded.has(revision)) continue;
-    const manifest = await services.archive.readManifest(workspaceId, revision);
+    const manifest = await deps.archive.readManifest(workspaceId, revision);
     if (!manifest) continue;
     rows.push({
       revision,
