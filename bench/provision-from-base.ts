@@ -8,7 +8,7 @@ import { createLogger } from '../src/logger.js';
 import { provisionWorkspace } from '../src/provision/provision-workspace.js';
 import { parsePayload } from '../src/queues/payload.js';
 import { createRedis } from '../src/redis.js';
-import { createServices } from '../src/runtime/services.js';
+import { createServices } from '../src/app/services.js';
 import type { ProcessorContext } from '../src/jobs/processor-context.js';
 import { withBenchEnv } from './lib/bench-env.js';
 import { interleave } from './lib/interleave.js';

@@ -25,7 +25,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { PersistDeps } from '../src/persist/persist-workspace.js';
 import type { SandboxProvider } from '../src/providers/sandbox-provider.js';
-import { persistDeps } from '../src/workers/processors/persist-deps.js';
+import { persistDeps } from '../src/app/persist-deps.js';
 import { delegatingProvider } from '../test/helpers/delegating-provider.js';
 import { withBenchEnv } from './lib/bench-env.js';
 import { bySize, type SizeResult } from './lib/by-size.js';

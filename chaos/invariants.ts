@@ -4,7 +4,7 @@
 import type { Queue } from 'bullmq';
 import { verifyTree } from '../src/archive/manifest.js';
 import { StoreChecker } from '../src/archive/verify-store.js';
-import type { FleetServices } from '../src/runtime/services.js';
+import type { FleetServices } from '../src/app/services.js';
 import type { SandboxProvider } from '../src/providers/sandbox-provider.js';
 import type { WorkspaceModel } from './workload.js';
 

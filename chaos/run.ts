@@ -17,7 +17,7 @@ import { createLogger } from '../src/logger.js';
 import { createFleetClient } from '../src/producers/fleet-client.js';
 import { LocalProvider } from '../src/providers/local/local-provider.js';
 import { createRedis } from '../src/redis.js';
-import { createServices } from '../src/runtime/services.js';
+import { createServices } from '../src/app/services.js';
 import { runGc } from '../src/gc/run-gc.js';
 import { ManagedProcess } from './fleet-processes.js';
 import { injectFault, type FaultName } from './faults.js';

@@ -10,9 +10,9 @@ import { provisionWorkspace } from '../../src/provision/provision-workspace.js';
 import type { PersistResult } from '../../src/queues/persist.js';
 import type { ProvisionResult } from '../../src/queues/provision.js';
 import { closeRedis, createRedis } from '../../src/redis.js';
-import { createServices, type FleetServices } from '../../src/runtime/services.js';
+import { createServices, type FleetServices } from '../../src/app/services.js';
 import type { ProcessorContext, Progress } from '../../src/jobs/processor-context.js';
-import { persistDeps as persistDepsOf } from '../../src/workers/processors/persist-deps.js';
+import { persistDeps as persistDepsOf } from '../../src/app/persist-deps.js';
 import { livePaths } from '../../src/providers/local/live-paths.js';
 import type { BenchEnv } from './bench-env.js';
 

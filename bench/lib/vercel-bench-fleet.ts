@@ -12,7 +12,7 @@ import { VercelProvider } from '../../src/providers/vercel/vercel-provider.js';
 import { provisionWorkspace } from '../../src/provision/provision-workspace.js';
 import type { PersistResult } from '../../src/queues/persist.js';
 import { closeRedis, createRedis } from '../../src/redis.js';
-import { createServices, type FleetServices } from '../../src/runtime/services.js';
+import { createServices, type FleetServices } from '../../src/app/services.js';
 import type { ProcessorContext } from '../../src/jobs/processor-context.js';
 import { standinEnv } from '../../test/helpers/vercel-standin/standin-env.js';
 import { VercelStandin } from '../../test/helpers/vercel-standin/vercel-standin.js';

@@ -4,7 +4,7 @@
  */
 import type { z } from 'zod';
 import { PayloadInvalidError } from '../errors/payload-invalid-error.js';
-import type { FleetServices } from '../runtime/services.js';
+import type { FleetServices } from '../app/services.js';
 import type { WaitOptions } from './wait-query.js';
 
 export interface RouteInput {

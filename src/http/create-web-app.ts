@@ -9,7 +9,7 @@ import { RouteNotFoundError } from '../errors/route-not-found-error.js';
 import { redisAddress } from '../redis.js';
 import type { Logger } from '../logger.js';
 import type { FleetMetrics } from '../metrics/fleet-metrics.js';
-import type { FleetServices } from '../runtime/services.js';
+import type { FleetServices } from '../app/services.js';
 import { adminGuard } from './admin-guard.js';
 import { API_ROUTES } from './api-routes.js';
 import { errorResponse } from './error-response.js';

@@ -3,7 +3,7 @@ import type { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Config } from '../config.js';
 import { PayloadTooLargeError } from '../errors/payload-too-large-error.js';
-import type { FleetServices } from '../runtime/services.js';
+import type { FleetServices } from '../app/services.js';
 import type { ApiRoute } from './api-route.js';
 import { bearerAuth } from './bearer-auth.js';
 import { readJsonBody } from './read-json-body.js';

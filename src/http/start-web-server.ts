@@ -11,7 +11,7 @@ import type { Logger } from '../logger.js';
 import { createFleetMetrics } from '../metrics/fleet-metrics.js';
 import { closeRedis, createRedis } from '../redis.js';
 import { Releasers } from '../runtime/releasers.js';
-import { createServices } from '../runtime/services.js';
+import { createServices } from '../app/services.js';
 import { createWebApp } from './create-web-app.js';
 import { BOARD_PATH, createFleetBoard, type FleetBoard } from './fleet-board.js';
 

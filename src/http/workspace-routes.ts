@@ -2,7 +2,7 @@
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import { WorkspaceNotFoundError } from '../errors/workspace-not-found-error.js';
 import { ProvisionPayload, RollbackInput, parsePayload } from '../queues/index.js';
-import type { FleetServices } from '../runtime/services.js';
+import type { FleetServices } from '../app/services.js';
 import { describeWorkspace } from '../status/describe-workspace.js';
 import { workspaceHistory } from '../status/workspace-history.js';
 import { enqueuedResult, withPathId, type ApiRoute } from './api-route.js';

@@ -5,7 +5,7 @@
  * Never throws; a run that cannot get the `gc:orphans` lock is simply skipped.
  */
 import { runGc } from '../gc/run-gc.js';
-import type { FleetServices } from './services.js';
+import type { FleetServices } from '../app/services.js';
 
 export function startHostJanitor(services: FleetServices, intervalMs: number): () => void {
   let running = false;

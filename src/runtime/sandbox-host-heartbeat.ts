@@ -3,7 +3,7 @@
  * (placement and liveness read it), recounting its running sandboxes every few beats. Never
  * throws: a failed beat is logged and the next one tries again.
  */
-import type { FleetServices } from './services.js';
+import type { FleetServices } from '../app/services.js';
 
 export async function startSandboxHostHeartbeat(services: FleetServices, intervalMs: number): Promise<() => void> {
   const { config, logger } = services;

@@ -4,7 +4,7 @@
  * for them, time-boxed by FLEET_SHUTDOWN_FLUSH_MS. Never throws: what did not finish is logged
  * (the live trees stay on disk, and the next checkpoint or turn catches up).
  */
-import type { FleetServices } from './services.js';
+import type { FleetServices } from '../app/services.js';
 
 export interface FlushReport {
   readonly flushed: number;

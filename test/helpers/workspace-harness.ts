@@ -6,9 +6,9 @@ import { persistWorkspace, type PersistRequest } from '../../src/persist/persist
 import { provisionWorkspace } from '../../src/provision/provision-workspace.js';
 import type { ProvisionResult } from '../../src/queues/provision.js';
 import type { PersistResult } from '../../src/queues/persist.js';
-import { createServices, type FleetServices } from '../../src/runtime/services.js';
+import { createServices, type FleetServices } from '../../src/app/services.js';
 import type { ProcessorContext } from '../../src/jobs/processor-context.js';
-import { persistDeps } from '../../src/workers/processors/persist-deps.js';
+import { persistDeps } from '../../src/app/persist-deps.js';
 import { livePaths } from '../../src/providers/local/live-paths.js';
 import type { Config } from '../../src/config.js';
 import { addCleanup } from './cleanup.js';

@@ -150,7 +150,7 @@ describe('archive format 2', () => {
 
   it('a same-size rewrite whose mtime is put back is archived: the stat cache sees its ctime, in this process and in the next', async () => {
     const { persistWorkspace } = await import('../../src/persist/persist-workspace.js');
-    const { persistDeps } = await import('../../src/workers/processors/persist-deps.js');
+    const { persistDeps } = await import('../../src/app/persist-deps.js');
     const { StatCaches } = await import('../../src/archive/stat-caches.js');
     const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2' });
     await h.provision('ws');

@@ -3,7 +3,7 @@
 // after the sweep is cancelled mid-way.
 import { describe, expect, it } from 'vitest';
 import { decodePath } from '../../src/archive/tree-walk.js';
-import { backfillDeps, sweepDeps } from '../../src/backfill/backfill-deps.js';
+import { backfillDeps, sweepDeps } from '../../src/app/backfill-deps.js';
 import { backfillWorkspace } from '../../src/backfill/backfill-workspace.js';
 import { runSweep, type SweepResult } from '../../src/backfill/run-sweep.js';
 import { SweepLease } from '../../src/backfill/sweep-lease.js';

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { backfillDeps } from '../../src/backfill/backfill-deps.js';
+import { backfillDeps } from '../../src/app/backfill-deps.js';
 import { backfillWorkspace, type BackfillResult } from '../../src/backfill/backfill-workspace.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
 import { archivedFiles, diffFiles, filesOf, writeLegacyWorkspace } from '../helpers/legacy-store.js';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { BaseRegistry, type BaseEntry } from '../../src/bake/base-registry.js';
 import { runGc } from '../../src/gc/run-gc.js';
 import { createLogger } from '../../src/logger.js';
-import { createServices } from '../../src/runtime/services.js';
+import { createServices } from '../../src/app/services.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { delegatingProvider } from '../helpers/delegating-provider.js';
 import { deferred } from '../helpers/fleet-harness.js';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import type { SandboxProvider } from '../../src/providers/sandbox-provider.js';
-import type { FleetServices } from '../../src/runtime/services.js';
+import type { FleetServices } from '../../src/app/services.js';
 import type { Address } from '../../src/state/address-store.js';
 import { persistProcessor } from '../../src/workers/processors/persist.js';
 import type { Processor } from '../../src/jobs/processor-context.js';

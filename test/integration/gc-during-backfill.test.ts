@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RevisionRecord } from '../../src/archive/revision-record.js';
 import { verifyRevisions } from '../../src/archive/verify-revisions.js';
-import { backfillDeps } from '../../src/backfill/backfill-deps.js';
+import { backfillDeps } from '../../src/app/backfill-deps.js';
 import { backfillWorkspace } from '../../src/backfill/backfill-workspace.js';
 import type { StoreWriters } from '../../src/state/store-writers.js';
 import { archivedMismatches } from '../helpers/archived.js';

@@ -26,7 +26,7 @@ import { GcMarkIncompleteError } from '../../src/errors/gc-mark-incomplete-error
 import { runGc } from '../../src/gc/run-gc.js';
 import { persistWorkspace, type PersistDeps } from '../../src/persist/persist-workspace.js';
 import type { StoreWriters } from '../../src/state/store-writers.js';
-import { persistDeps } from '../../src/workers/processors/persist-deps.js';
+import { persistDeps } from '../../src/app/persist-deps.js';
 import { backdate, LONG_AGO, objectsGc, reachedBy } from '../helpers/gc-objects.js';
 import { runFleet } from '../helpers/processes.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';

@@ -10,7 +10,7 @@ import { runGc } from '../../src/gc/run-gc.js';
 import { createLogger } from '../../src/logger.js';
 import { provisionWorkspace } from '../../src/provision/provision-workspace.js';
 import { parsePayload } from '../../src/queues/payload.js';
-import { createServices } from '../../src/runtime/services.js';
+import { createServices } from '../../src/app/services.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { delegatingProvider } from '../helpers/delegating-provider.js';
 import { deferred } from '../helpers/fleet-harness.js';

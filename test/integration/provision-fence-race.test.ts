@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { Address } from '../../src/state/address-store.js';
 import type { SandboxProvider } from '../../src/providers/sandbox-provider.js';
 import { persistWorkspace } from '../../src/persist/persist-workspace.js';
-import { persistDeps } from '../../src/workers/processors/persist-deps.js';
+import { persistDeps } from '../../src/app/persist-deps.js';
 import { createHarness, rejectsWith } from '../helpers/workspace-harness.js';
 
 describe('provision fences the old incarnation before it plans the restore', () => {

@@ -6,7 +6,7 @@ import { delegatingProvider } from '../helpers/delegating-provider.js';
 import { ProviderBusyError, ProviderGoneError } from '../../src/providers/provider-errors.js';
 import { provisionWorkspace } from '../../src/provision/provision-workspace.js';
 import { resetWorkspace } from '../../src/provision/reset-workspace.js';
-import { createServices } from '../../src/runtime/services.js';
+import { createServices } from '../../src/app/services.js';
 import { createLogger } from '../../src/logger.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { testConnection } from '../helpers/fleet-env.js';

@@ -2,7 +2,7 @@
 // lock and was superseded never writes over the newer incarnation's record.
 import { describe, expect, it } from 'vitest';
 import { provisionWorkspace } from '../../src/provision/provision-workspace.js';
-import { createServices } from '../../src/runtime/services.js';
+import { createServices } from '../../src/app/services.js';
 import { createLogger } from '../../src/logger.js';
 import { runGc } from '../../src/gc/run-gc.js';
 import { ProviderPermanentError } from '../../src/providers/provider-errors.js';

@@ -16,7 +16,7 @@ import { withInterrupt } from '../interrupt-signal.js';
 import { errorLine, printResult } from '../output.js';
 import { parseMs } from '../parse.js';
 import { progressBar } from '../progress-bar.js';
-import { withServices } from '../with-services.js';
+import { withServices } from '../../app/with-services.js';
 
 interface MigrateFlags {
   workspace: string[];

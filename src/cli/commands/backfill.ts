@@ -18,8 +18,8 @@ import { followJob } from '../follow-job.js';
 import { parseMs } from '../parse.js';
 import { printResult } from '../output.js';
 import { progressBar } from '../progress-bar.js';
-import { withServices } from '../with-services.js';
-import type { FleetServices } from '../../runtime/services.js';
+import { withServices } from '../../app/with-services.js';
+import type { FleetServices } from '../../app/services.js';
 
 interface CommonOptions {
   source: string;

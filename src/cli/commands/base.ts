@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { printResult, table } from '../output.js';
-import { withServices } from '../with-services.js';
+import { withServices } from '../../app/with-services.js';
 
 export function registerBase(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
   const base = program.command('base').description('list, activate and roll back base snapshots');

@@ -6,7 +6,7 @@ import { WorkspaceId, parsePayload } from '../../queues/index.js';
 import type { CliContext } from '../context.js';
 import { parseMs } from '../parse.js';
 import { printResult } from '../output.js';
-import { withServices } from '../with-services.js';
+import { withServices } from '../../app/with-services.js';
 
 export function registerExec(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
   program

@@ -9,7 +9,7 @@ import { GC_KINDS, type GcKind } from '../../queues/gc.js';
 import type { CliContext } from '../context.js';
 import { parseMs } from '../parse.js';
 import { printResult, table } from '../output.js';
-import { withServices } from '../with-services.js';
+import { withServices } from '../../app/with-services.js';
 import { progressBar } from '../progress-bar.js';
 
 export function registerGc(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {

@@ -4,7 +4,7 @@ import { WorkspaceId, parsePayload } from '../../queues/index.js';
 import { workspaceHistory } from '../../status/workspace-history.js';
 import type { CliContext } from '../context.js';
 import { printResult, table } from '../output.js';
-import { withServices } from '../with-services.js';
+import { withServices } from '../../app/with-services.js';
 
 export function registerHistory(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
   program

@@ -6,7 +6,7 @@ import { UsageError } from '../../errors/usage-error.js';
 import type { CliContext } from '../context.js';
 import { parseMs } from '../parse.js';
 import { printResult } from '../output.js';
-import { withServices } from '../with-services.js';
+import { withServices } from '../../app/with-services.js';
 
 export function registerPersist(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
   program

@@ -4,7 +4,7 @@ import type { RollbackResult } from '../../queues/persist.js';
 import type { CliContext } from '../context.js';
 import { parseMs } from '../parse.js';
 import { printResult } from '../output.js';
-import { withServices } from '../with-services.js';
+import { withServices } from '../../app/with-services.js';
 
 export function registerRollback(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
   program

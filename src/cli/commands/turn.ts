@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { parseMs } from '../parse.js';
 import { printResult } from '../output.js';
-import { withServices } from '../with-services.js';
+import { withServices } from '../../app/with-services.js';
 
 export function registerTurn(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
   const turn = program.command('turn').description('open or close a turn (a workspace with an open turn is never reaped as idle)');

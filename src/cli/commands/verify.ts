@@ -15,7 +15,7 @@ import type { CliContext } from '../context.js';
 import { printResult, table } from '../output.js';
 import { parsePercent } from '../parse.js';
 import { progressBar } from '../progress-bar.js';
-import { withServices } from '../with-services.js';
+import { withServices } from '../../app/with-services.js';
 
 export function registerVerify(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
   program

@@ -6,7 +6,7 @@ import { WorkspaceId, parsePayload } from '../../queues/index.js';
 import { describeWorkspace } from '../../status/describe-workspace.js';
 import type { CliContext } from '../context.js';
 import { printResult, table } from '../output.js';
-import { withServices } from '../with-services.js';
+import { withServices } from '../../app/with-services.js';
 
 export function registerWorkspace(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
   const workspace = program.command('workspace').description('inspect or reset one workspace');

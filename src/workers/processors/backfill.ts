@@ -3,11 +3,11 @@
  * the archive (backfill/backfill-workspace.ts); `{kind:'sweep'}` walks a legacy store and
  * backfills every workspace not yet migrated (backfill/run-sweep.ts).
  */
-import { backfillDeps, sweepDeps } from '../../backfill/backfill-deps.js';
+import { backfillDeps, sweepDeps } from '../../app/backfill-deps.js';
 import { backfillWorkspace, type BackfillResult } from '../../backfill/backfill-workspace.js';
 import { runSweep, type SweepResult } from '../../backfill/run-sweep.js';
 import type { BackfillPayload } from '../../queues/backfill.js';
-import type { FleetServices } from '../../runtime/services.js';
+import type { FleetServices } from '../../app/services.js';
 import type { Processor } from '../../jobs/processor-context.js';
 
 export function backfillProcessor(services: FleetServices): Processor<BackfillPayload, BackfillResult | SweepResult> {

@@ -6,7 +6,7 @@
  * replaced generation does nothing (its scheduler was re-upserted for the new one).
  */
 import type { CheckpointPayload } from '../../queues/checkpoint.js';
-import type { FleetServices } from '../../runtime/services.js';
+import type { FleetServices } from '../../app/services.js';
 import type { Processor } from '../../jobs/processor-context.js';
 
 export type CheckpointResult = { readonly skipped: 'stale-generation' | 'stopped' } | { readonly persistJobId: string; readonly seq: number };

@@ -15,10 +15,10 @@ import { RedisUnavailableError } from '../../errors/redis-unavailable-error.js';
 import { redisAddress } from '../../redis.js';
 import { persistWorkspace, type PersistRequest } from '../../persist/persist-workspace.js';
 import type { PersistPayload, PersistResult, RollbackResult } from '../../queues/persist.js';
-import type { FleetServices } from '../../runtime/services.js';
+import type { FleetServices } from '../../app/services.js';
 import type { PersistIntentStore, PersistJobRef } from '../../state/persist-intent.js';
 import type { Processor } from '../../jobs/processor-context.js';
-import { persistDeps } from './persist-deps.js';
+import { persistDeps } from '../../app/persist-deps.js';
 import { stopWorkspace } from './stop-workspace.js';
 import { recordPersist } from '../../metrics/record-persist.js';
 

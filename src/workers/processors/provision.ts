@@ -1,7 +1,7 @@
 /** `provision` processor: see provision/provision-workspace.ts. */
 import { provisionWorkspace } from '../../provision/provision-workspace.js';
 import type { ProvisionPayload, ProvisionResult } from '../../queues/provision.js';
-import type { FleetServices } from '../../runtime/services.js';
+import type { FleetServices } from '../../app/services.js';
 import type { Processor } from '../../jobs/processor-context.js';
 
 export function provisionProcessor(services: FleetServices): Processor<ProvisionPayload, ProvisionResult> {

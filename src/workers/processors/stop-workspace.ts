@@ -5,7 +5,7 @@
  * provision resumes or restores it). Never throws: a failure is logged.
  */
 import type { Logger } from '../../logger.js';
-import type { FleetServices } from '../../runtime/services.js';
+import type { FleetServices } from '../../app/services.js';
 import { isIdle } from '../../gc/idle-kind.js';
 
 export async function stopWorkspace(services: FleetServices, workspaceId: string, generation: number, signal: AbortSignal, logger: Logger): Promise<void> {

@@ -3,13 +3,13 @@
  * two legacy sources (created once, on first use), the migration store, and the producer calls
  * the sweep needs (requeue a failed workspace, enqueue its own continuation).
  */
-import type { FleetServices } from '../runtime/services.js';
+import type { FleetServices } from './services.js';
 import { MigrationStore } from '../state/migration-store.js';
-import type { BackfillDeps } from './backfill-workspace.js';
-import { BlobLegacySource } from './blob-legacy-source.js';
-import type { BackfillSource, LegacySource } from './legacy-source.js';
-import { NativeLegacySource } from './native-legacy-source.js';
-import type { SweepDeps } from './run-sweep.js';
+import type { BackfillDeps } from '../backfill/backfill-workspace.js';
+import { BlobLegacySource } from '../backfill/blob-legacy-source.js';
+import type { BackfillSource, LegacySource } from '../backfill/legacy-source.js';
+import { NativeLegacySource } from '../backfill/native-legacy-source.js';
+import type { SweepDeps } from '../backfill/run-sweep.js';
 
 /** Priority of a workspace job handed over by the sweep: behind app read misses (priority 1). */
 export const SWEEP_REQUEUE_PRIORITY = 100;

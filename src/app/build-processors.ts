@@ -2,15 +2,15 @@
  * The real processors of a process, built from the shared services. A queue missing here is
  * served by `notImplemented` (a permanent failure, never a pretend success).
  */
-import type { QueueName } from '../../queues/index.js';
-import type { FleetServices } from '../../runtime/services.js';
-import type { Processor } from '../../jobs/processor-context.js';
-import { checkpointProcessor } from './checkpoint.js';
-import { persistProcessor } from './persist.js';
-import { provisionProcessor } from './provision.js';
-import { gcProcessor } from './gc.js';
-import { bakeProcessor } from './bake.js';
-import { backfillProcessor } from './backfill.js';
+import type { QueueName } from '../queues/index.js';
+import type { FleetServices } from './services.js';
+import type { Processor } from '../jobs/processor-context.js';
+import { checkpointProcessor } from '../workers/processors/checkpoint.js';
+import { persistProcessor } from '../workers/processors/persist.js';
+import { provisionProcessor } from '../workers/processors/provision.js';
+import { gcProcessor } from '../workers/processors/gc.js';
+import { bakeProcessor } from '../workers/processors/bake.js';
+import { backfillProcessor } from '../workers/processors/backfill.js';
 
 export function buildProcessors(services: FleetServices): Partial<Record<QueueName, Processor>> {
   return {

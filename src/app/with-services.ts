@@ -1,8 +1,8 @@
 /** Runs a CLI action with the fleet's stores and providers on a fresh client connection. */
 import type { Config } from '../config.js';
 import { closeRedis, createRedis } from '../redis.js';
-import { createServices, type FleetServices } from '../runtime/services.js';
-import type { CliContext } from './context.js';
+import { createServices, type FleetServices } from './services.js';
+import type { CliContext } from '../cli/context.js';
 
 export async function withServices<T>(ctx: CliContext, action: (services: FleetServices, config: Config) => Promise<T>): Promise<T> {
   const config = await ctx.connectedConfig();

@@ -2,8 +2,8 @@
  * The narrow dependencies of the persist protocol, built from a process's services (the
  * composition root for `persistWorkspace`; also used by the test and bench harnesses).
  */
-import type { PersistDeps } from '../../persist/persist-workspace.js';
-import type { FleetServices } from '../../runtime/services.js';
+import type { PersistDeps } from '../persist/persist-workspace.js';
+import type { FleetServices } from './services.js';
 
 export function persistDeps(services: FleetServices): PersistDeps {
   return {
