@@ -22,6 +22,7 @@ import { createFleetClient } from '../src/producers/fleet-client.js';
 import { PERSIST, queueNameFor } from '../src/queues/index.js';
 import { startFleetProcess } from '../src/runtime/fleet-process.js';
 import { persistProcessor } from '../src/workers/processors/persist.js';
+import { persistProcessorDeps } from '../src/app/build-processors.js';
 import type { Processor, Progress } from '../src/jobs/processor-context.js';
 import { bareConnection } from './lib/bare-connection.js';
 import { withBenchEnv } from './lib/bench-env.js';
@@ -142,7 +143,7 @@ export default async function coalesceBench(ctx: BenchContext): Promise<BenchRes
       },
     });
     env.releasers.add('fleet worker', () => worker.close());
-    realPersist = persistProcessor(worker.services) as Processor;
+    realPersist = persistProcessor(persistProcessorDeps(worker.services)) as Processor;
     const client = createFleetClient({ config });
     env.releasers.add('fleet client', () => client.close());
     const fleetQueue = client.pool.queue(queueNameFor(PERSIST, config.hostId));

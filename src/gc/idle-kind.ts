@@ -4,10 +4,12 @@
  * a reconcile persist with `reason: idle-reap`, after which the persist processor stops the
  * sandbox and its checkpoints, if it is still idle then. GC only enqueues (it never persists inline).
  */
-import type { GcDeps, GcItem, GcKindRunner } from './gc-kind.js';
+import type { ActivityStore } from '../state/activity-store.js';
+import type { AddressStore } from '../state/address-store.js';
+import type { GcItem, GcKindRunner } from './gc-kind.js';
 
 // Whether the workspace is idle right now (its last activity before `cutoff` and nothing holding it).
-export async function isIdle(deps: Pick<GcDeps, 'activity' | 'addresses'>, workspaceId: string, cutoff: number): Promise<boolean> {
+export async function isIdle(deps: { readonly addresses: Pick<AddressStore, 'lastActivity'>; readonly activity: Pick<ActivityStore, 'quiescent'> }, workspaceId: string, cutoff: number): Promise<boolean> {
   const last = await deps.addresses.lastActivity(workspaceId);
   if (last === null || last >= cutoff) return false;
   return deps.activity.quiescent(workspaceId);

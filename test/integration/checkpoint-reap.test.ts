@@ -2,6 +2,7 @@
 // nothing changed), idle reap, shutdown flush and persist lag, with real workers and rsync.
 import { describe, expect, it } from 'vitest';
 import { persistProcessor } from '../../src/workers/processors/persist.js';
+import { persistProcessorDeps } from '../../src/app/build-processors.js';
 import { readFleetStatus } from '../../src/status/fleet-status.js';
 import type { Processor } from '../../src/jobs/processor-context.js';
 import { createHarness } from '../helpers/workspace-harness.js';
@@ -31,7 +32,7 @@ describe('checkpoints', () => {
     let running = 0;
     let maxRunning = 0;
     let runs = 0;
-    const real = persistProcessor(h.services) as Processor;
+    const real = persistProcessor(persistProcessorDeps(h.services)) as Processor;
     const counting: Processor = async (payload, ctx) => {
       running += 1;
       maxRunning = Math.max(maxRunning, running);

@@ -9,6 +9,7 @@ import type { SandboxProvider } from '../../src/providers/sandbox-provider.js';
 import type { FleetServices } from '../../src/app/services.js';
 import type { Address } from '../../src/state/address-store.js';
 import { persistProcessor } from '../../src/workers/processors/persist.js';
+import { persistProcessorDeps } from '../../src/app/build-processors.js';
 import type { Processor } from '../../src/jobs/processor-context.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { delegatingProvider } from '../helpers/delegating-provider.js';
@@ -45,7 +46,7 @@ function gatedPersist(services: FleetServices) {
         return real.readReady(handle, signal);
       },
     });
-  const processor = persistProcessor({ ...services, providerFor: (address: Address) => gate(services.providerFor(address)) }) as Processor;
+  const processor = persistProcessor(persistProcessorDeps({ ...services, providerFor: (address: Address) => gate(services.providerFor(address)) })) as Processor;
   return { processor, started, release };
 }
 

@@ -9,18 +9,19 @@
  * sandbox afterwards (even if the flush failed: stopping keeps the live files).
  */
 import { encodeFailure } from '../../errors/failure-codec.js';
-import { rollbackWorkspace } from '../../persist/rollback-workspace.js';
+import { rollbackWorkspace, type RollbackDeps } from '../../persist/rollback-workspace.js';
 import { isFleetError } from '../../errors/fleet-error.js';
 import { RedisUnavailableError } from '../../errors/redis-unavailable-error.js';
-import { redisAddress } from '../../redis.js';
-import { persistWorkspace, type PersistRequest } from '../../persist/persist-workspace.js';
+import { persistWorkspace, type PersistDeps, type PersistRequest } from '../../persist/persist-workspace.js';
 import type { PersistPayload, PersistResult, RollbackResult } from '../../queues/persist.js';
-import type { FleetServices } from '../../app/services.js';
+import type { Config } from '../../config.js';
+import type { SingleFlight } from '../../locks/single-flight.js';
+import type { AddressStore } from '../../state/address-store.js';
 import type { PersistIntentStore, PersistJobRef } from '../../state/persist-intent.js';
 import type { Processor } from '../../jobs/processor-context.js';
 import { persistDeps } from '../../app/persist-deps.js';
-import { stopWorkspace } from './stop-workspace.js';
-import { recordPersist } from '../../metrics/record-persist.js';
+import { stopWorkspace, type StopDeps } from './stop-workspace.js';
+import { recordPersist, type RecordPersistDeps } from '../../metrics/record-persist.js';
 
 /**
  * The sequence number of the job's own request, merging it first when its producer did not:
@@ -33,16 +34,28 @@ export async function ownRequestSeq(intents: PersistIntentStore, payload: Persis
   return (await intents.claim(payload.workspaceId, job, payload)).seq;
 }
 
-export function persistProcessor(services: FleetServices): Processor<PersistPayload, PersistResult | RollbackResult> {
-  const { intents, config } = services;
+export interface PersistProcessorDeps extends RecordPersistDeps, StopDeps {
+  readonly intents: PersistIntentStore;
+  readonly addresses: Pick<AddressStore, 'get' | 'lastActivity' | 'touch'>;
+  readonly config: Pick<Config, 'deadlines' | 'idleTtlMs'>;
+  readonly singleFlight: Pick<SingleFlight, 'using'>;
+  /** Where Redis is (named by a failure that lost it). */
+  readonly redisAddress: string;
+  /** The persist protocol's own deps, and a rollback's. */
+  readonly persist: PersistDeps;
+  readonly rollback: RollbackDeps;
+}
+
+export function persistProcessor(deps: PersistProcessorDeps): Processor<PersistPayload, PersistResult | RollbackResult> {
+  const { intents, config } = deps;
   const exclusive = <T>(workspaceId: string, fn: (signal: AbortSignal) => Promise<T>) =>
     // One writer per workspace archive at a time (efficiency); the fence and the head CAS carry correctness.
-    services.singleFlight.using(`persist:${workspaceId}`, { maxHoldMs: config.deadlines.persistMs }, (lock) => fn(lock.signal));
+    deps.singleFlight.using(`persist:${workspaceId}`, { maxHoldMs: config.deadlines.persistMs }, (lock) => fn(lock.signal));
   return async (payload, ctx) => {
     if (payload.rollbackTo) {
       const revision = payload.rollbackTo;
       return exclusive(payload.workspaceId, (lockSignal) =>
-        rollbackWorkspace(services, { workspaceId: payload.workspaceId, generation: payload.generation, revision }, { ...ctx, signal: AbortSignal.any([ctx.signal, lockSignal]) }),
+        rollbackWorkspace(deps.rollback, { workspaceId: payload.workspaceId, generation: payload.generation, revision }, { ...ctx, signal: AbortSignal.any([ctx.signal, lockSignal]) }),
       );
     }
     const job: PersistJobRef = { queue: ctx.queue, jobId: ctx.jobId };
@@ -60,26 +73,26 @@ export function persistProcessor(services: FleetServices): Processor<PersistPayl
         // Writes after this moment may miss the revision: the persist lag counts from here, not from completion.
         capturedAt = Date.now();
         return persistWorkspace(
-          persistDeps(services),
+          deps.persist,
           request,
           { ...ctx, signal: AbortSignal.any([ctx.signal, lockSignal]) },
         );
       });
       const covered = request!;
-      await recordPersist(services, covered.reason, result);
+      await recordPersist(deps, covered.reason, result);
       await intents.complete(payload.workspaceId, covered.coveredSeq, result, job, capturedAt);
-      if (covered.reason === 'turn-end') await services.addresses.touch(payload.workspaceId);
+      if (covered.reason === 'turn-end') await deps.addresses.touch(payload.workspaceId);
       return result;
     } catch (error) {
       const permanent = isFleetError(error) && !error.retryable;
       if (permanent || ctx.attempt >= ctx.maxAttempts) {
-        const failure = RedisUnavailableError.from(error, redisAddress(services.redis)) ?? error;
+        const failure = RedisUnavailableError.from(error, deps.redisAddress) ?? error;
         await intents.fail(payload.workspaceId, request?.coveredSeq ?? ownSeq, encodeFailure(failure), permanent, job);
       }
       throw error;
     } finally {
       const reason = request?.reason ?? payload.reason;
-      if (reason === 'idle-reap') await stopWorkspace(services, payload.workspaceId, request?.generation ?? payload.generation, ctx.signal, ctx.logger);
+      if (reason === 'idle-reap') await stopWorkspace(deps, payload.workspaceId, request?.generation ?? payload.generation, ctx.signal, ctx.logger);
     }
   };
 }

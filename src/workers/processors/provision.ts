@@ -1,10 +1,15 @@
 /** `provision` processor: see provision/provision-workspace.ts. */
-import { provisionWorkspace } from '../../provision/provision-workspace.js';
+import type { Config } from '../../config.js';
+import { provisionWorkspace, type ProvisionDeps } from '../../provision/provision-workspace.js';
 import type { ProvisionPayload, ProvisionResult } from '../../queues/provision.js';
-import type { FleetServices } from '../../app/services.js';
 import type { Processor } from '../../jobs/processor-context.js';
 
-export function provisionProcessor(services: FleetServices): Processor<ProvisionPayload, ProvisionResult> {
+export interface ProvisionProcessorDeps extends ProvisionDeps {
+  /** `provider` is the default of a payload that names none. */
+  readonly config: Pick<Config, 'hostId' | 'deadlines' | 'provider'>;
+}
+
+export function provisionProcessor(deps: ProvisionProcessorDeps): Processor<ProvisionPayload, ProvisionResult> {
   return (payload, ctx) =>
-    provisionWorkspace(services, { workspaceId: payload.workspaceId, provider: payload.provider ?? services.config.provider, lane: payload.lane }, ctx);
+    provisionWorkspace(deps, { workspaceId: payload.workspaceId, provider: payload.provider ?? deps.config.provider, lane: payload.lane }, ctx);
 }
