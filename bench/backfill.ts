@@ -22,7 +22,7 @@ import { loadConfig } from '../src/config.js';
 import { startEmbeddedRedis } from '../src/embedded/embedded-redis.js';
 import { createLogger } from '../src/logger.js';
 import { createFleetClient } from '../src/producers/fleet-client.js';
-import { startFleetProcess } from '../src/runtime/fleet-process.js';
+import { startFleetProcess } from '../src/app/fleet-process.js';
 import { scaled } from './lib/scale.js';
 import { summarize, type Summary } from './lib/stats.js';
 

@@ -20,7 +20,7 @@ import { createLogger } from '../src/logger.js';
 import { persistWorkspace } from '../src/persist/persist-workspace.js';
 import { createFleetClient } from '../src/producers/fleet-client.js';
 import { PERSIST, queueNameFor } from '../src/queues/index.js';
-import { startFleetProcess } from '../src/runtime/fleet-process.js';
+import { startFleetProcess } from '../src/app/fleet-process.js';
 import { persistProcessor } from '../src/workers/processors/persist.js';
 import { persistProcessorDeps } from '../src/app/build-processors.js';
 import type { Processor, Progress } from '../src/jobs/processor-context.js';

@@ -24,7 +24,7 @@ import { RuntimeStore } from '../state/runtime-store.js';
 import { PendingCreateStore } from '../state/pending-create-store.js';
 import { ActivityStore } from '../state/activity-store.js';
 import { WorkspaceResetStore } from '../state/workspace-reset-store.js';
-import { activityTrackedProvider } from '../runtime/activity-tracked-provider.js';
+import { activityTrackedProvider } from '../providers/activity-tracked-provider.js';
 import { HostRegistry } from '../state/host-registry.js';
 import { BaseRegistry } from '../bake/base-registry.js';
 import { SingleFlight, type LockObserver } from '../locks/single-flight.js';

@@ -4,8 +4,25 @@
  */
 import type { z } from 'zod';
 import { PayloadInvalidError } from '../errors/payload-invalid-error.js';
-import type { FleetServices } from '../app/services.js';
+import type { ArchiveStore } from '../archive/archive-store.js';
+import type { Config } from '../config.js';
+import type { FleetClient } from '../producers/fleet-client.js';
+import type { SandboxProvider } from '../providers/sandbox-provider.js';
+import type { Address, AddressStore } from '../state/address-store.js';
+import type { CheckpointStore } from '../state/checkpoint-store.js';
+import type { DescribeDeps } from '../status/describe-workspace.js';
+import type { HistoryDeps } from '../status/workspace-history.js';
 import type { WaitOptions } from './wait-query.js';
+
+/** What the API's routes act through: the fleet's client, the workspace records, the archive. */
+export interface RouteDeps extends DescribeDeps, HistoryDeps {
+  readonly addresses: Pick<AddressStore, 'get' | 'generation' | 'touch'>;
+  readonly archive: ArchiveStore;
+  readonly checkpoints: CheckpointStore;
+  readonly client: Pick<FleetClient, 'backfill' | 'bake' | 'gc' | 'openTurn' | 'closeTurn' | 'persist' | 'provision' | 'rollback' | 'startCheckpoints' | 'stopCheckpoints'>;
+  readonly config: Pick<Config, 'deadlines' | 'exec'>;
+  providerFor(address: Address): SandboxProvider;
+}
 
 export interface RouteInput {
   /** Path parameters, not yet validated (`workspaceId`). */
@@ -34,7 +51,7 @@ export interface ApiRoute {
   readonly errorStatuses: readonly number[];
   /** Describes the success body. */
   readonly result: string;
-  handle(services: FleetServices, input: RouteInput): Promise<RouteResult>;
+  handle(deps: RouteDeps, input: RouteInput): Promise<RouteResult>;
 }
 
 /** The body with the path's workspace id merged in; a conflicting id in the body is refused. */

@@ -9,8 +9,11 @@ import { RouteNotFoundError } from '../errors/route-not-found-error.js';
 import { redisAddress } from '../redis.js';
 import type { Logger } from '../logger.js';
 import type { FleetMetrics } from '../metrics/fleet-metrics.js';
-import type { FleetServices } from '../app/services.js';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config.js';
+import type { FleetKeys } from '../keys.js';
 import { adminGuard } from './admin-guard.js';
+import type { RouteDeps } from './api-route.js';
 import { API_ROUTES } from './api-routes.js';
 import { errorResponse } from './error-response.js';
 import { BOARD_PATH, type FleetBoard } from './fleet-board.js';
@@ -19,19 +22,23 @@ import { openApiDocument } from './openapi-document.js';
 import { checkReadiness } from './readiness.js';
 
 export interface WebAppOptions {
-  readonly services: FleetServices;
+  readonly config: Config;
+  /** Readiness probes Redis and the heartbeats under these keys. */
+  readonly redis: Redis;
+  readonly keys: FleetKeys;
+  /** What the API routes act through. */
+  readonly api: RouteDeps;
   readonly metrics: FleetMetrics;
   readonly logger: Logger;
   /** Bull Board; `null` disables `/admin/queues` (no admin password). */
   readonly board: FleetBoard | null;
 }
 
-export function createWebApp({ services, metrics, logger, board }: WebAppOptions): Hono {
-  const { config } = services;
+export function createWebApp({ config, redis, keys, api, metrics, logger, board }: WebAppOptions): Hono {
   const app = new Hono();
   const openapi = openApiDocument(API_ROUTES);
 
-  const address = redisAddress(services.redis);
+  const address = redisAddress(redis);
   app.onError((error, c) => {
     const { status, body, headers } = errorResponse(RedisUnavailableError.from(error, address) ?? error);
     if (status >= 500 && status !== 502 && status !== 504) logger.error({ err: error, method: c.req.method, path: c.req.path }, 'request failed');
@@ -44,7 +51,7 @@ export function createWebApp({ services, metrics, logger, board }: WebAppOptions
 
   app.get('/healthz', (c) => c.json({ status: 'ok', pid: process.pid }));
   app.get('/readyz', async (c) => {
-    const readiness = await checkReadiness({ redis: services.redis, keys: services.keys, config });
+    const readiness = await checkReadiness({ redis, keys, config });
     return c.json(readiness, readiness.ready ? 200 : 503);
   });
   app.get('/metrics', async (c) => {
@@ -58,6 +65,6 @@ export function createWebApp({ services, metrics, logger, board }: WebAppOptions
     app.use(`${BOARD_PATH}/*`, adminGuard(config.admin.password));
     app.route(BOARD_PATH, board.app);
   }
-  mountApi(app, API_ROUTES, services, config);
+  mountApi(app, API_ROUTES, api, config);
   return app;
 }

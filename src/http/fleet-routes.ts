@@ -12,8 +12,8 @@ export const FLEET_ROUTES: readonly ApiRoute[] = [
     waitable: true,
     errorStatuses: [502, 504],
     result: '202 { queue, jobId, manifestHash }; with wait 200 adds result',
-    async handle(services, { body, wait }) {
-      return enqueuedResult(wait, await services.client.bake(parsePayload('bake request', BakePayload, body), wait));
+    async handle(deps, { body, wait }) {
+      return enqueuedResult(wait, await deps.client.bake(parsePayload('bake request', BakePayload, body), wait));
     },
   },
   {
@@ -25,8 +25,8 @@ export const FLEET_ROUTES: readonly ApiRoute[] = [
     waitable: true,
     errorStatuses: [502, 504],
     result: '202 { queue, jobId }; with wait 200 adds result',
-    async handle(services, { body, wait }) {
-      return enqueuedResult(wait, await services.client.gc(parsePayload('gc request', GcPayload, body), wait));
+    async handle(deps, { body, wait }) {
+      return enqueuedResult(wait, await deps.client.gc(parsePayload('gc request', GcPayload, body), wait));
     },
   },
   {
@@ -38,8 +38,8 @@ export const FLEET_ROUTES: readonly ApiRoute[] = [
     waitable: true,
     errorStatuses: [502, 504],
     result: '202 { queue, jobId }; with wait 200 adds result',
-    async handle(services, { body, wait }) {
-      return enqueuedResult(wait, await services.client.backfill(parsePayload('backfill request', BackfillPayload, body), wait));
+    async handle(deps, { body, wait }) {
+      return enqueuedResult(wait, await deps.client.backfill(parsePayload('backfill request', BackfillPayload, body), wait));
     },
   },
 ];

@@ -3,8 +3,7 @@ import type { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Config } from '../config.js';
 import { PayloadTooLargeError } from '../errors/payload-too-large-error.js';
-import type { FleetServices } from '../app/services.js';
-import type { ApiRoute } from './api-route.js';
+import type { ApiRoute, RouteDeps } from './api-route.js';
 import { bearerAuth } from './bearer-auth.js';
 import { readJsonBody } from './read-json-body.js';
 import { resolveWait } from './wait-query.js';
@@ -12,7 +11,7 @@ import { resolveWait } from './wait-query.js';
 /** `/v1/workspaces/{workspaceId}` → `/v1/workspaces/:workspaceId` */
 export const honoPath = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1');
 
-export function mountApi(app: Hono, routes: readonly ApiRoute[], services: FleetServices, config: Config): void {
+export function mountApi(app: Hono, routes: readonly ApiRoute[], deps: RouteDeps, config: Config): void {
   app.use('/v1/*', bearerAuth(config.http.apiTokens));
   app.use(
     '/v1/*',
@@ -27,7 +26,7 @@ export function mountApi(app: Hono, routes: readonly ApiRoute[], services: Fleet
     app[route.method](honoPath(route.path), async (c) => {
       const body = route.method === 'post' ? await readJsonBody(c) : {};
       const wait = route.waitable ? resolveWait(c.req.query(), config.http.waitCapMs) : { wait: false, timeoutMs: config.http.waitCapMs };
-      const result = await route.handle(services, { params: c.req.param(), body, wait });
+      const result = await route.handle(deps, { params: c.req.param(), body, wait });
       return c.json(result.body as object, result.status);
     });
   }

@@ -2,10 +2,9 @@
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import { WorkspaceNotFoundError } from '../errors/workspace-not-found-error.js';
 import { ProvisionPayload, RollbackInput, parsePayload } from '../queues/index.js';
-import type { FleetServices } from '../app/services.js';
 import { describeWorkspace } from '../status/describe-workspace.js';
 import { workspaceHistory } from '../status/workspace-history.js';
-import { enqueuedResult, withPathId, type ApiRoute } from './api-route.js';
+import { enqueuedResult, withPathId, type ApiRoute, type RouteDeps } from './api-route.js';
 import { CheckpointsBody, CheckpointsRequest, ExecBody, ExecRequest, PathParams, PersistBody, PersistRequest, ProvisionBody, RejectCheckpointBody, RollbackBody, TurnsBody, TurnsRequest } from './request-schemas.js';
 import { RejectCheckpointRequest, rejectCheckpoint } from '../producers/reject-checkpoint.js';
 
@@ -18,8 +17,8 @@ const WS = '/v1/workspaces/{workspaceId}';
 const pathId = (params: Readonly<Record<string, string>>): string => parsePayload('path', PathParams, { workspaceId: params.workspaceId }).workspaceId;
 
 // 404 for a workspace the fleet has never seen (no generation, no revisions).
-async function knownWorkspace(services: FleetServices, workspaceId: string) {
-  const view = await describeWorkspace(services, workspaceId);
+async function knownWorkspace(deps: RouteDeps, workspaceId: string) {
+  const view = await describeWorkspace(deps, workspaceId);
   if (view.generation === 0 && !view.address && view.revisions === 0 && !view.currentRevision) {
     throw new WorkspaceNotFoundError(workspaceId, 'unknown workspace');
   }
@@ -36,9 +35,9 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     waitable: true,
     errorStatuses: [409, 502, 504],
     result: '202 { queue, jobId }; with wait 200 { queue, jobId, result: { workspaceId, handle, generation, hostId, provider, outcome, source } }',
-    async handle(services, { params, body, wait }) {
+    async handle(deps, { params, body, wait }) {
       const payload = parsePayload('provision request', ProvisionPayload, withPathId(body, params.workspaceId));
-      return enqueuedResult(wait, await services.client.provision(payload, wait));
+      return enqueuedResult(wait, await deps.client.provision(payload, wait));
     },
   },
   {
@@ -50,13 +49,13 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     waitable: true,
     errorStatuses: [404, 409, 502, 504],
     result: '202 { queue, jobId, seq }; with wait 200 { queue, jobId, seq, result: { revision, files, bytes, changedFiles, deletedFiles, unchanged, ... } }',
-    async handle(services, { params, body, wait }) {
+    async handle(deps, { params, body, wait }) {
       const payload = parsePayload('persist request', PersistRequest, withPathId(body, params.workspaceId));
-      const address = await services.addresses.get(payload.workspaceId);
+      const address = await deps.addresses.get(payload.workspaceId);
       if (!address) throw new WorkspaceNotFoundError(payload.workspaceId);
       // Fail fast at the edge; the worker's fence stays the authority.
       if (address.generation !== payload.generation) throw new StaleGenerationError(payload.workspaceId, payload.generation, address.generation);
-      return enqueuedResult(wait, await services.client.persist(payload, wait));
+      return enqueuedResult(wait, await deps.client.persist(payload, wait));
     },
   },
   {
@@ -68,19 +67,19 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     waitable: false,
     errorStatuses: [404, 502],
     result: '200 { workspaceId, handle, exitCode, signal, stdout, stderr, timedOut, durationMs } (stdout/stderr: at most 1 MiB each)',
-    async handle(services, { params, body }) {
+    async handle(deps, { params, body }) {
       const request = parsePayload('exec request', ExecRequest, withPathId(body, params.workspaceId));
-      const address = await services.addresses.get(request.workspaceId);
+      const address = await deps.addresses.get(request.workspaceId);
       if (!address) throw new WorkspaceNotFoundError(request.workspaceId);
-      const timeoutMs = request.timeoutMs ?? services.config.deadlines.execMs;
-      const result = await services.providerFor(address).exec(address.handle, {
+      const timeoutMs = request.timeoutMs ?? deps.config.deadlines.execMs;
+      const result = await deps.providerFor(address).exec(address.handle, {
         cmd: request.cmd,
         ...(request.cwd ? { cwd: request.cwd } : {}),
-        env: { ...services.config.exec.env, ...(request.env ?? {}) },
+        env: { ...deps.config.exec.env, ...(request.env ?? {}) },
         timeoutMs,
         signal: AbortSignal.timeout(timeoutMs + EXEC_TEARDOWN_GRACE_MS),
       });
-      await services.addresses.touch(request.workspaceId);
+      await deps.addresses.touch(request.workspaceId);
       return { status: 200, body: { workspaceId: request.workspaceId, handle: address.handle, ...result } };
     },
   },
@@ -93,12 +92,12 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     waitable: false,
     errorStatuses: [404],
     result: '200 { workspaceId, action: "start", schedulerId, queue } or { workspaceId, action: "stop", removed }',
-    async handle(services, { params, body }) {
+    async handle(deps, { params, body }) {
       const request = parsePayload('checkpoints request', CheckpointsRequest, withPathId(body, params.workspaceId));
       if (request.action === 'stop') {
-        return { status: 200, body: { workspaceId: request.workspaceId, action: 'stop', removed: await services.client.stopCheckpoints(request.workspaceId) } };
+        return { status: 200, body: { workspaceId: request.workspaceId, action: 'stop', removed: await deps.client.stopCheckpoints(request.workspaceId) } };
       }
-      const started = await services.client.startCheckpoints(request.workspaceId, {
+      const started = await deps.client.startCheckpoints(request.workspaceId, {
         ...(request.generation === undefined ? {} : { generation: request.generation }),
         ...(request.everyMs === undefined ? {} : { everyMs: request.everyMs }),
       });
@@ -115,10 +114,10 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     waitable: false,
     errorStatuses: [404, 409],
     result: '200 { workspaceId, checkpointId, rejected, current: { checkpointId, revision, kind, generation, reason, turnId, attachedAt } | null }',
-    async handle(services, { params, body }) {
+    async handle(deps, { params, body }) {
       // The web process reaches the archive: its `current` link follows the new head at once.
       const request = parsePayload('reject checkpoint request', RejectCheckpointRequest, withPathId(body, params.workspaceId));
-      return { status: 200, body: await rejectCheckpoint({ checkpoints: services.checkpoints, archive: services.archive }, request) };
+      return { status: 200, body: await rejectCheckpoint({ checkpoints: deps.checkpoints, archive: deps.archive }, request) };
     },
   },
   {
@@ -130,9 +129,9 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     waitable: false,
     errorStatuses: [404],
     result: '200 { workspaceId, turnId, open, expiresAt, wasOpen? }',
-    async handle(services, { params, body }) {
+    async handle(deps, { params, body }) {
       const { action, ...request } = parsePayload('turn request', TurnsRequest, withPathId(body, params.workspaceId));
-      const result = action === 'open' ? await services.client.openTurn(request) : await services.client.closeTurn({ workspaceId: request.workspaceId, turnId: request.turnId });
+      const result = action === 'open' ? await deps.client.openTurn(request) : await deps.client.closeTurn({ workspaceId: request.workspaceId, turnId: request.turnId });
       return { status: 200, body: result };
     },
   },
@@ -144,8 +143,8 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     waitable: false,
     errorStatuses: [404],
     result: '200 { workspaceId, generation, address, runtime, currentRevision, revisions, persistLagMs }',
-    async handle(services, { params }) {
-      return { status: 200, body: await knownWorkspace(services, pathId(params)) };
+    async handle(deps, { params }) {
+      return { status: 200, body: await knownWorkspace(deps, pathId(params)) };
     },
   },
   {
@@ -156,10 +155,10 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     waitable: false,
     errorStatuses: [404],
     result: '200 { workspaceId, revisions: [{ revision, checkpointId, kind, generation, reason, turnId, files, bytes, attached, current, createdAt }] }',
-    async handle(services, { params }) {
+    async handle(deps, { params }) {
       const workspaceId = pathId(params);
-      await knownWorkspace(services, workspaceId);
-      return { status: 200, body: { workspaceId, revisions: await workspaceHistory(services, workspaceId) } };
+      await knownWorkspace(deps, workspaceId);
+      return { status: 200, body: { workspaceId, revisions: await workspaceHistory(deps, workspaceId) } };
     },
   },
   {
@@ -171,9 +170,9 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     waitable: true,
     errorStatuses: [404, 409, 502, 504],
     result: '202 { queue, jobId }; with wait 200 { queue, jobId, result: { revision, restoredFrom, generation, files, durationMs } }',
-    async handle(services, { params, body, wait }) {
+    async handle(deps, { params, body, wait }) {
       const payload = parsePayload('rollback request', RollbackInput, withPathId(body, params.workspaceId));
-      return enqueuedResult(wait, await services.client.rollback(payload, wait));
+      return enqueuedResult(wait, await deps.client.rollback(payload, wait));
     },
   },
 ];

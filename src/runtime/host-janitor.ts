@@ -5,18 +5,18 @@
  * Never throws; a run that cannot get the `gc:orphans` lock is simply skipped.
  */
 import { runGc } from '../gc/run-gc.js';
-import type { FleetServices } from '../app/services.js';
+import type { GcDeps } from '../gc/gc-kind.js';
 
-export function startHostJanitor(services: FleetServices, intervalMs: number): () => void {
+export function startHostJanitor(deps: GcDeps, intervalMs: number): () => void {
   let running = false;
   const timer = setInterval(() => {
     if (running) return;
     running = true;
-    runGc(services, { kind: 'orphans', dryRun: false, limit: 100 }, AbortSignal.timeout(Math.max(10_000, intervalMs)))
+    runGc(deps, { kind: 'orphans', dryRun: false, limit: 100 }, AbortSignal.timeout(Math.max(10_000, intervalMs)))
       .then((result) => {
-        if (result.count > 0) services.logger.info({ removed: result.count }, 'host janitor destroyed orphan sandboxes');
+        if (result.count > 0) deps.logger.info({ removed: result.count }, 'host janitor destroyed orphan sandboxes');
       })
-      .catch((error: unknown) => services.logger.debug({ err: error }, 'host janitor run skipped'))
+      .catch((error: unknown) => deps.logger.debug({ err: error }, 'host janitor run skipped'))
       .finally(() => {
         running = false;
       });

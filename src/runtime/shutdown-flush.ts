@@ -4,7 +4,17 @@
  * for them, time-boxed by FLEET_SHUTDOWN_FLUSH_MS. Never throws: what did not finish is logged
  * (the live trees stay on disk, and the next checkpoint or turn catches up).
  */
-import type { FleetServices } from '../app/services.js';
+import type { Logger } from '../logger.js';
+import type { FleetClient } from '../producers/fleet-client.js';
+import type { ProviderRegistry } from '../providers/provider-registry.js';
+import type { AddressStore } from '../state/address-store.js';
+
+export interface ShutdownFlushDeps {
+  readonly logger: Logger;
+  readonly providers: Pick<ProviderRegistry, 'get'>;
+  readonly addresses: Pick<AddressStore, 'get'>;
+  readonly client: Pick<FleetClient, 'persist'>;
+}
 
 export interface FlushReport {
   readonly flushed: number;
@@ -12,15 +22,15 @@ export interface FlushReport {
   readonly total: number;
 }
 
-export async function flushHeldWorkspaces(services: FleetServices, timeoutMs: number): Promise<FlushReport> {
-  const { logger } = services;
+export async function flushHeldWorkspaces(deps: ShutdownFlushDeps, timeoutMs: number): Promise<FlushReport> {
+  const { logger } = deps;
   const signal = AbortSignal.timeout(timeoutMs);
   let held: { workspaceId: string; generation: number }[] = [];
   try {
-    const sandboxes = await services.providers.get('local').list(signal);
+    const sandboxes = await deps.providers.get('local').list(signal);
     for (const sandbox of sandboxes) {
       if (sandbox.state !== 'running') continue;
-      const address = await services.addresses.get(sandbox.workspaceId);
+      const address = await deps.addresses.get(sandbox.workspaceId);
       if (address?.handle === sandbox.handle) held.push({ workspaceId: sandbox.workspaceId, generation: address.generation });
     }
   } catch (error) {
@@ -29,7 +39,7 @@ export async function flushHeldWorkspaces(services: FleetServices, timeoutMs: nu
   }
   const results = await Promise.allSettled(
     held.map(({ workspaceId, generation }) =>
-      services.client.persist({ workspaceId, generation, delete: true, reason: 'shutdown' }, { wait: true, timeoutMs }),
+      deps.client.persist({ workspaceId, generation, delete: true, reason: 'shutdown' }, { wait: true, timeoutMs }),
     ),
   );
   const failed = results.filter((r) => r.status === 'rejected');

@@ -5,7 +5,7 @@ import type { Config } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createFleetClient, type FleetClient } from '../../src/producers/fleet-client.js';
 import type { QueueName } from '../../src/queues/index.js';
-import { startFleetProcess, type FleetProcess } from '../../src/runtime/fleet-process.js';
+import { startFleetProcess, type FleetProcess } from '../../src/app/fleet-process.js';
 import type { Processor } from '../../src/jobs/processor-context.js';
 import { addCleanup } from './cleanup.js';
 

@@ -1,6 +1,6 @@
 // The web surface on a free loopback port over a workspace harness (real services, real rsync),
 // closed by the leak guard's cleanup.
-import { startWebServer, type WebServer } from '../../src/http/start-web-server.js';
+import { startWebServer, type WebServer } from '../../src/app/start-web-server.js';
 import { addCleanup } from './cleanup.js';
 import { silentLogger } from './fleet-harness.js';
 import { createHarness, type Harness } from './workspace-harness.js';

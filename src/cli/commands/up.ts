@@ -4,7 +4,7 @@ import { withRedisUrl } from '../../config.js';
 import { startEmbeddedRedis } from '../../embedded/embedded-redis.js';
 import { QUEUE_NAMES } from '../../queues/index.js';
 import { providerHostsInUse } from '../../providers/provider-hosts.js';
-import { startFleetProcess } from '../../runtime/fleet-process.js';
+import { startFleetProcess } from '../../app/fleet-process.js';
 import { Releasers } from '../../runtime/releasers.js';
 import { installShutdownHandlers } from '../../runtime/shutdown.js';
 import { assertSystemTools } from '../../system-tools.js';
@@ -37,8 +37,9 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
           const fleet = await startFleetProcess({ config, queues: QUEUE_NAMES, hosts: [config.hostId, ...providerHostsInUse(config)], logger });
           releasers.add('workers', () => fleet.close());
           // Loaded on demand: the web stack (Hono, Bull Board, prom-client) is heavy for other commands.
-          const { startWebServer } = await import('../../http/start-web-server.js');
-          const web = await startWebServer({ config, logger });
+          const { startWebServer } = await import('../../app/start-web-server.js');
+          // One set of connections and stores for the whole process: the web side uses the workers'.
+          const web = await startWebServer({ config, logger, services: fleet.services });
           releasers.add('web', () => web.close());
           const components = {
             pid: process.pid,

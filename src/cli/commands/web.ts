@@ -14,7 +14,7 @@ export function registerWeb(program: Command, ctx: CliContext, run: (action: () 
         const config = await ctx.connectedConfig();
         const logger = ctx.logger({ component: 'web', hostId: config.hostId });
         // Loaded on demand: the web stack is heavy for every other command.
-        const { startWebServer } = await import('../../http/start-web-server.js');
+        const { startWebServer } = await import('../../app/start-web-server.js');
         const { BOARD_PATH } = await import('../../http/fleet-board.js');
         const web = await startWebServer({ config, logger });
         const board = web.board ? `${web.url}${BOARD_PATH}` : null;

@@ -1,6 +1,6 @@
 /** `fleet worker --queues a,b`: what each Procfile process runs. */
 import type { Command } from 'commander';
-import { startFleetProcess } from '../../runtime/fleet-process.js';
+import { startFleetProcess } from '../../app/fleet-process.js';
 import { installShutdownHandlers } from '../../runtime/shutdown.js';
 import { assertSystemTools } from '../../system-tools.js';
 import type { CliContext } from '../context.js';

@@ -6,7 +6,7 @@
  */
 import type { ActivityKind, ActivityStore } from '../state/activity-store.js';
 import type { AddressStore } from '../state/address-store.js';
-import { PROVIDER_METHODS, type SandboxProvider } from '../providers/sandbox-provider.js';
+import { PROVIDER_METHODS, type SandboxProvider } from './sandbox-provider.js';
 
 export interface ActivityDeps {
   readonly activity: ActivityStore;

@@ -7,15 +7,15 @@ import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { QueueName } from '../queues/index.js';
 import { closeRedis, createRedis } from '../redis.js';
-import { buildProcessors } from '../app/build-processors.js';
+import { buildProcessors, gcDeps } from './build-processors.js';
 import type { Processor } from '../jobs/processor-context.js';
 import { startWorkers, type RunningWorkers } from '../workers/run-workers.js';
-import { Releasers } from './releasers.js';
-import { createServices, type FleetServices } from '../app/services.js';
-import { flushHeldWorkspaces } from './shutdown-flush.js';
+import { Releasers } from '../runtime/releasers.js';
+import { createServices, type FleetServices } from './services.js';
+import { flushHeldWorkspaces } from '../runtime/shutdown-flush.js';
 import { installGcSchedules } from '../gc/gc-schedules.js';
-import { startHostJanitor } from './host-janitor.js';
-import { startSandboxHostHeartbeat } from './sandbox-host-heartbeat.js';
+import { startHostJanitor } from '../runtime/host-janitor.js';
+import { startSandboxHostHeartbeat } from '../runtime/sandbox-host-heartbeat.js';
 import { HOSTOPS_QUEUE } from '../queues/hostops.js';
 import { hostOpsProcessor } from '../workers/processors/hostops.js';
 import { reportPersistFailure } from '../workers/processors/report-persist-failure.js';
@@ -91,7 +91,7 @@ export async function startFleetProcess({ config, queues, hosts = [config.hostId
     if (ownHost) releasers.add('sandbox host heartbeat', await startSandboxHostHeartbeat(services, config.worker.heartbeatIntervalMs));
     if (queues.includes('gc') && installSchedules) await installGcSchedules(services.client.pool, config);
     if (ownHost && installSchedules && config.retention.gcSchedule.orphans > 0) {
-      releasers.add('host janitor', startHostJanitor(services, config.retention.gcSchedule.orphans));
+      releasers.add('host janitor', startHostJanitor(gcDeps(services), config.retention.gcSchedule.orphans));
     }
     // Runs before the workers close (LIFO), so this process's persist worker still serves the flush.
     if (ownHost && config.shutdown.flushMs > 0) {

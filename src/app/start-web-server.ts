@@ -1,6 +1,7 @@
 /**
- * Starts the `web` surface: its own client connection and services, the metrics registry, Bull
- * Board (when an admin password is set) and the Node HTTP server. Without API tokens the server
+ * Starts the `web` surface: a client connection and services (its own, or those of the worker
+ * process it shares a process with under `fleet up`), the metrics registry, Bull Board (when an
+ * admin password is set) and the Node HTTP server. Without API tokens the server
  * binds to 127.0.0.1 whatever FLEET_HTTP_HOST says, and says so. `close()` is idempotent and
  * releases everything in reverse order.
  */
@@ -11,9 +12,11 @@ import type { Logger } from '../logger.js';
 import { createFleetMetrics } from '../metrics/fleet-metrics.js';
 import { closeRedis, createRedis } from '../redis.js';
 import { Releasers } from '../runtime/releasers.js';
-import { createServices } from '../app/services.js';
-import { createWebApp } from './create-web-app.js';
-import { BOARD_PATH, createFleetBoard, type FleetBoard } from './fleet-board.js';
+import { createServices, type FleetServices } from './services.js';
+import { pick } from './pick.js';
+import type { RouteDeps } from '../http/api-route.js';
+import { createWebApp } from '../http/create-web-app.js';
+import { BOARD_PATH, createFleetBoard, type FleetBoard } from '../http/fleet-board.js';
 
 export const LOOPBACK = '127.0.0.1';
 
@@ -30,6 +33,13 @@ export interface StartWebServerOptions {
   /** Configuration with `redis.url` resolved. */
   readonly config: Config;
   readonly logger: Logger;
+  /** The services of this process's worker side (`fleet up`): shared, not built again, closed by their owner. */
+  readonly services?: FleetServices;
+}
+
+/** What the API routes act through, out of the services. */
+export function routeDeps(services: FleetServices): RouteDeps {
+  return pick(services, 'activity', 'addresses', 'archive', 'checkpoints', 'client', 'config', 'intents', 'providerFor', 'runtime');
 }
 
 // Listens and resolves with the bound address.
@@ -48,27 +58,32 @@ function closeServer(server: ServerType): Promise<void> {
   });
 }
 
-export async function startWebServer({ config, logger }: StartWebServerOptions): Promise<WebServer> {
+export async function startWebServer({ config, logger, services: shared }: StartWebServerOptions): Promise<WebServer> {
   const url = config.redis.url;
   if (!url) throw new Error('startWebServer: config.redis.url must be resolved');
   const releasers = new Releasers();
   try {
-    const redis = createRedis({ url, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: `fleet-web:${config.hostId}`, logger });
-    releasers.add('web connection', () => closeRedis(redis));
-    await redis.connect();
-    const services = createServices({ config, redis, logger });
-    releasers.add('web services', () => services.close());
+    let services = shared;
+    if (!services) {
+      const redis = createRedis({ url, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: `fleet-web:${config.hostId}`, logger });
+      releasers.add('web connection', () => closeRedis(redis));
+      await redis.connect();
+      const own = createServices({ config, redis, logger });
+      releasers.add('web services', () => own.close());
+      services = own;
+    }
+    const { redis, keys } = services;
 
     let board: FleetBoard | null = null;
     if (config.admin.password) {
-      board = await createFleetBoard({ redis, keys: services.keys, config, logger });
+      board = await createFleetBoard({ redis, keys, config, logger });
       releasers.add('bull board', () => board!.close());
       logger.info({ path: BOARD_PATH, readOnly: config.admin.readOnly }, 'Bull Board enabled (basic auth, user admin)');
     } else {
       logger.info({ path: BOARD_PATH }, 'Bull Board disabled: FLEET_ADMIN_PASSWORD is not set');
     }
-    const metrics = createFleetMetrics({ redis, keys: services.keys, config });
-    const app = createWebApp({ services, metrics, logger, board });
+    const metrics = createFleetMetrics({ redis, keys, config });
+    const app = createWebApp({ config, redis, keys, api: routeDeps(services), metrics, logger, board });
 
     const open = config.http.apiTokens.length === 0;
     const host = open ? LOOPBACK : config.http.host;
