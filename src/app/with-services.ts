@@ -2,9 +2,16 @@
 import type { Config } from '../config.js';
 import { closeRedis, createRedis } from '../redis.js';
 import { createServices, type FleetServices } from './services.js';
-import type { CliContext } from '../cli/context.js';
+import type { Logger } from '../logger.js';
 
-export async function withServices<T>(ctx: CliContext, action: (services: FleetServices, config: Config) => Promise<T>): Promise<T> {
+/** What a CLI action's services are built from (the CLI's context). */
+export interface ServicesSource {
+  /** Configuration whose `redis.url` points at a reachable Redis. */
+  connectedConfig(): Promise<Config>;
+  logger(bindings?: Record<string, unknown>): Logger;
+}
+
+export async function withServices<T>(ctx: ServicesSource, action: (services: FleetServices, config: Config) => Promise<T>): Promise<T> {
   const config = await ctx.connectedConfig();
   const redis = createRedis({ url: config.redis.url!, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-cli' });
   const services = createServices({ config, redis, logger: ctx.logger({ component: 'cli' }) });

@@ -12,7 +12,7 @@ import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import { RedisUnavailableError } from '../errors/redis-unavailable-error.js';
 import { redisAddress } from '../redis.js';
-import { countLiveWorkers } from '../runtime/worker-registry.js';
+import { countLiveWorkers } from '../state/worker-registry.js';
 import { withTimeout } from '../lib/with-timeout.js';
 
 export interface CheckResult {

@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import { QUEUE_NAMES, parseQueueName, type QueueName } from '../queues/index.js';
-import { countLiveWorkers } from '../runtime/worker-registry.js';
+import { countLiveWorkers } from '../state/worker-registry.js';
 import { listLiveWorkers } from './live-workers.js';
 import { readPersistLag } from './persist-lag.js';
 import { fleetQueueNames, knownHostIds } from './queue-names.js';

@@ -11,7 +11,7 @@ import { fleetKeys } from '../keys.js';
 import { redisAddress } from '../redis.js';
 import type { Logger } from '../logger.js';
 import { QUEUES, type QueueDefinition, type QueueName } from '../queues/index.js';
-import { registerWorker, type WorkerRegistration } from '../runtime/worker-registry.js';
+import { registerWorker, type WorkerRegistration } from '../state/worker-registry.js';
 import { notImplemented } from './not-implemented.js';
 import type { Processor } from '../jobs/processor-context.js';
 import { wrapProcessor } from './wrap-processor.js';

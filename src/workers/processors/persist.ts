@@ -19,7 +19,6 @@ import type { SingleFlight } from '../../locks/single-flight.js';
 import type { AddressStore } from '../../state/address-store.js';
 import type { PersistIntentStore, PersistJobRef } from '../../state/persist-intent.js';
 import type { Processor } from '../../jobs/processor-context.js';
-import { persistDeps } from '../../app/persist-deps.js';
 import { stopWorkspace, type StopDeps } from './stop-workspace.js';
 import { recordPersist, type RecordPersistDeps } from '../../metrics/record-persist.js';
 
