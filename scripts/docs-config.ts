@@ -1,12 +1,12 @@
-// `npm run -s docs:config`: rewrites README.md's configuration table from the config records
+// `npm run -s docs:config`: rewrites README.md's configuration tables from the config records
 // (src/config/config-shape.ts); test/unit/readme.test.ts fails while the two differ.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { withConfigTable } from '../src/config/config-docs.js';
+import { withConfigTables } from '../src/config/config-docs.js';
 
 const readme = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'README.md');
 const before = readFileSync(readme, 'utf8');
-const after = withConfigTable(before);
+const after = withConfigTables(before);
 if (after !== before) writeFileSync(readme, after);
-process.stdout.write(`README.md: configuration table ${after === before ? 'up to date' : 'rewritten'}\n`);
+process.stdout.write(`README.md: configuration tables ${after === before ? 'up to date' : 'rewritten'}\n`);

@@ -1,32 +1,53 @@
 /**
- * The documentation derived from the config records: the README's configuration table (checked
- * byte for byte by test/unit/readme.test.ts; `npm run -s docs:config` rewrites it) and the
+ * The documentation derived from the config records: the README's configuration tables (checked
+ * byte for byte by test/unit/readme.test.ts; `npm run -s docs:config` rewrites them) and the
  * environment section of `fleet env`.
  */
+import type { ConfigVariable } from './config-variable.js';
+import { variablesOf } from './compile-shape.js';
+import { CONFIG_SHAPE } from './config-shape.js';
 import { CONFIG_RECORDS, type ConfigVariableName } from './env-schema.js';
+
+type Documented = Pick<ConfigVariable<string, unknown, unknown>, 'name' | 'defaultText' | 'doc'>;
 
 /** Documentation rows for the README table: variable, default, meaning. */
 export const CONFIG_DOCS: Readonly<Record<ConfigVariableName, readonly [string, string]>> = Object.freeze(
   Object.fromEntries(CONFIG_RECORDS.map((record) => [record.name, Object.freeze([record.defaultText, record.doc] as const)])) as Record<ConfigVariableName, readonly [string, string]>,
 );
 
-/** The markers around the generated table in README.md. */
-export const CONFIG_TABLE_START = '<!-- config-table: generated from src/config/config-shape.ts by `npm run -s docs:config` -->';
-export const CONFIG_TABLE_END = '<!-- /config-table -->';
+/** The README's generated tables by id: every variable, and the web process's own (HTTP API, Bull Board). */
+export const CONFIG_TABLES: Readonly<Record<string, readonly Documented[]>> = Object.freeze({
+  all: CONFIG_RECORDS,
+  web: [...variablesOf(CONFIG_SHAPE.http), ...variablesOf(CONFIG_SHAPE.admin)],
+});
 
-/** The README's configuration table, markers included. */
-export function renderConfigTable(): string {
-  const rows = CONFIG_RECORDS.map((record) => `| \`${record.name}\` | \`${record.defaultText}\` | ${record.doc} |`);
+/** The markers around a generated table in README.md. */
+export const tableMarkers = (id: string) => ({
+  start: `<!-- config-table ${id}: generated from src/config/config-shape.ts by \`npm run -s docs:config\` -->`,
+  end: `<!-- /config-table ${id} -->`,
+});
+
+/** A generated README table, markers included. */
+export function renderConfigTable(id: string): string {
+  const records = CONFIG_TABLES[id];
+  if (records === undefined) throw new Error(`no config table ${id}`);
+  const { start, end } = tableMarkers(id);
+  const rows = records.map((record) => `| \`${record.name}\` | \`${record.defaultText}\` | ${record.doc} |`);
   // Blank lines around the table: no markdown renderer may read a marker as a table row.
-  return [CONFIG_TABLE_START, '', '| variable | default | meaning |', '|---|---|---|', ...rows, '', CONFIG_TABLE_END].join('\n');
+  return [start, '', '| variable | default | meaning |', '|---|---|---|', ...rows, '', end].join('\n');
 }
 
-/** `text` with its configuration table replaced by the rendered one; throws without the markers. */
-export function withConfigTable(text: string): string {
-  const start = text.indexOf(CONFIG_TABLE_START);
-  const end = text.indexOf(CONFIG_TABLE_END);
-  if (start < 0 || end < start) throw new Error(`no configuration table between ${CONFIG_TABLE_START} and ${CONFIG_TABLE_END}`);
-  return text.slice(0, start) + renderConfigTable() + text.slice(end + CONFIG_TABLE_END.length);
+/** `text` with every generated table replaced by its rendering; throws when one has no markers. */
+export function withConfigTables(text: string): string {
+  let out = text;
+  for (const id of Object.keys(CONFIG_TABLES)) {
+    const { start, end } = tableMarkers(id);
+    const from = out.indexOf(start);
+    const to = out.indexOf(end);
+    if (from < 0 || to < from) throw new Error(`no config table between ${start} and ${end}`);
+    out = out.slice(0, from) + renderConfigTable(id) + out.slice(to + end.length);
+  }
+  return out;
 }
 
 /** The variables for a terminal: name and default, then the meaning indented below. */

@@ -59,11 +59,19 @@ export const CONFIG_SHAPE = {
     flushMs: variable('FLEET_SHUTDOWN_FLUSH_MS', durationMs(10_000, 0, 10 * 60_000), { doc: 'Time box of the shutdown flush of held workspaces (0 = no flush)' }),
   },
   http: {
-    host: variable('FLEET_HTTP_HOST', anyText(null), { default: '127.0.0.1 (0.0.0.0 with tokens)', doc: 'Address of the HTTP API' }, httpHost),
+    host: variable(
+      'FLEET_HTTP_HOST',
+      anyText(null),
+      {
+        default: '127.0.0.1 (0.0.0.0 with tokens)',
+        doc: 'Address of the HTTP API; ignored without `FLEET_API_TOKENS` (then always 127.0.0.1, and start-up logs a warning saying so)',
+      },
+      httpHost,
+    ),
     port: variable('FLEET_HTTP_PORT', integer(7400, 0, 65_535), { doc: 'Port of the HTTP API, Bull Board and /metrics (0 = any free port)' }),
     apiTokens: variable('FLEET_API_TOKENS', list(/^\S{16,}$/, 'tokens of at least 16 non-space characters', []), {
       default: '(none: loopback only)',
-      doc: 'Comma-separated bearer tokens of the HTTP API',
+      doc: 'Comma-separated bearer tokens of the HTTP API, each ≥ 16 characters',
     }),
     waitCapMs: variable('FLEET_HTTP_WAIT_CAP_MS', durationMs(60_000, 100, HOUR), {
       doc: 'Longest wait of `?wait=true` on the HTTP API (a request asking longer is cut to it; 504 after)',
@@ -74,7 +82,7 @@ export const CONFIG_SHAPE = {
   },
   admin: {
     password: variable('FLEET_ADMIN_PASSWORD', anyText(null), { default: '(none: board disabled)', doc: 'Password of Bull Board at /admin/queues (user `admin`)' }),
-    readOnly: variable('FLEET_ADMIN_READONLY', flag(false), { doc: 'Make Bull Board read-only' }),
+    readOnly: variable('FLEET_ADMIN_READONLY', flag(false), { doc: 'Make Bull Board read-only on every queue' }),
   },
   logLevel: variable('FLEET_LOG_LEVEL', oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'), { doc: 'pino log level' }),
   worker: {

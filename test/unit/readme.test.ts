@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_DOCS, CONFIG_VARIABLES } from '../../src/config.js';
-import { CONFIG_TABLE_END, CONFIG_TABLE_START, renderConfigTable } from '../../src/config/config-docs.js';
+import { CONFIG_TABLES, renderConfigTable, tableMarkers } from '../../src/config/config-docs.js';
 import { buildProgram } from '../../src/cli/main.js';
 import { createCliContext } from '../../src/cli/context.js';
 import { ROOT } from '../helpers/processes.js';
@@ -11,14 +11,17 @@ import { ROOT } from '../helpers/processes.js';
 const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 
 describe('README', () => {
-  it('has the configuration table rendered from the config records, byte for byte (npm run -s docs:config)', () => {
-    const start = readme.indexOf(CONFIG_TABLE_START);
-    const end = readme.indexOf(CONFIG_TABLE_END);
-    expect(start).toBeGreaterThan(0);
-    expect(readme.lastIndexOf(CONFIG_TABLE_START)).toBe(start);
-    expect(end).toBeGreaterThan(start);
-    expect(readme.slice(start, end + CONFIG_TABLE_END.length)).toBe(renderConfigTable());
-  });
+  for (const id of Object.keys(CONFIG_TABLES)) {
+    it(`has the ${id} configuration table rendered from the config records, byte for byte (npm run -s docs:config)`, () => {
+      const { start, end } = tableMarkers(id);
+      const from = readme.indexOf(start);
+      const to = readme.indexOf(end);
+      expect(from).toBeGreaterThan(0);
+      expect(readme.lastIndexOf(start)).toBe(from);
+      expect(to).toBeGreaterThan(from);
+      expect(readme.slice(from, to + end.length)).toBe(renderConfigTable(id));
+    });
+  }
 
   it('has a configuration row for every variable, with its documented default', () => {
     for (const variable of CONFIG_VARIABLES) {
