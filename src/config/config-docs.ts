@@ -1,7 +1,7 @@
 /**
- * The documentation derived from the config records: the README's configuration tables (checked
- * byte for byte by test/unit/readme.test.ts; `npm run -s docs:config` rewrites them) and the
- * environment section of `fleet env`.
+ * The documentation derived from the config records: the configuration tables of README.md and
+ * docs/operator-surfaces.md (checked byte for byte by test/unit/readme.test.ts; `npm run -s
+ * docs:config` rewrites them) and the environment section of `fleet env`.
  */
 import type { ConfigVariable } from './config-variable.js';
 import { variablesOf } from './compile-shape.js';
@@ -37,10 +37,16 @@ export function renderConfigTable(id: string): string {
   return [start, '', '| variable | default | meaning |', '|---|---|---|', ...rows, '', end].join('\n');
 }
 
-/** `text` with every generated table replaced by its rendering; throws when one has no markers. */
-export function withConfigTables(text: string): string {
+/** The files holding generated tables (paths from the repository root) and the tables each holds. */
+export const CONFIG_TABLE_DOCUMENTS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  'README.md': ['all', 'web'],
+  'docs/operator-surfaces.md': ['web'],
+});
+
+/** `text` with the tables `ids` replaced by their rendering; throws when one has no markers. */
+export function withConfigTables(text: string, ids: readonly string[]): string {
   let out = text;
-  for (const id of Object.keys(CONFIG_TABLES)) {
+  for (const id of ids) {
     const { start, end } = tableMarkers(id);
     const from = out.indexOf(start);
     const to = out.indexOf(end);

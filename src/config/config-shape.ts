@@ -6,6 +6,7 @@
  */
 import { DEFAULT_TREE_LIMITS } from '../tree/tree-limits.js';
 import { derived, fixed, variable } from './config-variable.js';
+import { deepFreeze } from './deep-freeze.js';
 import { absolutePath, httpHost, objectGraceMs, requireRedisPassword, requireTokensForHostNetwork, rootUnderHome } from './config-rules.js';
 import { anyText, DAY, durationMs, flag, HOUR, integer, list, matching, oneOf, percentage } from './env-fields.js';
 import { gcSchedule } from './gc-schedule.js';
@@ -18,7 +19,8 @@ const root = <const N extends string>(name: N, dir: string, doc: string) => vari
 const FLEET_OWN = /^(FLEET_|REDIS_|VERCEL_)/;
 const SECRET_LOOKING = /(TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|PRIVATE|AUTH)/i;
 
-export const CONFIG_SHAPE = {
+// Frozen: the records are the one source of every variable; nothing may rewire them at run time.
+export const CONFIG_SHAPE = deepFreeze({
   redis: {
     /** `null` means embedded mode: `fleet up` runs a private redis-server. */
     url: variable(
@@ -205,4 +207,4 @@ export const CONFIG_SHAPE = {
     /** Sent at create. */
     sandboxTimeoutMs: variable('FLEET_VERCEL_SANDBOX_TIMEOUT_MS', durationMs(45 * 60_000, 60_000, DAY), { doc: 'Vercel session lifetime' }),
   },
-};
+});
