@@ -27,6 +27,7 @@ import { registerWeb } from './commands/web.js';
 import { registerQueues } from './commands/queues.js';
 import { registerTop } from './commands/top.js';
 import { registerCompletion } from './commands/completion.js';
+import { registerEnv } from './commands/env.js';
 import { registerBackfill } from './commands/backfill.js';
 import { registerExport } from './commands/export.js';
 import { registerArchive } from './commands/archive.js';
@@ -53,6 +54,7 @@ const COMMANDS: Register[] = [
   registerQueues,
   registerTop,
   registerCompletion,
+  registerEnv,
   registerBackfill,
   registerExport,
   registerArchive,
@@ -65,6 +67,7 @@ export function buildProgram(ctx: CliContext, onExit: (code: number) => void): C
     .description('sandbox-fleet: keep AI-agent sandbox workspaces alive and durable')
     .version(FLEET_VERSION, '-V, --version')
     .showSuggestionAfterError(true)
+    .addHelpText('after', '\nEnvironment: REDIS_URL and the FLEET_* variables configure every command; `fleet env` lists them with defaults.')
     .exitOverride()
     .configureOutput({
       writeOut: (text) => ctx.io.stdout(text),

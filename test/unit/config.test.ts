@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CONFIG_DOCS, CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
+import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
+import { CONFIG_RECORDS } from '../../src/config/env-schema.js';
 import { ConfigError } from '../../src/errors/config-error.js';
 
 // One bad value per variable that validates its input.
@@ -128,8 +129,20 @@ describe('loadConfig', () => {
     expect(loadConfig({ FLEET_GC_SCHEDULE: 'objects=off,verify=600000' }, '/x').retention.gcSchedule).toMatchObject({ objects: 0, verify: 600_000 });
   });
 
-  it('documents every variable', () => {
-    expect(Object.keys(CONFIG_DOCS).sort()).toEqual([...CONFIG_VARIABLES].sort());
+  it('declares every variable once', () => {
+    expect(new Set(CONFIG_VARIABLES).size).toBe(CONFIG_VARIABLES.length);
+    expect(CONFIG_VARIABLES.length).toBeGreaterThan(60);
+  });
+
+  it('documents each default as a value the variable accepts and compiles to the same config', () => {
+    const defaults = loadConfig({}, '/x');
+    const spelled = CONFIG_RECORDS.filter((record) => record.defaultText === record.field.fallbackText);
+    expect(spelled.length).toBeGreaterThan(50);
+    for (const record of spelled) expect(loadConfig({ [record.name]: record.defaultText }, '/x'), record.name).toEqual(defaults);
+  });
+
+  it('refuses a flag spelled as an Object.prototype member', () => {
+    expect(() => loadConfig({ FLEET_ADMIN_READONLY: 'constructor' })).toThrow(/^FLEET_ADMIN_READONLY: expected true or false/);
   });
 
   for (const [variable, value] of Object.entries(BAD_VALUES)) {

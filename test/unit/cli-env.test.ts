@@ -1,0 +1,39 @@
+// `fleet env` and `fleet help env` list every variable from the config records, even while the
+// environment holds a bad value (the one command that must still run then).
+import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { CONFIG_RECORDS } from '../../src/config/env-schema.js';
+
+// Runs the CLI in-process and collects what it prints.
+async function fleet(argv: string[], env: Record<string, string> = {}) {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) }, env);
+  return { code, stdout, stderr };
+}
+
+describe('fleet env', () => {
+  it('prints every variable with its default and meaning, with a bad variable in the environment', async () => {
+    const result = await fleet(['env'], { FLEET_PREFIX: 'no-hash-tag' });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    for (const record of CONFIG_RECORDS) {
+      expect(result.stdout).toMatch(new RegExp(`^  ${record.name} +default: ${record.defaultText.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n      `, 'm'));
+      expect(result.stdout).toContain(record.doc);
+    }
+  });
+
+  it('prints the same records as JSON', async () => {
+    const result = await fleet(['env', '--json']);
+    expect(JSON.parse(result.stdout)).toEqual(CONFIG_RECORDS.map((r) => ({ name: r.name, default: r.defaultText, doc: r.doc })));
+  });
+
+  it('is the environment section of fleet help env, and fleet --help points to it', async () => {
+    const help = await fleet(['help', 'env']);
+    expect(help.code).toBe(0);
+    for (const record of CONFIG_RECORDS) expect(help.stdout).toContain(`  ${record.name} `);
+    const root = await fleet(['--help']);
+    expect(root.code).toBe(0);
+    expect(root.stdout).toContain('`fleet env` lists them');
+  });
+});
