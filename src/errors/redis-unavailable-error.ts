@@ -19,7 +19,10 @@ export class RedisUnavailableError extends FleetError {
   readonly address: string;
   /** The Redis error code (`OOM`, ...), `NOANSWER`, or a connection code (`ECONNREFUSED`, ...). */
   readonly refusal: string;
-  readonly retryAfterS = REDIS_RETRY_AFTER_S;
+  // A getter, not a field: an error revived from a job failure has it too.
+  get retryAfterS(): number {
+    return REDIS_RETRY_AFTER_S;
+  }
 
   constructor(address: string, refusal: string, cause: unknown) {
     const detail = cause instanceof Error ? cause.message : String(cause);

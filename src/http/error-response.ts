@@ -1,16 +1,22 @@
 /**
- * The one place that turns an error into an HTTP answer `{ error: { code, message, field? } }`.
+ * The one place that turns an error into an HTTP answer `{ error: { code, message, retryable, field? } }`.
  * Statuses come from the error's `code` (never its message): a typed error raised here keeps its
- * code, a job failure decoded from a worker (`RemoteJobError`) carries the worker's code. A Redis
- * refusal (typed by `RedisUnavailableError.from` before it gets here) is 503 with `Retry-After`.
+ * code, a job failure decoded from a worker (`remoteJob` set) carries the worker's code and retry
+ * intent. A Redis refusal (typed by `RedisUnavailableError.from` before it gets here) is 503 with
+ * `Retry-After`.
  */
 import { isFleetError } from '../errors/fleet-error.js';
 import { PayloadInvalidError } from '../errors/payload-invalid-error.js';
 import { REDIS_RETRY_AFTER_S } from '../errors/redis-unavailable-error.js';
-import { RemoteJobError } from '../errors/remote-job-error.js';
 
 export interface ErrorBody {
-  readonly error: { readonly code: string; readonly message: string; readonly field?: string };
+  readonly error: {
+    readonly code: string;
+    readonly message: string;
+    /** Whether sending the same request again may succeed (the error's own retry intent). */
+    readonly retryable?: boolean;
+    readonly field?: string;
+  };
 }
 
 export interface ErrorAnswer {
@@ -58,12 +64,12 @@ export function errorResponse(error: unknown): ErrorAnswer {
     return { status: INTERNAL_STATUS, body: { error: { code: 'Internal', message: 'internal error (see the web process log)' } }, headers: {} };
   }
   const known = HTTP_STATUS_BY_CODE[error.code];
-  const status = known ?? (error instanceof RemoteJobError ? JOB_FAILED_STATUS : INTERNAL_STATUS);
+  const status = known ?? (error.remoteJob ? JOB_FAILED_STATUS : INTERNAL_STATUS);
   const field = error instanceof PayloadInvalidError ? error.field : undefined;
   const retryAfter = RETRY_AFTER_S_BY_CODE[error.code];
   return {
     status,
-    body: { error: { code: error.code, message: error.message, ...(field === undefined ? {} : { field }) } },
+    body: { error: { code: error.code, message: error.message, retryable: error.retryable, ...(field === undefined ? {} : { field }) } },
     headers: retryAfter === undefined ? {} : { 'Retry-After': String(retryAfter) },
   };
 }

@@ -27,6 +27,7 @@ const ERROR_SCHEMA: JsonObject = {
       properties: {
         code: { type: 'string', description: 'Stable error code (e.g. PayloadInvalid, StaleGeneration, WaitTimeout)' },
         message: { type: 'string' },
+        retryable: { type: 'boolean', description: 'Whether the same request may succeed if sent again (the error\'s own retry intent)' },
         field: { type: 'string', description: 'First offending field (dotted path) of a PayloadInvalid error' },
       },
     },

@@ -8,7 +8,7 @@
  * it by compare-and-set (the loser of a race destroys its own sandbox). The fence, not the lock,
  * keeps a stale provisioner from ever publishing or persisting.
  */
-import { encodeFailure } from '../errors/failure-codec.js';
+import { describeFailure } from '../errors/failure-codec.js';
 import { FleetError } from '../errors/fleet-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import { WorkspaceConflictError } from '../errors/workspace-conflict-error.js';
@@ -197,7 +197,7 @@ export async function provisionWorkspace(deps: ProvisionDeps, request: Provision
       return { workspaceId, handle: created.handle, generation, hostId: created.hostId, provider: providerName, outcome: plan.outcome, source: plan.source };
     } catch (error) {
       // Fenced: only this generation's own provisioning record becomes `error`, never a newer one.
-      await deps.runtime.transition(workspaceId, 'fail', generation, { error: encodeFailure(error) }).catch(() => undefined);
+      await deps.runtime.transition(workspaceId, 'fail', generation, { error: describeFailure(error) }).catch(() => undefined);
       if (created) {
         const published = await deps.addresses.get(workspaceId);
         if (published?.handle !== created.handle) await provider.destroy(created.handle, ctx.signal).catch(() => undefined);

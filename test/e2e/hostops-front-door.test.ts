@@ -7,6 +7,8 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { decodeFailure } from '../../src/errors/failure-codec.js';
+import { PayloadInvalidError } from '../../src/errors/payload-invalid-error.js';
 import { createFleetClient } from '../../src/producers/fleet-client.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { testConnection, testEnv } from '../helpers/fleet-env.js';
@@ -44,7 +46,7 @@ describe('hostops through a running fleet', () => {
       ['exec', { op: 'exec', handle, args: { cmd: 'touch pwned', timeoutMs: 5_000 } }, /^PayloadInvalid: hostops payload: args\.cmd: must be an array of strings \(got "touch pwned"\)$/],
       ['destroy', { op: 'destroy', handle: 'local:local:..:g1' }, /^PayloadInvalid: hostops payload: handle: /],
     ];
-    const outcomes: { name: string; state: string; failedReason: string; attemptsMade: number }[] = [];
+    const outcomes: { name: string; state: string; failedReason: string; decoded: unknown; attemptsMade: number }[] = [];
     for (const [name, payload] of attacks) {
       // Three attempts offered: a permanent failure must not use them.
       const job = await queue.add(name, payload, { attempts: 3, backoff: { type: 'fixed', delay: 10 } });
@@ -53,12 +55,16 @@ describe('hostops through a running fleet', () => {
         return current === 'failed' || current === 'completed' ? current : undefined;
       });
       const finished = (await queue.getJob(job.id!))!;
-      outcomes.push({ name, state, failedReason: finished.failedReason, attemptsMade: finished.attemptsMade });
+      // The human first line of the reason, and the error a caller decodes from all of it.
+      const decoded = decodeFailure(queue.name, job.id!, finished.failedReason);
+      outcomes.push({ name, state, failedReason: finished.failedReason.split('\n')[0]!, decoded, attemptsMade: finished.attemptsMade });
     }
     // Damage first: a missing guard shows as a changed home before it shows as a wrong reason.
     expect(await readTree(home).catch(() => ({}))).toEqual(before);
     for (const [i, [name, , reason]] of attacks.entries()) {
       expect(outcomes[i], name).toMatchObject({ state: 'failed', failedReason: expect.stringMatching(reason), attemptsMade: 1 });
+      expect(outcomes[i]!.decoded, name).toBeInstanceOf(PayloadInvalidError);
+      expect(outcomes[i]!.decoded, name).toMatchObject({ retryable: false, remoteJob: { queue: queue.name } });
     }
 
     worker.child.kill('SIGTERM');

@@ -1,6 +1,8 @@
 // The HTTP edge's pure parts: the error → status table, constant-time comparison, same-origin.
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
+import { DeadlineExceededError } from '../../src/errors/deadline-exceeded-error.js';
+import { decodeFailure, encodeFailure } from '../../src/errors/failure-codec.js';
 import { PayloadInvalidError } from '../../src/errors/payload-invalid-error.js';
 import { ReplyError } from 'ioredis';
 import { REDIS_RETRY_AFTER_S, RedisUnavailableError } from '../../src/errors/redis-unavailable-error.js';
@@ -15,12 +17,21 @@ import { resolveWait } from '../../src/http/wait-query.js';
 
 describe('errorResponse', () => {
   it('maps codes to statuses; remote failures keep the worker code; unknown errors are 500 without detail', () => {
-    expect(errorResponse(new PayloadInvalidError('x', [{ field: 'kind', message: 'bad' }]))).toEqual({ status: 400, body: { error: { code: 'PayloadInvalid', message: 'x: kind: bad', field: 'kind' } }, headers: {} });
+    expect(errorResponse(new PayloadInvalidError('x', [{ field: 'kind', message: 'bad' }]))).toEqual({ status: 400, body: { error: { code: 'PayloadInvalid', message: 'x: kind: bad', retryable: false, field: 'kind' } }, headers: {} });
     expect(errorResponse(new WorkspaceNotFoundError('ws')).status).toBe(404);
     expect(errorResponse(new StaleGenerationError('ws', 1, 2)).status).toBe(409);
     expect(errorResponse(new RemoteJobError('persist@h', '1', 'StaleGeneration', 'stale')).status).toBe(409);
     expect(errorResponse(new RemoteJobError('bake', '1', 'DeadlineExceeded', 'late'))).toMatchObject({ status: 502, body: { error: { code: 'DeadlineExceeded' } } });
     expect(errorResponse(new WaitTimeoutError('gc', '1', 5)).status).toBe(504);
+    // A job failure revived as its own class is still a worker's failure: 502 when the code has no status of its own.
+    const late = decodeFailure('bake', '2', encodeFailure(new DeadlineExceededError('bake job 2', 1_000)));
+    expect(late).toBeInstanceOf(DeadlineExceededError);
+    expect(errorResponse(late)).toMatchObject({ status: 502, body: { error: { code: 'DeadlineExceeded', retryable: true } } });
+    expect(errorResponse(decodeFailure('hostops@h', '3', encodeFailure(new PayloadInvalidError('hostops payload', [{ field: 'args.path', message: 'bad' }]))))).toMatchObject({
+      status: 400,
+      body: { error: { code: 'PayloadInvalid', retryable: false, field: 'args.path' } },
+    });
+    expect(errorResponse(new DeadlineExceededError('here', 1)).status).toBe(500);
     expect(errorResponse(new Error('secret detail'))).toEqual({ status: 500, body: { error: { code: 'Internal', message: 'internal error (see the web process log)' } }, headers: {} });
   });
 
@@ -28,7 +39,7 @@ describe('errorResponse', () => {
     const oom = new RedisUnavailableError('10.0.0.5:6379', 'OOM', new ReplyError("OOM command not allowed when used memory > 'maxmemory'."));
     expect(errorResponse(oom)).toEqual({
       status: 503,
-      body: { error: { code: 'RedisUnavailable', message: "Redis at 10.0.0.5:6379 refused the command (OOM): OOM command not allowed when used memory > 'maxmemory'." } },
+      body: { error: { code: 'RedisUnavailable', message: "Redis at 10.0.0.5:6379 refused the command (OOM): OOM command not allowed when used memory > 'maxmemory'.", retryable: true } },
       headers: { 'Retry-After': String(REDIS_RETRY_AFTER_S) },
     });
     expect(errorResponse(new RemoteJobError('gc', '3', 'RedisUnavailable', 'Redis at h:1 refused the command (READONLY): ...'))).toMatchObject({ status: 503, headers: { 'Retry-After': '5' } });

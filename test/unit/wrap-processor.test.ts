@@ -3,6 +3,8 @@
 import { UnrecoverableError, type Job } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { DeadlineExceededError } from '../../src/errors/deadline-exceeded-error.js';
+import { decodeFailure } from '../../src/errors/failure-codec.js';
+import { JobDataUnreadableError } from '../../src/errors/job-data-unreadable-error.js';
 import { PayloadInvalidError } from '../../src/errors/payload-invalid-error.js';
 import { createLogger } from '../../src/logger.js';
 import { QUEUES } from '../../src/queues/index.js';
@@ -77,7 +79,12 @@ describe('wrapProcessor', () => {
     const unreadable = { ...job(new UnreadableJobData('{"workspaceId":', new SyntaxError('Unexpected end of JSON input'))), updateData: async (d: unknown) => void stored.push(d) } as unknown as Job;
     const error = await fn(unreadable, 'token').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnrecoverableError);
-    expect((error as Error).message).toBe('JobDataUnreadable: job 42 on queue persist@h1: data is not valid JSON (Unexpected end of JSON input); failed without running');
+    const [human] = (error as Error).message.split('\n');
+    expect(human).toBe('JobDataUnreadable: job 42 on queue persist@h1: data is not valid JSON (Unexpected end of JSON input); failed without running');
+    // The caller gets the same class back, with its retry intent and context.
+    const decoded = decodeFailure('persist@h1', '42', (error as Error).message);
+    expect(decoded).toBeInstanceOf(JobDataUnreadableError);
+    expect(decoded).toMatchObject({ retryable: false, context: { queue: 'persist@h1', jobId: '42' }, remoteJob: { queue: 'persist@h1', jobId: '42' } });
     expect(ran).toBe(false);
     expect(stored).toEqual([{ unreadableData: '{"workspaceId":' }]);
     expect(out.lines).toHaveLength(1);
