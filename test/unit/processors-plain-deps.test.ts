@@ -24,7 +24,7 @@ function checkpointDeps(current: Address | null, state: 'running' | 'stopped' | 
   return {
     addresses: { get: async () => current },
     providerFor: () => provider(state, calls),
-    client: { persist: async (request) => (calls.push(`persist ${JSON.stringify(request)}`), { jobId: 'p1', seq: 7 }) } as unknown as CheckpointDeps['client'],
+    client: { persist: async (request: unknown) => (calls.push(`persist ${JSON.stringify(request)}`), { jobId: 'p1', seq: 7 }) } as unknown as CheckpointDeps['client'],
   };
 }
 
