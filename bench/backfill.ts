@@ -107,7 +107,7 @@ export async function runBackfillBench(options: BackfillBenchOptions = {}): Prom
   const concurrency = options.concurrency ?? 4;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const root = await mkdtemp(path.join(os.tmpdir(), 'bench-backfill-'));
-  const redis = await startEmbeddedRedis({ home: path.join(root, 'redis-home'), logger: createLogger({ level: 'silent' }) });
+  const redis = await startEmbeddedRedis({ home: path.join(root, 'redis-home'), logger: createLogger({ level: 'silent' }), systemPath: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin' });
   const started = Date.now();
   try {
     const legacyRoot = path.join(root, 'legacy');

@@ -2,8 +2,8 @@
  * Run-time check of the system tools the fleet shells out to. Installation lives in one place,
  * `scripts/ensure-system-tools.mjs` (run by `npm start` / `npm test`); this only explains.
  */
-import { spawnSync } from 'node:child_process';
 import { FleetError } from './errors/fleet-error.js';
+import { runCommand } from './lib/run-command.js';
 
 /** Thrown when `redis-server` or `rsync` is not on PATH. */
 export class MissingSystemToolError extends FleetError {
@@ -21,13 +21,18 @@ export class MissingSystemToolError extends FleetError {
   }
 }
 
-// True when `bin` resolves on PATH.
-function onPath(bin: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${bin}`], { stdio: 'ignore' }).status === 0;
+// A `command -v` that has not answered in this long is a broken shell, not a missing tool.
+const LOOKUP_TIMEOUT_MS = 10_000;
+
+// True when `bin` resolves on `systemPath`.
+async function onPath(bin: string, systemPath: string): Promise<boolean> {
+  const result = await runCommand('sh', ['-c', `command -v ${bin}`], { env: { PATH: systemPath }, timeoutMs: LOOKUP_TIMEOUT_MS });
+  return result.exitCode === 0;
 }
 
-/** Throws `MissingSystemToolError` naming every missing tool. */
-export function assertSystemTools(tools: readonly string[]): void {
-  const missing = tools.filter((tool) => !onPath(tool));
+/** Throws `MissingSystemToolError` naming every tool missing from `systemPath` (the PATH the fleet runs its tools with). */
+export async function assertSystemTools(tools: readonly string[], systemPath: string): Promise<void> {
+  const missing: string[] = [];
+  for (const tool of tools) if (!(await onPath(tool, systemPath))) missing.push(tool);
   if (missing.length > 0) throw new MissingSystemToolError(missing);
 }

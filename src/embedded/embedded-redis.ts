@@ -10,7 +10,6 @@
  * (0700), so no sandbox uid can read it and every fleet process and CLI run as the fleet's user
  * can.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rm, writeFile, rename } from 'node:fs/promises';
 import path from 'node:path';
@@ -19,7 +18,9 @@ import { FleetError } from '../errors/fleet-error.js';
 import type { Logger } from '../logger.js';
 import { delay } from '../lib/with-timeout.js';
 import { freePort } from '../lib/free-port.js';
+import { startLongLivedProcess } from '../lib/long-lived-process.js';
 import { processAlive } from '../lib/process-alive.js';
+import { terminateProcess } from '../lib/terminate-process.js';
 import { redisUrlAddress } from '../redis.js';
 
 /** Thrown when the embedded server cannot be started or found. */
@@ -47,6 +48,9 @@ export interface EmbeddedRedis {
 }
 
 export const stateFile = (home: string) => path.join(home, 'redis.json');
+
+/** Time the server gets between SIGTERM (it flushes the AOF) and SIGKILL. */
+const STOP_GRACE_MS = 10_000;
 
 /** Reads the recorded embedded server, if any. */
 export async function readEmbeddedState(home: string): Promise<EmbeddedRedisState | null> {
@@ -92,7 +96,7 @@ export function redisServerArgs(port: number, dataDir: string): string[] {
 }
 
 /** Starts (or adopts) the embedded server for `home`. */
-export async function startEmbeddedRedis({ home, logger, startTimeoutMs = 15_000 }: { home: string; logger: Logger; startTimeoutMs?: number }): Promise<EmbeddedRedis> {
+export async function startEmbeddedRedis({ home, logger, systemPath, startTimeoutMs = 15_000 }: { home: string; logger: Logger; systemPath: string; startTimeoutMs?: number }): Promise<EmbeddedRedis> {
   const dataDir = path.join(home, 'redis');
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   await chmod(home, 0o700);
@@ -111,26 +115,19 @@ export async function startEmbeddedRedis({ home, logger, startTimeoutMs = 15_000
   const password = await serverPassword(dataDir);
   // Own process group: a Ctrl-C aimed at `fleet up` must not stop Redis before the workers drain;
   // we stop it last. If `fleet up` is SIGKILLed the server survives and the next `fleet up` adopts it.
-  const child: ChildProcess = spawn('redis-server', redisServerArgs(port, dataDir), { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-  child.unref();
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
+  const server = startLongLivedProcess('redis-server', redisServerArgs(port, dataDir), { env: { PATH: systemPath } });
   const url = `redis://:${password}@127.0.0.1:${port}`;
   const deadline = Date.now() + startTimeoutMs;
   for (;;) {
-    const early = await Promise.race([exited.then((code) => `exited with code ${code}`), spawnError.then((e) => e.message), delay(50).then(() => null)]);
-    if (early !== null) throw new EmbeddedRedisError(`redis-server ${early}: ${stderr.trim() || 'see ' + path.join(dataDir, 'redis.log')}`);
+    const early = await Promise.race([server.exited.then((code) => `exited with code ${code}`), server.failed.then((e) => e.message), delay(50).then(() => null)]);
+    if (early !== null) throw new EmbeddedRedisError(`redis-server ${early}: ${server.stderr().trim() || 'see ' + path.join(dataDir, 'redis.log')}`);
     if (await pingRedis(url, 500)) break;
     if (Date.now() > deadline) {
-      child.kill('SIGKILL');
+      await server.stop(STOP_GRACE_MS);
       throw new EmbeddedRedisError(`redis-server did not answer PING within ${startTimeoutMs} ms`);
     }
   }
-  const state: EmbeddedRedisState = { url, port, pid: child.pid!, ownerPid: process.pid, dataDir, startedAt: new Date().toISOString() };
+  const state: EmbeddedRedisState = { url, port, pid: server.pid!, ownerPid: process.pid, dataDir, startedAt: new Date().toISOString() };
   await writeState(home, state);
   let stopping: Promise<void> | null = null;
   return {
@@ -139,11 +136,7 @@ export async function startEmbeddedRedis({ home, logger, startTimeoutMs = 15_000
     adopted: false,
     stop() {
       stopping ??= (async () => {
-        if (child.exitCode === null) {
-          child.kill('SIGTERM'); // redis-server flushes the AOF on SIGTERM
-          const done = await Promise.race([exited.then(() => true), delay(10_000).then(() => false)]);
-          if (!done) child.kill('SIGKILL');
-        }
+        await server.stop(STOP_GRACE_MS); // redis-server flushes the AOF on SIGTERM
         await rm(stateFile(home), { force: true });
       })();
       return stopping;
@@ -173,14 +166,9 @@ async function writeState(home: string, state: EmbeddedRedisState): Promise<void
   await rename(tmp, stateFile(home));
 }
 
-// Stops an adopted server by pid.
+// Stops an adopted server by pid (not our child: polled until it is gone).
 async function stopByPid(home: string, state: EmbeddedRedisState): Promise<void> {
-  try {
-    process.kill(state.pid, 'SIGTERM');
-    for (let i = 0; i < 200 && processAlive(state.pid); i++) await delay(50);
-  } catch {
-    // already gone
-  }
+  await terminateProcess(state.pid, { graceMs: STOP_GRACE_MS });
   await rm(stateFile(home), { force: true });
 }
 

@@ -1,9 +1,11 @@
 /**
- * Every subprocess of the fleet runs through here: detached in its own process group, with a
- * deadline and an `AbortSignal`; on either, the whole group is SIGKILLed (rsync forks children
- * that a plain `child.kill()` would leave behind). A non-zero exit is a result, not an error.
+ * Every bounded subprocess of the fleet runs through here: detached in its own process group,
+ * with a deadline and an `AbortSignal`; on either, the whole group is SIGTERMed, then SIGKILLed
+ * after a grace (terminate-process.ts; rsync forks children that a plain `child.kill()` would
+ * leave behind). A non-zero exit is a result, not an error.
  */
 import { execa } from 'execa';
+import { DEFAULT_KILL_GRACE_MS, signalProcess, terminateProcess } from './terminate-process.js';
 
 export interface RunCommandOptions {
   readonly cwd?: string;
@@ -11,6 +13,8 @@ export interface RunCommandOptions {
   readonly env: Readonly<Record<string, string>>;
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
+  /** Time between SIGTERM and SIGKILL once the deadline or the signal fired. @default DEFAULT_KILL_GRACE_MS (5 s) */
+  readonly killGraceMs?: number;
   /** Keep at most this many bytes of each output stream. @default 1 MiB */
   readonly maxOutputBytes?: number;
   readonly onStdout?: (chunk: Buffer) => void;
@@ -71,22 +75,21 @@ export async function runCommand(file: string, args: readonly string[], options:
 
   let timedOut = false;
   let aborted = false;
-  const killGroup = () => {
+  // The child's exit, whatever its outcome (a spawn failure is reported by `await child`).
+  const exited = child.then(() => undefined, () => undefined);
+  let termination: Promise<unknown> | null = null;
+  const terminate = () => {
     if (child.pid === undefined) return;
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // the group is already gone
-    }
+    termination ??= terminateProcess(-child.pid, { graceMs: options.killGraceMs ?? DEFAULT_KILL_GRACE_MS, exited });
   };
   const timer = setTimeout(() => {
     timedOut = true;
-    killGroup();
+    terminate();
   }, options.timeoutMs);
   timer.unref();
   const onAbort = () => {
     aborted = true;
-    killGroup();
+    terminate();
   };
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -106,7 +109,9 @@ export async function runCommand(file: string, args: readonly string[], options:
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
+    // Settles with the child's exit (its grace timer cleared).
+    await termination;
     // Grandchildren that outlived their parent (detached group) are killed too.
-    killGroup();
+    if (child.pid !== undefined) signalProcess(-child.pid, 'SIGKILL');
   }
 }

@@ -20,14 +20,14 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
     .action((opts: { json?: boolean }) =>
       run(async () => {
         const base = ctx.config();
-        assertSystemTools(base.redis.url ? ['rsync'] : ['redis-server', 'rsync']);
+        await assertSystemTools(base.redis.url ? ['rsync'] : ['redis-server', 'rsync'], base.systemPath);
         const logger = ctx.logger({ component: 'fleet-up', hostId: base.hostId });
         const releasers = new Releasers();
         try {
           let url = base.redis.url;
           let redisNote = 'external';
           if (!url) {
-            const embedded = await startEmbeddedRedis({ home: base.paths.home, logger });
+            const embedded = await startEmbeddedRedis({ home: base.paths.home, logger, systemPath: base.systemPath });
             releasers.add('embedded redis', () => embedded.stop());
             url = embedded.url;
             redisNote = `embedded${embedded.adopted ? ', adopted' : ''}, data ${embedded.state.dataDir}`;

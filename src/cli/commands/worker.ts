@@ -20,7 +20,7 @@ export function registerWorker(program: Command, ctx: CliContext, run: (action: 
         const queues = parseQueueList('--queues', opts.queues);
         const config = await ctx.connectedConfig();
         const hosts = parseHostList('--host', opts.host, config.hostId);
-        if (queues.some((q) => q === 'persist' || q === 'checkpoint' || q === 'provision' || q === 'backfill')) assertSystemTools(['rsync']);
+        if (queues.some((q) => q === 'persist' || q === 'checkpoint' || q === 'provision' || q === 'backfill')) await assertSystemTools(['rsync'], config.systemPath);
         const logger = ctx.logger({ component: 'worker', hostId: config.hostId });
         const fleet = await startFleetProcess({ config, queues, hosts, logger });
         printResult(ctx.io, Boolean(opts.json), { queues: fleet.workers.queueNames, worker: fleet.workers.registration.id }, () =>

@@ -2,8 +2,9 @@
  * Runs one command of a workspace in its sandbox (src/sandbox/sandbox-command.ts): as the
  * workspace's uid, the live tree bound at /workspace from the handle the provider opened (the
  * child gets it as fd 3; bwrap closes it after the mount), with the host's limits, in its own
- * cgroup where cgroup v2 is delegable. The deadline and the caller's signal SIGKILL the outer
- * bwrap's process group, which takes the sandbox's whole pid namespace with it.
+ * cgroup where cgroup v2 is delegable. The deadline and the caller's signal terminate the outer
+ * bwrap's process group (SIGTERM, SIGKILL after runCommand's grace); its death takes the
+ * sandbox's whole pid namespace with it (`--die-with-parent`).
  */
 import { runCommand } from '../../lib/run-command.js';
 import { createCommandCgroup, type CommandCgroup } from '../../sandbox/cgroup-limits.js';

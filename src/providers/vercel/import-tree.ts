@@ -9,8 +9,6 @@ import { parseRevisionRecord } from '../../archive/revision-record.js';
 import { DirHandle } from '../../tree/dir-handle.js';
 import { removeTree } from '../../tree/remove-tree.js';
 import type { Sandbox } from '@vercel/sandbox';
-import { ExecaError } from 'execa';
-import { ProviderBusyError, ProviderPermanentError } from '../provider-errors.js';
 import { clearReady } from './ready-marker.js';
 import { packTree } from './pack-tree.js';
 import { runScript } from './run-script.js';
@@ -27,7 +25,7 @@ import { FLEET_DIR, sandboxPath } from './vercel-paths.js';
  */
 export async function importTree(sandbox: Sandbox, from: string, signal: AbortSignal, systemPath = '/usr/bin:/bin'): Promise<void> {
   await clearReady(sandbox, signal);
-  const archive = from.endsWith(RECORD_SUFFIX) ? await packRevision(from, signal, systemPath) : await packLocal(from, signal);
+  const archive = from.endsWith(RECORD_SUFFIX) ? await packRevision(from, signal, systemPath) : await packTree(from, signal, systemPath);
   const name = `${FLEET_DIR}/import-${randomUUID()}.tgz`;
   await sandbox.writeFiles([{ path: sandboxPath(name), content: archive, mode: 0o600 }], { signal });
   await runScript(sandbox, { operation: 'importTree', script: IMPORT_SCRIPT, args: [name], signal });
@@ -48,20 +46,8 @@ async function packRevision(from: string, signal: AbortSignal, systemPath: strin
     } finally {
       await dest.close();
     }
-    return await packLocal(dir, signal);
+    return await packTree(dir, signal, systemPath);
   } finally {
     await removeTree(dir);
-  }
-}
-
-// Packs `from`, turning local tar failures into provider errors (a deadline is busy, the rest permanent).
-async function packLocal(from: string, signal: AbortSignal): Promise<Buffer> {
-  try {
-    return await packTree(from, signal);
-  } catch (error) {
-    if (error instanceof ExecaError && (error.isCanceled || error.timedOut)) {
-      throw new ProviderBusyError('vercel', 'importTree', 'packing the local tree timed out', { cause: error, context: { from } });
-    }
-    throw new ProviderPermanentError('vercel', 'importTree', 'cannot pack the local tree', { cause: error, context: { from } });
   }
 }
