@@ -2,6 +2,7 @@
 import type { Config } from '../config.js';
 import { closeRedis, createRedis } from '../redis.js';
 import { createServices, type FleetServices } from './services.js';
+import { pick } from './pick.js';
 import type { Logger } from '../logger.js';
 
 /** What a CLI action's services are built from (the CLI's context). */
@@ -11,12 +12,16 @@ export interface ServicesSource {
   logger(bindings?: Record<string, unknown>): Logger;
 }
 
-export async function withServices<T>(ctx: ServicesSource, action: (services: FleetServices, config: Config) => Promise<T>): Promise<T> {
+/**
+ * The action receives only the members it names (`keys`): a command says what it uses, and the
+ * object it holds has nothing else.
+ */
+export async function withServices<K extends keyof FleetServices, T>(ctx: ServicesSource, keys: readonly K[], action: (services: Pick<FleetServices, K>, config: Config) => Promise<T>): Promise<T> {
   const config = await ctx.connectedConfig();
   const redis = createRedis({ url: config.redis.url!, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-cli' });
   const services = createServices({ config, redis, logger: ctx.logger({ component: 'cli' }) });
   try {
-    return await action(services, config);
+    return await action(pick(services, ...keys), config);
   } finally {
     await services.close();
     await closeRedis(redis);

@@ -80,7 +80,7 @@ export function registerArchive(program: Command, ctx: CliContext, run: (action:
         if (opts.removeFormat1 && config.archiveFormat !== 2) throw new UsageError('--remove-format1: the fleet writes format 1 (FLEET_ARCHIVE_FORMAT=1), whose persists read the current revision\'s directory; switch to format 2 first');
         const known = new Set(await new ArchiveStore(config.paths.archiveRoot).workspaces());
         for (const id of workspaces) if (!known.has(id)) throw new UsageError(`--workspace: no workspace ${JSON.stringify(id)} in the archive (${config.paths.archiveRoot})`);
-        return withServices(ctx, (services, connected) =>
+        return withServices(ctx, ['archive', 'singleFlight'], (services, connected) =>
           withInterrupt(async (signal) => {
             const bar = opts.json ? null : progressBar(ctx.io, 'migrate');
             const report = await migrateArchive(

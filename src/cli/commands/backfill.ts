@@ -49,7 +49,7 @@ function dedupIdOf(payload: BackfillInput): string {
 }
 
 // Enqueues a backfill job and, with --wait, follows it to its result.
-async function enqueueAndFollow<R>(services: FleetServices, ctx: CliContext, label: string, payload: BackfillInput, opts: CommonOptions, defaultTimeoutMs: number): Promise<{ jobId: string; result?: R }> {
+async function enqueueAndFollow<R>(services: Pick<FleetServices, 'client'>, ctx: CliContext, label: string, payload: BackfillInput, opts: CommonOptions, defaultTimeoutMs: number): Promise<{ jobId: string; result?: R }> {
   const timeoutMs = parseMs('--timeout', opts.timeout, defaultTimeoutMs);
   const client = services.client;
   const events = opts.wait ? await client.pool.events(BACKFILL) : null;
@@ -87,7 +87,7 @@ export function registerBackfill(program: Command, ctx: CliContext, run: Run): v
         if (workspace === undefined) throw new UsageError('backfill: give a workspace id, or `sweep` / `status`');
         const workspaceId = parsePayload('workspace', WorkspaceId, workspace);
         const source = parseSource(opts.source);
-        return withServices(ctx, async (services) => {
+        return withServices(ctx, ['client'], async (services) => {
           const out = await enqueueAndFollow<BackfillResult>(services, ctx, `backfill ${workspaceId}`, { kind: 'workspace', workspaceId, source }, opts, 300_000);
           printResult(ctx.io, Boolean(opts.json), out.result ?? out, () => (out.result ? describeWorkspace(out.result) : `backfill of ${workspaceId} enqueued (job ${out.jobId})`));
           return 0;
@@ -106,7 +106,7 @@ export function registerBackfill(program: Command, ctx: CliContext, run: Run): v
         const source = parseSource(all.source);
         const batch = parseNumber('--batch', all.batch);
         const ratePerSec = parseNumber('--rate', all.rate);
-        return withServices(ctx, async (services) => {
+        return withServices(ctx, ['client'], async (services) => {
           const payload = { kind: 'sweep' as const, source, ...(batch === undefined ? {} : { batch }), ...(ratePerSec === undefined ? {} : { ratePerSec }) };
           const out = await enqueueAndFollow<SweepResult>(services, ctx, `sweep ${source}`, payload, all, 24 * 3_600_000);
           printResult(ctx.io, Boolean(all.json), out.result ?? out, () => (out.result ? describeSweep(out.result) : `sweep of ${source} enqueued (job ${out.jobId}); follow it with \`fleet backfill status\``));
@@ -122,7 +122,7 @@ export function registerBackfill(program: Command, ctx: CliContext, run: Run): v
       run(async () => {
         const all = command.optsWithGlobals<CommonOptions>();
         const source = parseSource(all.source);
-        return withServices(ctx, async (services) => {
+        return withServices(ctx, ['client', 'keys', 'redis'], async (services) => {
           const state = await readSweepState(services.redis, services.keys, source);
           const leaseKey = services.keys.backfillSweepLease(source);
           const [leaseToken, leaseTtlMs] = await Promise.all([services.redis.get(leaseKey), services.redis.pttl(leaseKey)]);

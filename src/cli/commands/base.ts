@@ -12,7 +12,7 @@ export function registerBase(program: Command, ctx: CliContext, run: (action: ()
     .option('--json', 'print as JSON')
     .action((opts: { json?: boolean }) =>
       run(() =>
-        withServices(ctx, async (services) => {
+        withServices(ctx, ['bases'], async (services) => {
           const entries = await services.bases.list();
           printResult(ctx.io, Boolean(opts.json), { bases: entries }, () =>
             entries.length === 0
@@ -33,7 +33,7 @@ export function registerBase(program: Command, ctx: CliContext, run: (action: ()
     .option('--json', 'print as JSON')
     .action((snapshotId: string, opts: { json?: boolean }) =>
       run(() =>
-        withServices(ctx, async (services) => {
+        withServices(ctx, ['bases'], async (services) => {
           const previous = await services.bases.activate(snapshotId);
           printResult(ctx.io, Boolean(opts.json), { active: snapshotId, previous }, () => `${snapshotId} is active (previous: ${previous ?? 'none'})`);
           return 0;
@@ -48,7 +48,7 @@ export function registerBase(program: Command, ctx: CliContext, run: (action: ()
     .option('--json', 'print as JSON')
     .action((lane: string, opts: { provider?: string; json?: boolean }) =>
       run(() =>
-        withServices(ctx, async (services, config) => {
+        withServices(ctx, ['bases'], async (services, config) => {
           const result = await services.bases.rollback(lane, opts.provider ?? config.provider);
           printResult(ctx.io, Boolean(opts.json), result, () => `lane ${lane}: ${result.from} → ${result.to}`);
           return 0;
@@ -62,7 +62,7 @@ export function registerBase(program: Command, ctx: CliContext, run: (action: ()
     .option('--json', 'print as JSON')
     .action((snapshotId: string, opts: { json?: boolean }) =>
       run(() =>
-        withServices(ctx, async (services) => {
+        withServices(ctx, ['bases'], async (services) => {
           const workspaces = await services.bases.referencedBy(snapshotId);
           printResult(ctx.io, Boolean(opts.json), { snapshotId, workspaces }, () => (workspaces.length ? workspaces.join('\n') : `${snapshotId}: no workspaces`));
           return 0;

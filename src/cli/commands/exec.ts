@@ -21,7 +21,7 @@ export function registerExec(program: Command, ctx: CliContext, run: (action: ()
       run(async () => {
         const workspaceId = parsePayload('workspace', WorkspaceId, workspace);
         if (command.length === 0) throw new UsageError('exec: missing command after --');
-        return withServices(ctx, async (services, config) => {
+        return withServices(ctx, ['addresses', 'providerFor'], async (services, config) => {
           const address = await services.addresses.get(workspaceId);
           if (!address) throw new WorkspaceNotFoundError(workspaceId);
           const timeoutMs = parseMs('--timeout', opts.timeout, config.deadlines.execMs);

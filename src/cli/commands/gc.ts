@@ -28,7 +28,7 @@ export function registerGc(program: Command, ctx: CliContext, run: (action: () =
         if (!Number.isInteger(limit) || limit < 1 || limit > 1_000) throw new UsageError(`--limit: expected a whole number from 1 to 1000, got ${JSON.stringify(opts.limit)}`);
         const timeoutMs = parseMs('--timeout', opts.timeout, 600_000);
         const kinds = (opts.kind ? [opts.kind] : GC_KINDS.filter((k) => k !== 'verify')) as GcKind[];
-        return withServices(ctx, async (services) => {
+        return withServices(ctx, ['client'], async (services) => {
           const bar = opts.json ? null : progressBar(ctx.io, opts.dryRun ? 'gc (dry run)' : 'gc');
           const results: GcResult[] = [];
           for (const [i, kind] of kinds.entries()) {

@@ -15,7 +15,7 @@ export function registerHistory(program: Command, ctx: CliContext, run: (action:
     .action((workspace: string, opts: { json?: boolean }) =>
       run(async () => {
         const workspaceId = parsePayload('workspace', WorkspaceId, workspace);
-        return withServices(ctx, async (services) => {
+        return withServices(ctx, ['archive', 'checkpoints'], async (services) => {
           const rows = await workspaceHistory(services, workspaceId);
           printResult(ctx.io, Boolean(opts.json), { workspaceId, revisions: rows }, () =>
             rows.length === 0

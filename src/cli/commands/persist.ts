@@ -25,7 +25,7 @@ export function registerPersist(program: Command, ctx: CliContext, run: (action:
         const workspaceId = parsePayload('workspace', WorkspaceId, workspace);
         if (!(PERSIST_REASONS as readonly string[]).includes(opts.reason)) throw new UsageError(`--reason: expected one of ${PERSIST_REASONS.join(', ')}, got ${JSON.stringify(opts.reason)}`);
         const timeoutMs = parseMs('--timeout', opts.timeout, 300_000);
-        return withServices(ctx, async (services) => {
+        return withServices(ctx, ['addresses', 'client'], async (services) => {
           const address = await services.addresses.get(workspaceId);
           if (!address) throw new WorkspaceNotFoundError(workspaceId);
           const enqueued = await services.client.persist(

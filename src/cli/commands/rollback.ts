@@ -18,7 +18,7 @@ export function registerRollback(program: Command, ctx: CliContext, run: (action
     .action((workspaceId: string, revision: string, opts: { wait?: boolean; timeout: string; json?: boolean }) =>
       run(async () => {
         const timeoutMs = parseMs('--timeout', opts.timeout, 300_000);
-        return withServices(ctx, async (services) => {
+        return withServices(ctx, ['client'], async (services) => {
           const enqueued = await services.client.rollback({ workspaceId, revision }, { wait: Boolean(opts.wait), timeoutMs });
           const result = enqueued.result as RollbackResult | undefined;
           printResult(ctx.io, Boolean(opts.json), result ?? enqueued, () =>

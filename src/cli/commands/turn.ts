@@ -16,7 +16,7 @@ export function registerTurn(program: Command, ctx: CliContext, run: (action: ()
     .option('--json', 'print the result as JSON')
     .action((workspaceId: string, turnId: string, opts: { ttl?: string; json?: boolean }) =>
       run(() =>
-        withServices(ctx, async (services, config) => {
+        withServices(ctx, ['client'], async (services, config) => {
           const result = await services.client.openTurn({ workspaceId, turnId, ttlMs: parseMs('--ttl', opts.ttl, config.turnTtlMs) });
           printResult(ctx.io, Boolean(opts.json), result, () => `${workspaceId}: turn ${turnId} open until ${new Date(result.expiresAt!).toISOString()}`);
           return 0;
@@ -31,7 +31,7 @@ export function registerTurn(program: Command, ctx: CliContext, run: (action: ()
     .option('--json', 'print the result as JSON')
     .action((workspaceId: string, turnId: string, opts: { json?: boolean }) =>
       run(() =>
-        withServices(ctx, async (services) => {
+        withServices(ctx, ['client'], async (services) => {
           const result = await services.client.closeTurn({ workspaceId, turnId });
           printResult(ctx.io, Boolean(opts.json), result, () => `${workspaceId}: turn ${turnId} closed${result.wasOpen ? '' : ' (it was not open)'}`);
           return 0;

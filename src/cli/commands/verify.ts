@@ -34,7 +34,7 @@ export function registerVerify(program: Command, ctx: CliContext, run: (action: 
         if (workspaces.length === 0 && !opts.all) throw new UsageError('verify: give workspace ids or --all');
         if (workspaces.length > 0 && opts.all) throw new UsageError('verify: give workspace ids or --all, not both');
         const given = workspaces.map((id) => parsePayload('workspace', WorkspaceId, id));
-        return withServices(ctx, async (services) => {
+        return withServices(ctx, ['addresses', 'archive', 'checkpoints', 'config', 'verifyCursor'], async (services) => {
           const { archive, checkpoints, addresses } = services;
           const ids = opts.all ? await knownWorkspaces(archive, addresses) : [...new Set(given)];
           const readData: IdWindow | undefined = subset === null ? undefined : await services.verifyCursor.claim(windowWidth(subset));

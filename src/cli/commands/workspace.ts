@@ -18,7 +18,7 @@ export function registerWorkspace(program: Command, ctx: CliContext, run: (actio
     .action((id: string, opts: { json?: boolean }) =>
       run(async () => {
         const workspaceId = parsePayload('workspace', WorkspaceId, id);
-        return withServices(ctx, async (services) => {
+        return withServices(ctx, ['activity', 'addresses', 'archive', 'checkpoints', 'intents', 'runtime'], async (services) => {
           const view = await describeWorkspace(services, workspaceId);
           printResult(ctx.io, Boolean(opts.json), view, () =>
             table(
@@ -54,7 +54,7 @@ export function registerWorkspace(program: Command, ctx: CliContext, run: (actio
       run(async () => {
         const workspaceId = parsePayload('workspace', WorkspaceId, id);
         if (!opts.confirm) throw new UsageError(`workspace reset ${workspaceId}: add --confirm (the history is moved aside and the sandbox destroyed)`);
-        return withServices(ctx, async (services) => {
+        return withServices(ctx, ['addresses', 'archive', 'bases', 'client', 'logger', 'providerFor', 'resets', 'runtime', 'singleFlight'], async (services) => {
           const result = await resetWorkspace(services, workspaceId, AbortSignal.timeout(120_000));
           printResult(ctx.io, Boolean(opts.json), result, () => `${workspaceId}: reset (generation now ${result.generation}; archive ${result.archiveMovedTo ?? 'was empty'})`);
           return 0;
