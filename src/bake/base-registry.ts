@@ -141,8 +141,8 @@ export class BaseRegistry {
     const lane = BaseRegistry.laneField(entry.provider, entry.lane);
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
       const previous = (await this.redis.hget(this.keys.activeBases(), lane)) ?? '';
-      const previousKey = previous ? this.keys.base(previous) : this.keys.base(snapshotId);
-      const reply = (await ACTIVATE.run(this.redis, [this.keys.activeBases(), this.keys.base(snapshotId), previousKey], [lane, snapshotId, previous])) as [number, string?];
+      const keys = [this.keys.activeBases(), this.keys.base(snapshotId), ...(previous ? [this.keys.base(previous)] : [])];
+      const reply = (await ACTIVATE.run(this.redis, keys, [lane, snapshotId, previous])) as [number, string?];
       if (reply[0] === 1) return reply[1] || null;
       if (reply[0] === -1) {
         const status = (await this.get(snapshotId))?.status ?? entry.status;
