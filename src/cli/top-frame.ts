@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import { COUNT_STATES, readFleetStatus, type FleetStatus } from '../status/fleet-status.js';
-import { listLiveWorkers, type LiveWorker } from '../status/live-workers.js';
+import { listLiveWorkers, type LiveWorker } from '../state/worker-registry.js';
 import { readPersistLag } from '../status/persist-lag.js';
 import { table } from './output.js';
 

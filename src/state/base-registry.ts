@@ -197,6 +197,11 @@ export class BaseRegistry {
     return (await RETIRE_FINISH.run(this.redis, [this.keys.base(snapshotId)], [now])) === 1;
   }
 
+  /** The generation of a new bake's seed sandbox (a counter that only increases). */
+  async nextBakeGeneration(): Promise<number> {
+    return Number(await this.redis.incr(this.keys.bakeSeq()));
+  }
+
   /** Records that a workspace started from a base (provenance index for retirement). */
   async addReference(snapshotId: string, workspaceId: string): Promise<void> {
     await this.redis.sadd(this.keys.baseRefs(snapshotId), workspaceId);
