@@ -21,8 +21,8 @@ import type { BackfillResult } from './backfill-workspace.js';
 import type { BackfillSource, LegacySource } from './legacy-source.js';
 import { createPacer } from './pacer.js';
 import { runPool } from './run-pool.js';
-import { SweepLease } from './sweep-lease.js';
-import { freshStats, readSweepState, sweepFields, type SweepStats } from './sweep-state.js';
+import { SweepLease } from '../state/sweep-lease.js';
+import { freshStats, readSweepState, sweepFields, type SweepStats } from '../state/sweep-state.js';
 
 export interface SweepRequest {
   readonly source: BackfillSource;

@@ -13,6 +13,7 @@ import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import { FleetError } from '../errors/fleet-error.js';
 import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
+import { countFenceRejection } from './fence-rejections.js';
 
 export type CheckpointKind = 'portable_workspace' | 'provider_native';
 
@@ -262,7 +263,7 @@ export class CheckpointStore {
     )) as [number, (number | string)?];
     if (reply[0] === 1) return;
     if (reply[0] === -1) {
-      await this.redis.hincrby(this.keys.counters(), 'fenceRejections', 1);
+      await countFenceRejection(this.redis, this.keys);
       throw new StaleGenerationError(workspaceId, generation, Number(reply[1]));
     }
     if (reply[0] === -2) throw new HeadMovedError(`workspace ${workspaceId}: head moved to ${String(reply[1]) || 'none'} during the persist`, { context: { workspaceId } });
@@ -295,7 +296,7 @@ export class CheckpointStore {
       [checkpointId, generation, checkpoint?.createdAt ?? Date.now()],
     )) as [number, number | string];
     if (reply[0] === -1) {
-      await this.redis.hincrby(this.keys.counters(), 'fenceRejections', 1);
+      await countFenceRejection(this.redis, this.keys);
       throw new StaleGenerationError(workspaceId, generation, Number(reply[1]));
     }
     const head = String(reply[1]);
