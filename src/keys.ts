@@ -1,7 +1,8 @@
 /**
- * Pure builders of every Redis key the fleet touches (and of the few BullMQ keys it reads). All keys start with the
- * configured hash-tagged prefix (e.g. `{fleet}`) so that every key lands in one Redis Cluster
- * slot and multi-key Lua scripts stay legal.
+ * Pure builders of every Redis key the fleet touches (and of the few BullMQ keys it reads). All
+ * keys start with the configured hash-tagged prefix (e.g. `{fleet}`) so that every key lands in
+ * one Redis Cluster slot and multi-key Lua scripts stay legal. Nothing else builds a key, and a
+ * key's name never changes (existing deployments read it; test/unit/keys.test.ts pins them).
  */
 export interface FleetKeys {
   readonly prefix: string;
