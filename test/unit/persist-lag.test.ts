@@ -31,7 +31,7 @@ function stores(rows: Record<string, Row>) {
 describe('readPersistLag', () => {
   it('counts published, not stopped workspaces, from the start of their newest run', async () => {
     const { deps } = stores({
-      a: { publishedAt: 1_000, capturedAt: 7_000, completedAt: 9_000, state: 'running' },
+      a: { publishedAt: 1_000, capturedAt: 7_000, completedAt: 9_000, state: 'ready' },
       b: { publishedAt: 8_000 },
       gone: { publishedAt: null, capturedAt: 1 },
       stopped: { publishedAt: 1_000, state: 'stopped' },
