@@ -109,6 +109,11 @@ export class AddressStore {
     return result === 1;
   }
 
+  /** Adds a workspace to the activity index unless it is there already (its last activity stays). */
+  async remember(workspaceId: string, at = Date.now()): Promise<void> {
+    await this.redis.zadd(this.keys.workspaces(), 'NX', at, workspaceId);
+  }
+
   /** Records activity (provision, exec, turn end): the idle reaper reaps workspaces without any. */
   async touch(workspaceId: string, at = Date.now()): Promise<void> {
     await this.redis.zadd(this.keys.workspaces(), 'GT', at, workspaceId);

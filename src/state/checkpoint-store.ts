@@ -13,6 +13,7 @@ import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import { FleetError } from '../errors/fleet-error.js';
 import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
+import { AddressStore } from './address-store.js';
 import { countFenceRejection } from './fence-rejections.js';
 
 export type CheckpointKind = 'portable_workspace' | 'provider_native';
@@ -195,15 +196,20 @@ export interface CollectedCheckpoint {
 }
 
 export class CheckpointStore {
+  // The workspace index and generation counter belong to the address store.
+  readonly #addresses: AddressStore;
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: FleetKeys,
-  ) {}
+  ) {
+    this.#addresses = new AddressStore(redis, keys);
+  }
 
   /** Resolves the logical sandbox of a workspace (idempotent): its id and current generation. */
   async ensureSandbox(workspaceId: string, provider: string): Promise<{ id: string; provider: string; generation: number }> {
-    await this.redis.zadd(this.keys.workspaces(), 'NX', Date.now(), workspaceId);
-    const generation = Number((await this.redis.get(this.keys.generation(workspaceId))) ?? 0);
+    await this.#addresses.remember(workspaceId);
+    const generation = await this.#addresses.generation(workspaceId);
     return { id: workspaceId, provider, generation };
   }
 
@@ -342,6 +348,11 @@ export class CheckpointStore {
     const ids = await this.redis.zrevrange(this.keys.checkpoints(workspaceId), 0, limit - 1);
     const all = await Promise.all(ids.map((id) => this.get(id)));
     return all.filter((c): c is Checkpoint => c !== null);
+  }
+
+  /** Every checkpoint id of a workspace (recorded, attached or not), oldest first. */
+  async ids(workspaceId: string): Promise<string[]> {
+    return this.redis.zrange(this.keys.checkpoints(workspaceId), '0', '-1');
   }
 
   /** Attached checkpoint ids in attach order (oldest first). */
