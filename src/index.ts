@@ -17,7 +17,7 @@ export { decodeBlobName, encodeBlobName } from './backfill/blob-name.js';
 export type { BackfillSource, LegacyFile, LegacySource, LegacyWorkspace, SkippedEntry, WorkspacePage } from './backfill/legacy-source.js';
 export type { BackfillResult } from './backfill/backfill-workspace.js';
 export type { SweepResult } from './backfill/run-sweep.js';
-export type { SweepStats } from './backfill/sweep-state.js';
+export type { SweepStats } from './state/sweep-state.js';
 export type { MigrationRecord } from './state/migration-store.js';
 
 export type {

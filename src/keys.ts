@@ -1,7 +1,8 @@
 /**
- * Pure builders of every Redis key the fleet touches outside BullMQ. All keys start with the
- * configured hash-tagged prefix (e.g. `{fleet}`) so that every key lands in one Redis Cluster
- * slot and multi-key Lua scripts stay legal.
+ * Pure builders of every Redis key the fleet touches (and of the few BullMQ keys it reads). All
+ * keys start with the configured hash-tagged prefix (e.g. `{fleet}`) so that every key lands in
+ * one Redis Cluster slot and multi-key Lua scripts stay legal. Nothing else builds a key, and a
+ * key's name never changes (existing deployments read it; test/unit/keys.test.ts pins them).
  */
 export interface FleetKeys {
   readonly prefix: string;
@@ -39,10 +40,18 @@ export interface FleetKeys {
   checkpointIndex(workspaceId: string): string;
   /** Sorted set of all unattached checkpoint ids scored by creation time (GC index). */
   unattached(): string;
+  /** A key of BullMQ's own layout for a queue (`<prefix>:<queue>:<type>`, e.g. `events`, `id`), for the reads BullMQ has no call for. */
+  bullQueue(queue: string, type: string): string;
+  /** Glob matching the job-id counter (`id`) of every BullMQ queue under the prefix. */
+  bullQueueIdPattern(): string;
+  /** The queue name of a key matched by `bullQueueIdPattern`. */
+  bullQueueOfIdKey(key: string): string;
   /** Redlock resource key. */
   lock(resource: string): string;
   /** Sorted set of live worker processes scored by last heartbeat (ms). */
   workers(): string;
+  /** Hash describing one worker process (host, pid, queues), expiring with its heartbeat. */
+  worker(workerId: string): string;
   /** Sorted set of hosts scored by last heartbeat (ms). */
   hosts(): string;
   /** Sorted set of hosts serving local sandboxes (their hostops queue), scored by heartbeat (ms). */
@@ -63,6 +72,8 @@ export interface FleetKeys {
   baseByHash(provider: string, manifestHash: string): string;
   /** Hash lane → active base snapshot id. */
   activeBases(): string;
+  /** Counter of bakes (the generation of each bake's seed sandbox). */
+  bakeSeq(): string;
   /** Hash of migration state: workspace → migrated-at. */
   migrated(): string;
   /** Cursor and lease of the backfill sweep. */
@@ -80,6 +91,9 @@ export interface FleetKeys {
   /** Where the next `--read-data-subset` slice of the object id space starts (see state/verify-cursor). */
   verifyCursor(): string;
 }
+
+// Escapes a literal for a Redis glob pattern.
+const globLiteral = (text: string) => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 
 /** Builds the key set for a prefix. */
 export function fleetKeys(prefix: string): FleetKeys {
@@ -103,8 +117,12 @@ export function fleetKeys(prefix: string): FleetKeys {
     attachSeq: (ws: string) => `${p}:ws:${ws}:attach-seq`,
     checkpointIndex: (ws: string) => `${p}:ws:${ws}:ckpt-index`,
     unattached: () => `${p}:ckpt-unattached`,
+    bullQueue: (queue: string, type: string) => `${p}:${queue}:${type}`,
+    bullQueueIdPattern: () => `${globLiteral(p)}:*:id`,
+    bullQueueOfIdKey: (key: string) => key.slice(p.length + 1, -':id'.length),
     lock: (resource: string) => `${p}:lock:${resource}`,
     workers: () => `${p}:workers`,
+    worker: (id: string) => `${p}:workers:${id}`,
     hosts: () => `${p}:hosts`,
     host: (hostId: string) => `${p}:host:${hostId}`,
     sandboxHosts: () => `${p}:sandbox-hosts`,
@@ -115,6 +133,7 @@ export function fleetKeys(prefix: string): FleetKeys {
     baseRefs: (id: string) => `${p}:base:${id}:refs`,
     baseByHash: (provider: string, hash: string) => `${p}:bases:hash:${provider}:${hash}`,
     activeBases: () => `${p}:bases:active`,
+    bakeSeq: () => `${p}:bake-seq`,
     migrated: () => `${p}:migrated`,
     backfillSweep: () => `${p}:backfill:sweep`,
     backfillSweepLease: (source: string) => `${p}:backfill:sweep:${source}:lease`,

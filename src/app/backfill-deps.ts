@@ -25,7 +25,7 @@ export function legacySources(services: FleetServices): (source: BackfillSource)
           providers: services.providers,
           defaultProvider: services.config.provider,
           hostId: services.config.hostId,
-          knownWorkspaces: () => services.redis.zrange(services.keys.workspaces(), '0', '-1'),
+          knownWorkspaces: () => services.addresses.known(),
         });
   return (source) => {
     let legacy = sources.get(source);

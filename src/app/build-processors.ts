@@ -43,7 +43,7 @@ export function gcDeps(s: FleetServices): GcDeps {
 }
 
 export function bakeDeps(s: FleetServices): BakeDeps {
-  return pick(s, 'bases', 'config', 'keys', 'redis', 'logger', 'pendingCreates', 'providers', 'singleFlight');
+  return pick(s, 'bases', 'config', 'logger', 'pendingCreates', 'providers', 'singleFlight');
 }
 
 export function backfillProcessorDeps(s: FleetServices): BackfillProcessorDeps {

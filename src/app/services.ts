@@ -26,7 +26,7 @@ import { ActivityStore } from '../state/activity-store.js';
 import { WorkspaceResetStore } from '../state/workspace-reset-store.js';
 import { activityTrackedProvider } from '../providers/activity-tracked-provider.js';
 import { HostRegistry } from '../state/host-registry.js';
-import { BaseRegistry } from '../bake/base-registry.js';
+import { BaseRegistry } from '../state/base-registry.js';
 import { SingleFlight, type LockObserver } from '../locks/single-flight.js';
 import type { MetricsRecorder } from '../metrics/metrics-recorder.js';
 import { RedisMetricsRecorder } from '../metrics/redis-metrics-recorder.js';

@@ -3,7 +3,7 @@
  * workspaces of one source in stable order, a batch at a time, and backfills those not yet
  * migrated, inline, throttled to `ratePerSec` starts per second.
  *
- * - Lease-gated: one sweep per source at a time (sweep-lease.ts).
+ * - Lease-gated: one sweep per source at a time (state/sweep-lease.ts).
  * - Resumable: after each batch the cursor (last workspace id of the batch) and the counters
  *   are saved through the lease. A sweep killed at any point resumes from the last saved batch;
  *   the in-flight batch is redone, and its migrated workspaces are skipped.
@@ -21,8 +21,8 @@ import type { BackfillResult } from './backfill-workspace.js';
 import type { BackfillSource, LegacySource } from './legacy-source.js';
 import { createPacer } from './pacer.js';
 import { runPool } from './run-pool.js';
-import { SweepLease } from './sweep-lease.js';
-import { freshStats, readSweepState, sweepFields, type SweepStats } from './sweep-state.js';
+import { SweepLease } from '../state/sweep-lease.js';
+import { freshStats, readSweepState, sweepFields, type SweepStats } from '../state/sweep-state.js';
 
 export interface SweepRequest {
   readonly source: BackfillSource;

@@ -10,14 +10,12 @@ import { randomBytes } from 'node:crypto';
 import { BakeFailedError } from '../errors/bake-failed-error.js';
 import type { BakePayload } from '../queues/bake.js';
 import type { SandboxProvider } from '../providers/sandbox-provider.js';
-import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
-import type { FleetKeys } from '../keys.js';
 import type { SingleFlight } from '../locks/single-flight.js';
 import type { Logger } from '../logger.js';
 import type { ProviderRegistry } from '../providers/provider-registry.js';
 import type { PendingCreateStore } from '../state/pending-create-store.js';
-import type { BaseRegistry } from './base-registry.js';
+import type { BaseRegistry } from '../state/base-registry.js';
 import type { ProcessorContext } from '../jobs/processor-context.js';
 import { manifestHash, manifestVersion } from '../queues/manifest-hash.js';
 import type { BaseManifest } from '../queues/base-manifest.js';
@@ -55,10 +53,8 @@ async function runStep(provider: SandboxProvider, handle: string, step: string, 
 // A ready base of the same manifest hash whose snapshot the provider still has; one found expired
 // or deleted is marked `gone` and baked again.
 export interface BakeDeps {
-  readonly bases: Pick<BaseRegistry, 'activate' | 'markGone' | 'readyByHash' | 'register'>;
+  readonly bases: Pick<BaseRegistry, 'activate' | 'markGone' | 'nextBakeGeneration' | 'readyByHash' | 'register'>;
   readonly config: Pick<Config, 'bakeEnvSource' | 'deadlines' | 'provider'>;
-  readonly keys: Pick<FleetKeys, 'prefix'>;
-  readonly redis: Pick<Redis, 'incr'>;
   readonly logger: Logger;
   readonly pendingCreates: Pick<PendingCreateStore, 'begin' | 'end'>;
   readonly providers: Pick<ProviderRegistry, 'get'>;
@@ -95,7 +91,7 @@ export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: Proces
       return finish(existing.snapshotId, true);
     }
     const seedId = `bake-${hash.slice(0, 16)}`;
-    const generation = Number(await deps.redis.incr(`${deps.keys.prefix}:bake-seq`));
+    const generation = await deps.bases.nextBakeGeneration();
     await ctx.progress({ step: 'seed', percent: 5 });
     // The seed is never published: its lease keeps orphan GC away from it while the bake runs.
     await deps.pendingCreates.begin(seedId, generation, deps.config.deadlines.bakeMs);

@@ -5,9 +5,8 @@
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
-import { COUNT_STATES, readFleetStatus, type FleetStatus } from '../status/fleet-status.js';
-import { listLiveWorkers, type LiveWorker } from '../status/live-workers.js';
-import { readPersistLag } from '../status/persist-lag.js';
+import { COUNT_STATES, readFleetSnapshot, type FleetStatus } from '../status/fleet-status.js';
+import { listLiveWorkers, type LiveWorker } from '../state/worker-registry.js';
 import { table } from './output.js';
 
 export interface TopSnapshot {
@@ -25,11 +24,7 @@ function median(values: readonly number[]): number {
 }
 
 export async function readTopSnapshot(redis: Redis, keys: FleetKeys, config: Config, now = Date.now()): Promise<TopSnapshot> {
-  const [status, lag, workers] = await Promise.all([
-    readFleetStatus(redis, keys, config),
-    readPersistLag(redis, keys, now),
-    listLiveWorkers(redis, keys, config.worker.heartbeatIntervalMs, now),
-  ]);
+  const [{ status, lag }, workers] = await Promise.all([readFleetSnapshot(redis, keys, config, now), listLiveWorkers(redis, keys, config.worker.heartbeatIntervalMs, now)]);
   return {
     at: new Date(now).toISOString(),
     status,

@@ -1,7 +1,7 @@
 /** One kind of garbage: how to find it (dry run) and how to remove it, in bounded batches. */
 import type { InvalidId } from '../providers/id-rules.js';
 import type { ArchiveStore } from '../archive/archive-store.js';
-import type { BaseRegistry } from '../bake/base-registry.js';
+import type { BaseRegistry } from '../state/base-registry.js';
 import type { Config } from '../config.js';
 import type { SingleFlight } from '../locks/single-flight.js';
 import type { Logger } from '../logger.js';

@@ -7,8 +7,9 @@ import { Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
-import { readFleetStatus, COUNT_STATES, type FleetStatus } from '../status/fleet-status.js';
-import { readPersistLag, type LagSummary } from '../status/persist-lag.js';
+import { MetricsHash } from '../state/metrics-hash.js';
+import { readFleetSnapshot, COUNT_STATES, type FleetStatus } from '../status/fleet-status.js';
+import type { LagSummary } from '../status/persist-lag.js';
 import { RECORDED_FAMILIES, type RecordedFamily } from './metric-families.js';
 import { familyValues, groupFields } from './recorded-series.js';
 
@@ -103,7 +104,7 @@ export function createFleetMetrics({ redis, keys, config }: { redis: Redis; keys
   // Scrapes run one at a time, so a collector never sees another scrape's snapshot.
   let queue: Promise<unknown> = Promise.resolve();
   const renderOnce = async () => {
-    const [status, lag, hash] = await Promise.all([readFleetStatus(redis, keys, config), readPersistLag(redis, keys), redis.hgetall(keys.metrics())]);
+    const [{ status, lag }, hash] = await Promise.all([readFleetSnapshot(redis, keys, config), new MetricsHash(redis, keys).read()]);
     snapshot = { status, lag, hash };
     return { contentType: registry.contentType, body: await registry.metrics() };
   };

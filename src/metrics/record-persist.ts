@@ -8,7 +8,7 @@ import type { Logger } from '../logger.js';
 import type { AddressStore } from '../state/address-store.js';
 import type { PersistIntentStore } from '../state/persist-intent.js';
 import type { MetricsRecorder } from './metrics-recorder.js';
-import { persistLagMs } from '../status/describe-workspace.js';
+import { persistLagMs } from '../status/persist-lag.js';
 
 export interface RecordPersistDeps {
   readonly addresses: Pick<AddressStore, 'get'>;

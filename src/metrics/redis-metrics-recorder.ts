@@ -1,5 +1,5 @@
 /**
- * `MetricsRecorder` over one Redis hash under the fleet's hash-tagged prefix. Observations are
+ * `MetricsRecorder` over the metrics hash (state/metrics-hash.ts), one Redis hash under the fleet's hash-tagged prefix. Observations are
  * summed in memory and written as one pipelined batch of HINCRBY / HINCRBYFLOAT at most every
  * `flushIntervalMs` (see metric-fields.ts): recording costs no Redis round trip on the job's
  * path, and metrics stay fleet-wide within a fraction of a second. Write errors are logged at
@@ -8,11 +8,12 @@
 import type { Redis } from 'ioredis';
 import type { FleetKeys } from '../keys.js';
 import type { Logger } from '../logger.js';
+import { MetricsHash, type MetricIncrement } from '../state/metrics-hash.js';
 import { RECORDED_FAMILIES, type RecordedFamily } from './metric-families.js';
 import { bucketField, bucketFor, counterField, sumField, type Labels } from './metric-fields.js';
 import type { JobOutcome, LockFailureReason, MetricsRecorder, ProviderOutcome, RevisionCommitted } from './metrics-recorder.js';
 
-type Increment = readonly [field: string, by: number];
+type Increment = MetricIncrement;
 
 const F = RECORDED_FAMILIES;
 
@@ -34,14 +35,17 @@ const lockKind = (resource: string): string => resource.split(':', 1)[0] || 'loc
 
 export class RedisMetricsRecorder implements MetricsRecorder {
   readonly #pending = new Map<string, number>();
+  readonly #hash: MetricsHash;
   #timer: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly redis: Redis,
-    private readonly keys: FleetKeys,
+    redis: Redis,
+    keys: FleetKeys,
     private readonly logger?: Logger,
     private readonly flushIntervalMs = 250,
-  ) {}
+  ) {
+    this.#hash = new MetricsHash(redis, keys);
+  }
 
   // Adds increments to the pending batch and schedules its flush.
   async #write(increments: readonly Increment[]): Promise<void> {
@@ -60,12 +64,7 @@ export class RedisMetricsRecorder implements MetricsRecorder {
     const batch = [...this.#pending];
     this.#pending.clear();
     try {
-      const pipeline = this.redis.pipeline();
-      for (const [field, by] of batch) {
-        if (Number.isInteger(by)) pipeline.hincrby(this.keys.metrics(), field, by);
-        else pipeline.hincrbyfloat(this.keys.metrics(), field, by);
-      }
-      await pipeline.exec();
+      await this.#hash.add(batch);
     } catch (error) {
       this.logger?.debug({ err: error }, 'metrics write failed (samples dropped)');
     }

@@ -61,6 +61,7 @@ import { waitForPersist } from './wait-for-persist.js';
 import { ActivityStore } from '../state/activity-store.js';
 import { closeTurn, openTurn, type TurnInput, type TurnResult } from './turns.js';
 import { CheckpointStore } from '../state/checkpoint-store.js';
+import { registeredHosts } from '../state/worker-registry.js';
 import { rejectCheckpoint, type RejectCheckpointInput, type RejectCheckpointResult } from './reject-checkpoint.js';
 
 /** How long `{ wait: true }` waits by default. */
@@ -128,7 +129,7 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
   const blocking = () =>
     createRedis({ url: url ?? redisUrlOf(redis), role: 'worker', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-client-events' });
   const keys = fleetKeys(config.redis.prefix);
-  const pool = new QueuePool(redis, config.redis.prefix, blocking);
+  const pool = new QueuePool(redis, keys, blocking);
   const addresses = new AddressStore(redis, keys);
   const intents = new PersistIntentStore(redis, keys);
   const checkpoints = new CheckpointStore(redis, keys);
@@ -276,7 +277,7 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
 
 // Hosts seen by the fleet (falls back to this host).
 async function knownHosts(redis: Redis, keys: FleetKeys, fallback: string): Promise<string[]> {
-  const hosts = await redis.zrange(keys.hosts(), '0', '-1');
+  const hosts = await registeredHosts(redis, keys);
   return hosts.length > 0 ? hosts : [fallback];
 }
 

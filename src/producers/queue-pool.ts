@@ -5,6 +5,7 @@
  */
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { FleetKeys } from '../keys.js';
 import { withTimeout } from '../lib/with-timeout.js';
 
 export class QueuePool {
@@ -14,7 +15,7 @@ export class QueuePool {
 
   constructor(
     private readonly connection: Redis,
-    private readonly prefix: string,
+    private readonly keys: FleetKeys,
     /** Creates a blocking (`worker`-role) connection for a QueueEvents. */
     private readonly blockingConnection: () => Redis,
   ) {}
@@ -22,7 +23,7 @@ export class QueuePool {
   queue(name: string): Queue {
     let queue = this.#queues.get(name);
     if (!queue) {
-      queue = new Queue(name, { connection: this.connection, prefix: this.prefix });
+      queue = new Queue(name, { connection: this.connection, prefix: this.keys.prefix });
       queue.on('error', () => undefined);
       // Every waiting caller adds listeners; thousands of concurrent waits are normal here.
       queue.setMaxListeners(0);
@@ -41,10 +42,10 @@ export class QueuePool {
     let events = this.#events.get(name);
     if (!events) {
       events = (async () => {
-        const last = (await this.connection.xrevrange(`${this.prefix}:${name}:events`, '+', '-', 'COUNT', 1)) as [string, string[]][];
+        const last = (await this.connection.xrevrange(this.keys.bullQueue(name, 'events'), '+', '-', 'COUNT', 1)) as [string, string[]][];
         const connection = this.blockingConnection();
         this.#blocking.push(connection);
-        const created = new QueueEvents(name, { connection, prefix: this.prefix, autorun: true, lastEventId: last[0]?.[0] ?? '0-0' });
+        const created = new QueueEvents(name, { connection, prefix: this.keys.prefix, autorun: true, lastEventId: last[0]?.[0] ?? '0-0' });
         created.on('error', () => undefined);
         created.setMaxListeners(0);
         await created.waitUntilReady();

@@ -15,7 +15,7 @@ import { SnapshotUnavailableError } from '../providers/snapshot-unavailable-erro
 import { WorkspaceConflictError } from '../errors/workspace-conflict-error.js';
 import type { Logger } from '../logger.js';
 import type { CreateSource, ProviderName, SandboxProvider } from '../providers/sandbox-provider.js';
-import type { BaseRegistry } from '../bake/base-registry.js';
+import type { BaseRegistry } from '../state/base-registry.js';
 import type { RuntimeResource } from '../state/runtime-store.js';
 import type { RestorePlan } from './restore-plan.js';
 

@@ -9,6 +9,7 @@ import type { ArchiveStore } from '../archive/archive-store.js';
 import type { FleetKeys } from '../keys.js';
 import type { CheckpointStore } from '../state/checkpoint-store.js';
 import type { Address } from '../state/address-store.js';
+import { isMigrated } from '../state/migration-store.js';
 
 /** Where a workspace's durable history is: the checkpoint records and the archive. */
 export interface HeadRevisionDeps {
@@ -40,11 +41,11 @@ export async function durableFacts(deps: DurableFactsDeps, workspaceId: string, 
   const history = await deps.checkpoints.history(workspaceId, 200);
   const native = history.find((c) => c.kind === 'provider_native');
   const revisions = await deps.archive.revisions(workspaceId);
-  const migrated = await deps.redis.hexists(deps.keys.migrated(), workspaceId);
+  const migrated = await isMigrated(deps.redis, deps.keys, workspaceId);
   return {
     revision: revision && revisions.includes(revision) ? revision : null,
     nativeSnapshot: native?.workspaceRevision ?? null,
     // An address is published only after a complete restore; it stays until a reset.
-    hadState: address !== null || history.length > 0 || revisions.length > 0 || migrated === 1,
+    hadState: address !== null || history.length > 0 || revisions.length > 0 || migrated,
   };
 }

@@ -21,7 +21,7 @@ import type { Config } from '../config.js';
 import type { ProviderRegistry } from '../providers/provider-registry.js';
 import type { FleetClient } from '../producers/fleet-client.js';
 import type { SingleFlight } from '../locks/single-flight.js';
-import type { BaseRegistry } from '../bake/base-registry.js';
+import type { BaseRegistry } from '../state/base-registry.js';
 import type { HostRegistry } from '../state/host-registry.js';
 import type { PendingCreateStore } from '../state/pending-create-store.js';
 import type { RuntimeStore } from '../state/runtime-store.js';

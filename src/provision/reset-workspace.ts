@@ -14,7 +14,7 @@ import { resetAsidePath } from '../archive/reset-aside.js';
 import { FleetError } from '../errors/fleet-error.js';
 import { firstInvalidId } from '../providers/id-rules.js';
 import type { ArchiveStore } from '../archive/archive-store.js';
-import type { BaseRegistry } from '../bake/base-registry.js';
+import type { BaseRegistry } from '../state/base-registry.js';
 import type { SingleFlight } from '../locks/single-flight.js';
 import type { Logger } from '../logger.js';
 import type { FleetClient } from '../producers/fleet-client.js';

@@ -7,6 +7,7 @@
 import type { Redis } from 'ioredis';
 import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
+import { countFenceRejection } from './fence-rejections.js';
 
 export type ProviderName = 'local' | 'vercel';
 
@@ -76,6 +77,17 @@ export class AddressStore {
     };
   }
 
+  /** When each workspace's address was published (null without a live incarnation), in the order given: one pipeline. */
+  async publishedAtOf(workspaceIds: readonly string[]): Promise<(number | null)[]> {
+    const pipeline = this.redis.pipeline();
+    for (const ws of workspaceIds) pipeline.hget(this.keys.address(ws), 'publishedAt');
+    const replies = (await pipeline.exec()) ?? [];
+    return workspaceIds.map((_, i) => {
+      const publishedAt = replies[i]?.[1] as string | null | undefined;
+      return publishedAt ? Number(publishedAt) : null;
+    });
+  }
+
   /** The workspace's newest generation (0 if it never had one). */
   async generation(workspaceId: string): Promise<number> {
     return Number((await this.redis.get(this.keys.generation(workspaceId))) ?? 0);
@@ -95,6 +107,11 @@ export class AddressStore {
       [address.generation, address.handle, address.hostId, address.provider, publishedAt, address.workspaceId],
     );
     return result === 1;
+  }
+
+  /** Adds a workspace to the activity index unless it is there already (its last activity stays). */
+  async remember(workspaceId: string, at = Date.now()): Promise<void> {
+    await this.redis.zadd(this.keys.workspaces(), 'NX', at, workspaceId);
   }
 
   /** Records activity (provision, exec, turn end): the idle reaper reaps workspaces without any. */
@@ -120,7 +137,7 @@ export class AddressStore {
 
   /** Counts a write refused by the generation fence (reported by `fleet status`). */
   async countFenceRejection(): Promise<void> {
-    await this.redis.hincrby(this.keys.counters(), 'fenceRejections', 1);
+    await countFenceRejection(this.redis, this.keys);
   }
 
   /** Removes the address if it still names `generation` (sandbox stopped or gone). */

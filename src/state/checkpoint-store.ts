@@ -13,6 +13,8 @@ import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import { FleetError } from '../errors/fleet-error.js';
 import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
+import { AddressStore } from './address-store.js';
+import { countFenceRejection } from './fence-rejections.js';
 
 export type CheckpointKind = 'portable_workspace' | 'provider_native';
 
@@ -121,24 +123,33 @@ return ARGV[2]`,
 
 const COLLECT = luaScript(
   'checkpoint-collect',
-  `-- Deletes up to ARGV[2] never-attached checkpoints created before ARGV[1].
--- KEYS[1] unattached zset   ARGV: before, limit, keyPrefix
--- Returns a flat list {id, workspaceId, kind, workspaceRevision, ...}.
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+  `-- Deletes the never-attached checkpoints the caller read, each only if it is still unattached,
+-- created before ARGV[1] and still of the workspace the caller read (so its keys are the right ones).
+-- KEYS[1] unattached zset, then per entry: its checkpoint hash and, unless the caller found no
+-- record (workspaceId ''), the workspace's checkpoints zset and revision index hash
+-- ARGV[1] before, then per entry: id, workspaceId ('' = no record: only the GC index entry goes)
+-- Returns a flat list {id, workspaceId, kind, workspaceRevision, ...} of the deleted records.
 local out = {}
-for _, id in ipairs(ids) do
-  local key = ARGV[3] .. ':ckpt:' .. id
-  local h = redis.call('HMGET', key, 'workspaceId', 'kind', 'workspaceRevision', 'attachedAt')
-  redis.call('ZREM', KEYS[1], id)
-  if h[1] and not h[4] then
-    redis.call('DEL', key)
-    redis.call('ZREM', ARGV[3] .. ':ws:' .. h[1] .. ':ckpts', id)
-    redis.call('HDEL', ARGV[3] .. ':ws:' .. h[1] .. ':ckpt-index', h[2] .. '|' .. h[3])
-    out[#out + 1] = id
-    out[#out + 1] = h[1]
-    out[#out + 1] = h[2]
-    out[#out + 1] = h[3]
+local k = 2
+for i = 2, #ARGV, 2 do
+  local id, ws = ARGV[i], ARGV[i + 1]
+  -- KEYS[k] the hash, KEYS[k + 1] and KEYS[k + 2] the workspace's zset and index (when ws ~= '')
+  local score = tonumber(redis.call('ZSCORE', KEYS[1], id))
+  local h = redis.call('HMGET', KEYS[k], 'workspaceId', 'kind', 'workspaceRevision', 'attachedAt')
+  -- Attached, re-scored or collected since the caller read it, or not the record it read: left for the next pass.
+  if score and score < tonumber(ARGV[1]) and (h[1] or '') == ws then
+    redis.call('ZREM', KEYS[1], id)
+    if h[1] and not h[4] then
+      redis.call('DEL', KEYS[k])
+      redis.call('ZREM', KEYS[k + 1], id)
+      redis.call('HDEL', KEYS[k + 2], h[2] .. '|' .. h[3])
+      out[#out + 1] = id
+      out[#out + 1] = h[1]
+      out[#out + 1] = h[2]
+      out[#out + 1] = h[3]
+    end
   end
+  if ws ~= '' then k = k + 3 else k = k + 1 end
 end
 return out`,
 );
@@ -185,15 +196,20 @@ export interface CollectedCheckpoint {
 }
 
 export class CheckpointStore {
+  // The workspace index and generation counter belong to the address store.
+  readonly #addresses: AddressStore;
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: FleetKeys,
-  ) {}
+  ) {
+    this.#addresses = new AddressStore(redis, keys);
+  }
 
   /** Resolves the logical sandbox of a workspace (idempotent): its id and current generation. */
   async ensureSandbox(workspaceId: string, provider: string): Promise<{ id: string; provider: string; generation: number }> {
-    await this.redis.zadd(this.keys.workspaces(), 'NX', Date.now(), workspaceId);
-    const generation = Number((await this.redis.get(this.keys.generation(workspaceId))) ?? 0);
+    await this.#addresses.remember(workspaceId);
+    const generation = await this.#addresses.generation(workspaceId);
     return { id: workspaceId, provider, generation };
   }
 
@@ -253,7 +269,7 @@ export class CheckpointStore {
     )) as [number, (number | string)?];
     if (reply[0] === 1) return;
     if (reply[0] === -1) {
-      await this.redis.hincrby(this.keys.counters(), 'fenceRejections', 1);
+      await countFenceRejection(this.redis, this.keys);
       throw new StaleGenerationError(workspaceId, generation, Number(reply[1]));
     }
     if (reply[0] === -2) throw new HeadMovedError(`workspace ${workspaceId}: head moved to ${String(reply[1]) || 'none'} during the persist`, { context: { workspaceId } });
@@ -286,17 +302,32 @@ export class CheckpointStore {
       [checkpointId, generation, checkpoint?.createdAt ?? Date.now()],
     )) as [number, number | string];
     if (reply[0] === -1) {
-      await this.redis.hincrby(this.keys.counters(), 'fenceRejections', 1);
+      await countFenceRejection(this.redis, this.keys);
       throw new StaleGenerationError(workspaceId, generation, Number(reply[1]));
     }
     const head = String(reply[1]);
     return { rejected: reply[0] === 1, current: head ? await this.get(head) : null };
   }
 
-  /** Deletes up to `limit` (clamped to 1000) never-attached checkpoints older than `before`. */
+  /**
+   * Deletes up to `limit` (clamped to 1000) never-attached checkpoints older than `before`. Reads
+   * the ids and their workspaces first (the script must be given every key it touches); the script
+   * skips any entry that was attached or is no longer what was read, and the next run gets it.
+   */
   async collectUnattached(before: number, limit: number): Promise<CollectedCheckpoint[]> {
     const clamped = Math.max(1, Math.min(MAX_CHECKPOINT_COLLECT_LIMIT, Math.floor(limit)));
-    const flat = (await COLLECT.run(this.redis, [this.keys.unattached()], [before, clamped, this.keys.prefix])) as string[];
+    const ids = await this.redis.zrangebyscore(this.keys.unattached(), '-inf', `(${before}`, 'LIMIT', 0, clamped);
+    if (ids.length === 0) return [];
+    // The script gets every key it touches, so it needs each record's workspace first (it checks that it still holds).
+    const owners = await Promise.all(ids.map(async (id) => (await this.redis.hget(this.keys.checkpoint(id), 'workspaceId')) ?? ''));
+    const keys = [this.keys.unattached()];
+    const args: (string | number)[] = [before];
+    ids.forEach((id, i) => {
+      const ws = owners[i]!;
+      keys.push(this.keys.checkpoint(id), ...(ws ? [this.keys.checkpoints(ws), this.keys.checkpointIndex(ws)] : []));
+      args.push(id, ws);
+    });
+    const flat = (await COLLECT.run(this.redis, keys, args)) as string[];
     const out: CollectedCheckpoint[] = [];
     for (let i = 0; i < flat.length; i += 4) {
       out.push({ id: flat[i]!, workspaceId: flat[i + 1]!, kind: flat[i + 2] as CheckpointKind, workspaceRevision: flat[i + 3]! });
@@ -317,6 +348,11 @@ export class CheckpointStore {
     const ids = await this.redis.zrevrange(this.keys.checkpoints(workspaceId), 0, limit - 1);
     const all = await Promise.all(ids.map((id) => this.get(id)));
     return all.filter((c): c is Checkpoint => c !== null);
+  }
+
+  /** Every checkpoint id of a workspace (recorded, attached or not), oldest first. */
+  async ids(workspaceId: string): Promise<string[]> {
+    return this.redis.zrange(this.keys.checkpoints(workspaceId), '0', '-1');
   }
 
   /** Attached checkpoint ids in attach order (oldest first). */

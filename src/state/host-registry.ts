@@ -15,11 +15,6 @@ export class HostRegistry {
     private readonly intervalMs: number,
   ) {}
 
-  /** Hosts that heartbeated within three intervals. */
-  async live(now = Date.now()): Promise<string[]> {
-    return this.redis.zrangebyscore(this.keys.hosts(), now - this.intervalMs * 3, '+inf');
-  }
-
   /**
    * Whether the host of an incarnation is alive: always for remote providers and for this host
    * (the caller runs on it), else its sandbox-host heartbeat is recent.

@@ -24,6 +24,11 @@ export interface MigrationRecord {
   readonly conflicts: number;
 }
 
+/** Whether a workspace is migrated (for callers holding only a connection and the key set, not the store). */
+export async function isMigrated(redis: Pick<Redis, 'hexists'>, keys: Pick<FleetKeys, 'migrated'>, workspaceId: string): Promise<boolean> {
+  return (await redis.hexists(keys.migrated(), workspaceId)) === 1;
+}
+
 export class MigrationStore {
   constructor(
     private readonly redis: Redis,
@@ -31,7 +36,7 @@ export class MigrationStore {
   ) {}
 
   async isMigrated(workspaceId: string): Promise<boolean> {
-    return (await this.redis.hexists(this.keys.migrated(), workspaceId)) === 1;
+    return isMigrated(this.redis, this.keys, workspaceId);
   }
 
   /** Which of `workspaceIds` are migrated. */

@@ -162,6 +162,17 @@ export class PersistIntentStore {
     return job ? this.keys.persistClaim(job.queue, job.jobId) : this.keys.persistClaim('-', '-');
   }
 
+  /** `completedAt` and `capturedAt` of each workspace's status (0 when unknown), in the order given: one pipeline. */
+  async caughtUpOf(workspaceIds: readonly string[]): Promise<Pick<PersistStatus, 'completedAt' | 'capturedAt'>[]> {
+    const pipeline = this.redis.pipeline();
+    for (const ws of workspaceIds) pipeline.hmget(this.keys.persistStatus(ws), 'completedAt', 'capturedAt');
+    const replies = (await pipeline.exec()) ?? [];
+    return workspaceIds.map((_, i) => {
+      const [completedAt, capturedAt] = (replies[i]?.[1] as (string | null)[] | undefined) ?? [null, null];
+      return { completedAt: Number(completedAt ?? 0), capturedAt: Number(capturedAt ?? 0) };
+    });
+  }
+
   /** The outcome of the newest runs. */
   async status(workspaceId: string): Promise<PersistStatus> {
     const hash = await this.redis.hgetall(this.keys.persistStatus(workspaceId));

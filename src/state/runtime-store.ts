@@ -60,6 +60,14 @@ export class RuntimeStore {
     private readonly staleProvisioningMs = 5 * 60_000,
   ) {}
 
+  /** The state of each workspace's runtime resource (null without one), in the order given: one pipeline. */
+  async statesOf(workspaceIds: readonly string[]): Promise<(RuntimeState | null)[]> {
+    const pipeline = this.redis.pipeline();
+    for (const ws of workspaceIds) pipeline.hget(this.keys.runtime(ws), 'state');
+    const replies = (await pipeline.exec()) ?? [];
+    return workspaceIds.map((_, i) => ((replies[i]?.[1] as string | null | undefined) || null) as RuntimeState | null);
+  }
+
   async get(workspaceId: string): Promise<RuntimeResource | null> {
     const h = await this.redis.hgetall(this.keys.runtime(workspaceId));
     if (!h.state) return null;

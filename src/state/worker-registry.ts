@@ -1,7 +1,8 @@
 /**
  * Liveness of worker processes: each registers itself in a sorted set scored by its last
- * heartbeat; `countLiveWorkers` counts those seen within three intervals. A timer that fails
- * (Redis down) logs and keeps going; it never throws.
+ * heartbeat, with a hash of what it serves, and heartbeats its host into the hosts set;
+ * `countLiveWorkers` counts those seen within three intervals. A timer that fails (Redis down)
+ * logs and keeps going; it never throws.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -22,10 +23,19 @@ export interface RegisterWorkerOptions {
   readonly logger: Logger;
 }
 
+export interface LiveWorker {
+  readonly id: string;
+  readonly hostId: string;
+  readonly pid: number;
+  readonly queues: readonly string[];
+  /** ms since its last heartbeat. */
+  readonly seenAgoMs: number;
+}
+
 /** Registers this process and heartbeats until `stop()`. */
 export async function registerWorker({ redis, keys, hostId, queues, intervalMs, logger }: RegisterWorkerOptions): Promise<WorkerRegistration> {
   const id = `${hostId}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const infoKey = `${keys.workers()}:${id}`;
+  const infoKey = keys.worker(id);
   const beat = async () => {
     await redis
       .multi()
@@ -54,4 +64,27 @@ export async function countLiveWorkers(redis: Redis, keys: FleetKeys, intervalMs
   const cutoff = now - intervalMs * 3;
   await redis.zremrangebyscore(keys.workers(), '-inf', `(${cutoff}`);
   return redis.zcount(keys.workers(), cutoff, '+inf');
+}
+
+/** The worker processes that heartbeated within three intervals, with what they serve. */
+export async function listLiveWorkers(redis: Redis, keys: FleetKeys, intervalMs: number, now = Date.now()): Promise<LiveWorker[]> {
+  const entries = await redis.zrangebyscore(keys.workers(), now - intervalMs * 3, '+inf', 'WITHSCORES');
+  const workers: LiveWorker[] = [];
+  for (let i = 0; i < entries.length; i += 2) {
+    const id = entries[i]!;
+    const info = await redis.hgetall(keys.worker(id));
+    workers.push({
+      id,
+      hostId: info.hostId ?? id.split(':')[0] ?? '?',
+      pid: Number(info.pid ?? 0),
+      queues: info.queues ? info.queues.split(',') : [],
+      seenAgoMs: Math.max(0, now - Number(entries[i + 1])),
+    });
+  }
+  return workers.sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/** Every host a worker ever heartbeated from, least recently seen first. */
+export async function registeredHosts(redis: Redis, keys: FleetKeys): Promise<string[]> {
+  return redis.zrange(keys.hosts(), '0', '-1');
 }

@@ -12,6 +12,7 @@
 import type { Redis } from 'ioredis';
 import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
+import { CheckpointStore } from './checkpoint-store.js';
 
 const RESET = luaScript(
   'workspace-reset',
@@ -50,7 +51,7 @@ export class WorkspaceResetStore {
 
   /** The checkpoint ids the reset must remove (read before `removeRecords`). */
   async checkpointIds(workspaceId: string): Promise<string[]> {
-    return this.redis.zrange(this.keys.checkpoints(workspaceId), '0', '-1');
+    return new CheckpointStore(this.redis, this.keys).ids(workspaceId);
   }
 
   /** Removes every record of the workspace if its generation is still `generation` and its checkpoints are exactly `checkpointIds`. */

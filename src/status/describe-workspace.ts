@@ -8,7 +8,7 @@ import type { RuntimeStore } from '../state/runtime-store.js';
 import type { Address } from '../state/address-store.js';
 import type { RuntimeResource } from '../state/runtime-store.js';
 import type { ActivityView } from '../state/activity-store.js';
-import { lagMs } from './persist-lag.js';
+import { persistLagMs } from './persist-lag.js';
 
 export interface WorkspaceView {
   readonly workspaceId: string;
@@ -31,11 +31,6 @@ export interface DescribeDeps {
   readonly checkpoints: Pick<CheckpointStore, 'current'>;
   readonly intents: Pick<PersistIntentStore, 'status'>;
   readonly runtime: Pick<RuntimeStore, 'get'>;
-}
-
-/** Persist lag of a live incarnation: time since the archive last caught up with it. */
-export async function persistLagMs(deps: Pick<DescribeDeps, 'intents'>, address: Address, now = Date.now()): Promise<number> {
-  return lagMs(now, address.publishedAt, await deps.intents.status(address.workspaceId));
 }
 
 export async function describeWorkspace(deps: DescribeDeps, workspaceId: string): Promise<WorkspaceView> {

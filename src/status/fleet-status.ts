@@ -9,11 +9,14 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import { QUEUE_NAMES, parseQueueName, type QueueName } from '../queues/index.js';
-import { countLiveWorkers } from '../state/worker-registry.js';
-import { listLiveWorkers } from './live-workers.js';
-import { readPersistLag } from './persist-lag.js';
+import { countLiveWorkers, listLiveWorkers } from '../state/worker-registry.js';
+import { readPersistLag, type LagSummary } from './persist-lag.js';
 import { fleetQueueNames, knownHostIds } from './queue-names.js';
+import { AddressStore } from '../state/address-store.js';
+import { readFenceRejections } from '../state/fence-rejections.js';
 import { HostRegistry } from '../state/host-registry.js';
+import { PersistIntentStore } from '../state/persist-intent.js';
+import { RuntimeStore } from '../state/runtime-store.js';
 
 export { allQueueNames, knownHostIds } from './queue-names.js';
 
@@ -65,7 +68,19 @@ async function countJobs(redis: Redis, prefix: string, bullName: string): Promis
   }
 }
 
+/** The fleet status with the persist lag of every active workspace it summarises (read once, for `/metrics` and `fleet top`). */
+export interface FleetSnapshot {
+  readonly status: FleetStatus;
+  readonly lag: LagSummary;
+}
+
+/** `fleet status`: the snapshot's status. */
 export async function readFleetStatus(redis: Redis, keys: FleetKeys, config: Config): Promise<FleetStatus> {
+  return (await readFleetSnapshot(redis, keys, config)).status;
+}
+
+/** The one read of the fleet behind `fleet status`, `fleet top` and `/metrics`; persist lag is computed here only. */
+export async function readFleetSnapshot(redis: Redis, keys: FleetKeys, config: Config, now = Date.now()): Promise<FleetSnapshot> {
   const hosts = await knownHostIds(redis, keys, config.hostId);
   const names = await fleetQueueNames(redis, keys, config);
   const queues = Object.fromEntries(QUEUE_NAMES.map((n) => [n, zero()])) as Record<QueueName, JobCounts>;
@@ -78,15 +93,16 @@ export async function readFleetStatus(redis: Redis, keys: FleetKeys, config: Con
       if (base) for (const state of COUNT_STATES) queues[base][state] += row[state];
     }),
   );
-  const live = await listLiveWorkers(redis, keys, config.worker.heartbeatIntervalMs);
+  const live = await listLiveWorkers(redis, keys, config.worker.heartbeatIntervalMs, now);
   const served = new Set(live.flatMap((w) => w.queues));
   const unservedQueues = Object.entries(byQueue)
     .filter(([name, counts]) => counts.waiting + counts.delayed > 0 && !served.has(name))
     .map(([queue, counts]) => ({ queue, waiting: counts.waiting, delayed: counts.delayed }))
     .sort((a, b) => a.queue.localeCompare(b.queue));
-  const workers = await countLiveWorkers(redis, keys, config.worker.heartbeatIntervalMs);
-  const lag = await readPersistLag(redis, keys);
-  const fenceRejections = Number((await redis.hget(keys.counters(), 'fenceRejections')) ?? 0);
+  const workers = await countLiveWorkers(redis, keys, config.worker.heartbeatIntervalMs, now);
+  const lag = await readPersistLag({ addresses: new AddressStore(redis, keys), intents: new PersistIntentStore(redis, keys), runtime: new RuntimeStore(redis, keys) }, now);
+  const fenceRejections = await readFenceRejections(redis, keys);
   const isolation = await new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs).isolationOf(hosts);
-  return { queues, byQueue, workers, hosts, activeWorkspaces: lag.activeWorkspaces, maxPersistLagMs: lag.maxPersistLagMs, fenceRejections, unservedQueues, isolation };
+  const status = { queues, byQueue, workers, hosts, activeWorkspaces: lag.activeWorkspaces, maxPersistLagMs: lag.maxPersistLagMs, fenceRejections, unservedQueues, isolation };
+  return { status, lag };
 }

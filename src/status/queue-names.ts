@@ -10,6 +10,7 @@ import type { FleetKeys } from '../keys.js';
 import { providerHostsInUse } from '../providers/provider-hosts.js';
 import { HOSTOPS } from '../queues/hostops.js';
 import { QUEUE_NAMES, QUEUES, parseQueueName, queueNameFor } from '../queues/index.js';
+import { registeredHosts } from '../state/worker-registry.js';
 
 /** Every BullMQ queue name of the fleet for the given hosts. */
 export function allQueueNames(hosts: readonly string[]): string[] {
@@ -18,12 +19,9 @@ export function allQueueNames(hosts: readonly string[]): string[] {
 
 /** Hosts that ever registered (plus this one). */
 export async function knownHostIds(redis: Redis, keys: FleetKeys, selfHostId: string): Promise<string[]> {
-  const hosts = await redis.zrange(keys.hosts(), '0', '-1');
+  const hosts = await registeredHosts(redis, keys);
   return [...new Set([selfHostId, ...hosts])].sort();
 }
-
-// Escapes a literal for a Redis glob pattern.
-const globLiteral = (text: string) => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 
 /** Whether a name is one of the fleet's queues (the six, host-bound ones with a host, or hostops@<host>). */
 export function isFleetQueueName(name: string): boolean {
@@ -33,15 +31,14 @@ export function isFleetQueueName(name: string): boolean {
 }
 
 /** Queues under the prefix that ever had a job (BullMQ's `<prefix>:<queue>:id` counter). */
-export async function discoveredQueueNames(redis: Redis, prefix: string): Promise<string[]> {
+export async function discoveredQueueNames(redis: Redis, keys: FleetKeys): Promise<string[]> {
   const found = new Set<string>();
-  const head = `${prefix}:`;
   let cursor = '0';
   do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${globLiteral(head)}*:id`, 'COUNT', 1_000);
+    const [next, matched] = await redis.scan(cursor, 'MATCH', keys.bullQueueIdPattern(), 'COUNT', 1_000);
     cursor = next;
-    for (const key of keys) {
-      const name = key.slice(head.length, -':id'.length);
+    for (const key of matched) {
+      const name = keys.bullQueueOfIdKey(key);
       if (isFleetQueueName(name)) found.add(name);
     }
   } while (cursor !== '0');
@@ -51,5 +48,5 @@ export async function discoveredQueueNames(redis: Redis, prefix: string): Promis
 /** The queues to show: the standard ones of known and provider hosts, and every queue that holds jobs. */
 export async function fleetQueueNames(redis: Redis, keys: FleetKeys, config: Config): Promise<string[]> {
   const hosts = [...new Set([...(await knownHostIds(redis, keys, config.hostId)), ...providerHostsInUse(config)])];
-  return [...new Set([...allQueueNames(hosts), ...(await discoveredQueueNames(redis, config.redis.prefix))])].sort();
+  return [...new Set([...allQueueNames(hosts), ...(await discoveredQueueNames(redis, keys))])].sort();
 }

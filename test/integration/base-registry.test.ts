@@ -3,7 +3,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BaseRegistry, type BaseEntry } from '../../src/bake/base-registry.js';
+import { BaseRegistry, type BaseEntry } from '../../src/state/base-registry.js';
 import { runGc } from '../../src/gc/run-gc.js';
 import { createLogger } from '../../src/logger.js';
 import { createServices } from '../../src/app/services.js';

@@ -74,6 +74,19 @@ describe('CheckpointStore', () => {
     expect(await store.current('ws')).toBeNull();
   });
 
+  it('collectUnattached removes a record with its workspace entries, and an index entry without a record', async () => {
+    const { store, redis, keys } = await setup();
+    const old = Date.now() - 10_000;
+    const doomed = await store.record({ workspaceId: 'ws', generation: 1, kind: 'portable_workspace', workspaceRevision: rev(3) }, old);
+    // An id in the GC index whose record is gone (written by hand: no store operation leaves one).
+    await redis.zadd(keys.unattached(), old, 'orphan');
+    const collected = await store.collectUnattached(Date.now(), 10);
+    expect(collected).toEqual([{ id: doomed.id, workspaceId: 'ws', kind: 'portable_workspace', workspaceRevision: rev(3) }]);
+    expect(await store.byRevision('ws', 'portable_workspace', rev(3))).toBeNull();
+    expect(await store.history('ws')).toEqual([]);
+    expect(await redis.zcard(keys.unattached())).toBe(0);
+  });
+
   it('collectUnattached clamps the limit to 1000 and never touches attached checkpoints', async () => {
     const { store, addresses, redis, keys } = await setup();
     await addresses.bumpGeneration('ws');

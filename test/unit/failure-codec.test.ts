@@ -50,7 +50,7 @@ import { WaitTimeoutError } from '../../src/errors/wait-timeout-error.js';
 import { WorkspaceConflictError } from '../../src/errors/workspace-conflict-error.js';
 import { WorkspaceNotFoundError } from '../../src/errors/workspace-not-found-error.js';
 import { DurabilityError } from '../../src/archive/fsync.js';
-import { BaseRegistryError } from '../../src/bake/base-registry.js';
+import { BaseRegistryError } from '../../src/state/base-registry.js';
 import { EmbeddedRedisError } from '../../src/embedded/embedded-redis.js';
 import { LockLostError, LockUnavailableError } from '../../src/locks/lock-errors.js';
 import { RevisionNotFoundError } from '../../src/persist/rollback-workspace.js';

@@ -7,7 +7,8 @@
  */
 import type { Command } from 'commander';
 import { BACKFILL, BACKFILL_SOURCES, BackfillPayload, WorkspaceId, backfillDeduplication, parsePayload, type BackfillInput } from '../../queues/index.js';
-import { readSweepState } from '../../backfill/sweep-state.js';
+import { readSweepLease } from '../../state/sweep-lease.js';
+import { readSweepState } from '../../state/sweep-state.js';
 import type { BackfillResult } from '../../backfill/backfill-workspace.js';
 import type { SweepResult } from '../../backfill/run-sweep.js';
 import type { BackfillSource } from '../../backfill/legacy-source.js';
@@ -124,8 +125,7 @@ export function registerBackfill(program: Command, ctx: CliContext, run: Run): v
         const source = parseSource(all.source);
         return withServices(ctx, ['client', 'keys', 'redis'], async (services) => {
           const state = await readSweepState(services.redis, services.keys, source);
-          const leaseKey = services.keys.backfillSweepLease(source);
-          const [leaseToken, leaseTtlMs] = await Promise.all([services.redis.get(leaseKey), services.redis.pttl(leaseKey)]);
+          const lease = await readSweepLease(services.redis, services.keys, source);
           const queue = services.client.pool.queue(BACKFILL);
           const jobId = await queue.getDeduplicationJobId(dedupIdOf({ kind: 'sweep', source }));
           const job = jobId ? await queue.getJob(jobId) : null;
@@ -133,7 +133,7 @@ export function registerBackfill(program: Command, ctx: CliContext, run: Run): v
             source,
             migrated: await new MigrationStore(services.redis, services.keys).count(),
             cursor: state.cursor,
-            lease: leaseToken ? { token: leaseToken, ttlMs: leaseTtlMs } : null,
+            lease,
             job: job ? { id: job.id, state: await job.getState(), progress: job.progress } : null,
             current: state.stats,
             last: state.last,

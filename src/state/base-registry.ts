@@ -141,8 +141,8 @@ export class BaseRegistry {
     const lane = BaseRegistry.laneField(entry.provider, entry.lane);
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
       const previous = (await this.redis.hget(this.keys.activeBases(), lane)) ?? '';
-      const previousKey = previous ? this.keys.base(previous) : this.keys.base(snapshotId);
-      const reply = (await ACTIVATE.run(this.redis, [this.keys.activeBases(), this.keys.base(snapshotId), previousKey], [lane, snapshotId, previous])) as [number, string?];
+      const keys = [this.keys.activeBases(), this.keys.base(snapshotId), ...(previous ? [this.keys.base(previous)] : [])];
+      const reply = (await ACTIVATE.run(this.redis, keys, [lane, snapshotId, previous])) as [number, string?];
       if (reply[0] === 1) return reply[1] || null;
       if (reply[0] === -1) {
         const status = (await this.get(snapshotId))?.status ?? entry.status;
@@ -195,6 +195,11 @@ export class BaseRegistry {
   /** Records a retiring base as retired (its provider snapshot is deleted). */
   async finishRetire(snapshotId: string, now = Date.now()): Promise<boolean> {
     return (await RETIRE_FINISH.run(this.redis, [this.keys.base(snapshotId)], [now])) === 1;
+  }
+
+  /** The generation of a new bake's seed sandbox (a counter that only increases). */
+  async nextBakeGeneration(): Promise<number> {
+    return Number(await this.redis.incr(this.keys.bakeSeq()));
   }
 
   /** Records that a workspace started from a base (provenance index for retirement). */

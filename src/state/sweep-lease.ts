@@ -47,6 +47,13 @@ if #pairs > 0 then redis.call('HSET', KEYS[2], unpack(pairs)) end
 return 1`,
 );
 
+/** Who holds a source's sweep lease and for how much longer (null when nobody does). */
+export async function readSweepLease(redis: Redis, keys: FleetKeys, source: string): Promise<{ token: string; ttlMs: number } | null> {
+  const key = keys.backfillSweepLease(source);
+  const [token, ttlMs] = await Promise.all([redis.get(key), redis.pttl(key)]);
+  return token ? { token, ttlMs } : null;
+}
+
 export interface SweepLeaseOptions {
   readonly ttlMs: number;
   /** How long to wait for a held lease. @default 2 × ttlMs */

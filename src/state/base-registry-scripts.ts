@@ -11,11 +11,13 @@ import { luaScript } from '../lib/lua-script.js';
 export const ACTIVATE = luaScript(
   'base-activate',
   `-- Makes a ready base the active one of its provider+lane; the previous active becomes its rollback candidate.
--- KEYS[1] active-bases hash  KEYS[2] new entry hash  KEYS[3] previous active entry hash (KEYS[2] when none)
+-- KEYS[1] active-bases hash  KEYS[2] new entry hash  KEYS[3] the expected previous active entry's hash
+-- (only when ARGV[3] is not '')
 -- ARGV: laneField, snapshotId, expected previous active id ('' = none)
 -- Returns {1, previous|''} activated | {-1} entry not ready | {-2, actual|''} the lane's active base moved
 if redis.call('HGET', KEYS[2], 'status') ~= 'ready' then return {-1} end
 local previous = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+-- The previous entry's key came from the caller's read: it is KEYS[3] only while the lane still names that entry.
 if previous ~= ARGV[3] then return {-2, previous} end
 if previous == ARGV[2] then return {1, previous} end
 if previous ~= '' then redis.call('HSET', KEYS[3], 'active', '0') end
