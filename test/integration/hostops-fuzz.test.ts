@@ -95,7 +95,8 @@ function cases(h: HostopsHost): Record<HostOp, OpCase> {
       own.dir,
       own.current,
       path.join(snapshotRoot, BASE, 'tree'),
-      path.join(snapshotRoot, '..', 'archive', 'ws', 'revs', WS_REVISION),
+      // Through `..` by text (path.join would normalise it into the real revision).
+      `${snapshotRoot}/../archive/ws/revs/${WS_REVISION}`,
       `archive/ws/revs/${WS_REVISION}`,
       WS_REVISION,
       '../../x',
