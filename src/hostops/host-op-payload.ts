@@ -8,6 +8,7 @@
  *
  * Wire shape (unchanged since the first hostops queue, so a job enqueued by an older caller is
  * still served): `{ op, handle?, args, deadlineMs? }`, `handle` on operations on an incarnation.
+ * `list` and `snapshotStatus` came later: a host older than them refuses them as PayloadInvalid.
  */
 import { z } from 'zod';
 import {
