@@ -9,7 +9,7 @@
  * Every method of the provider interface asks the serving host except `openTree`, which refuses
  * for good: the tree is a directory on that host, and persist runs there (persist@{host}).
  */
-import { RemoteJobError } from '../errors/remote-job-error.js';
+import { isFleetError, type FleetError } from '../errors/fleet-error.js';
 import { parsePayload } from '../queues/payload.js';
 import { ProviderBusyError, ProviderGoneError, ProviderPermanentError } from '../providers/provider-errors.js';
 import type { CreateRequest, ExecRequest, ExecResult, FileToWrite, ReadyMarker, SandboxInfo, SandboxProvider, SnapshotStatus, TreeSource } from '../providers/sandbox-provider.js';
@@ -21,10 +21,13 @@ import type { HostOpsTransport } from './hostops-transport.js';
 // Remote failure codes that mean the host or provider was too slow, not that the sandbox is gone.
 const BUSY_CODES: ReadonlySet<string> = new Set(['ProviderBusy', 'DeadlineExceeded', 'Stalled']);
 
+// True for a failure decoded from the serving host's job (the codec marks it with the job).
+const failedOnHost = (error: unknown): error is FleetError => isFleetError(error) && error.remoteJob !== undefined;
+
 // The provider error of a failure on the serving host (its code carries the classification);
 // anything else (the transport's own errors, an abort) as it is.
 function classified(op: HostOp, error: unknown): unknown {
-  if (!(error instanceof RemoteJobError)) return error;
+  if (!failedOnHost(error)) return error;
   if (error.code === 'ProviderGone') return new ProviderGoneError('local', op, error.message, { cause: error });
   if (BUSY_CODES.has(error.code)) return new ProviderBusyError('local', op, error.message, { cause: error });
   if (error.code === 'ProviderPermanent') return new ProviderPermanentError('local', op, error.message, { cause: error });
@@ -109,7 +112,7 @@ export class RemoteLocalProvider implements SandboxProvider {
       // has just validated as a PayloadInvalid. It is answered as such hosts were asked nothing
       // (usable), so its create refuses a missing snapshot with a permanent error. Drop this once
       // every host serves `snapshotStatus`.
-      if (error instanceof RemoteJobError && error.code === 'PayloadInvalid') return 'usable';
+      if (failedOnHost(error) && error.code === 'PayloadInvalid') return 'usable';
       throw error;
     }
   }

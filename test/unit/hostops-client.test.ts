@@ -3,6 +3,8 @@
 // into provider error classes, and asks the host for `list` and `snapshotStatus` instead of
 // answering for it.
 import { describe, expect, it } from 'vitest';
+import { DeadlineExceededError } from '../../src/errors/deadline-exceeded-error.js';
+import { decodeFailure, encodeFailure } from '../../src/errors/failure-codec.js';
 import { PayloadInvalidError } from '../../src/errors/payload-invalid-error.js';
 import { RemoteJobError } from '../../src/errors/remote-job-error.js';
 import { EXEC_JOB_SLACK_MS } from '../../src/hostops/host-op-args.js';
@@ -101,6 +103,20 @@ describe('RemoteLocalProvider', () => {
     expect((other as RemoteJobError).code).toBe('Unexpected');
   });
 
+  it('a failure the codec revives as its own class (the job ran out of its deadline there) is busy too', async () => {
+    const revived = decodeFailure('hostops@host-b', '7', encodeFailure(new DeadlineExceededError('hostops job 7', 5_000)));
+    expect(revived).toBeInstanceOf(DeadlineExceededError);
+    const remote = new RemoteLocalProvider(transport(() => Promise.reject(revived)), 'host-b');
+    const error = await rejection(remote.exec(HANDLE, { cmd: ['true'], timeoutMs: 1_000, signal: signal() }));
+    expect(error).toBeInstanceOf(ProviderBusyError);
+    expect((error as ProviderBusyError).cause).toBe(revived);
+  });
+
+  it('a fleet error raised on this side of the transport is not taken for the serving host\'s', async () => {
+    const local = new DeadlineExceededError('the caller', 1_000);
+    expect(await rejection(new RemoteLocalProvider(transport(() => Promise.reject(local)), 'host-b').get(HANDLE, signal()))).toBe(local);
+  });
+
   it("the transport's own busy error passes unchanged", async () => {
     const busy = new ProviderBusyError('local', 'get', 'host host-b did not answer within 5000 ms');
     const error = await rejection(new RemoteLocalProvider(transport(() => Promise.reject(busy)), 'host-b').get(HANDLE, signal()));
@@ -120,8 +136,14 @@ describe('RemoteLocalProvider', () => {
   });
 
   it('a serving host older than snapshotStatus (it refuses the op) answers usable, as before; other failures stay failures', async () => {
-    const refusing = new RemoteLocalProvider(transport(() => Promise.reject(new RemoteJobError('hostops@host-b', '8', 'PayloadInvalid', 'hostops payload: op: must be one of ...'))), 'host-b');
+    // What an older host's worker writes for an op its schema does not know, as this host decodes it.
+    const older = decodeFailure('hostops@host-b', '8', encodeFailure(new PayloadInvalidError('hostops payload', [{ field: 'op', message: 'must be one of create, get', value: 'snapshotStatus' }])));
+    expect(older).toBeInstanceOf(PayloadInvalidError);
+    const refusing = new RemoteLocalProvider(transport(() => Promise.reject(older)), 'host-b');
     expect(await refusing.snapshotStatus('base-1', signal())).toBe('usable');
+    // A reason in the plain form of older workers.
+    const plain = new RemoteLocalProvider(transport(() => Promise.reject(decodeFailure('hostops@host-b', '8', 'PayloadInvalid: hostops payload: op: must be one of create, get'))), 'host-b');
+    expect(await plain.snapshotStatus('base-1', signal())).toBe('usable');
     const gone = new RemoteLocalProvider(transport(() => Promise.reject(new RemoteJobError('hostops@host-b', '9', 'ProviderGone', 'x'))), 'host-b');
     expect(await rejection(gone.snapshotStatus('base-1', signal()))).toBeInstanceOf(ProviderGoneError);
   });
