@@ -11,23 +11,25 @@
  */
 import { isFleetError, type FleetError } from '../errors/fleet-error.js';
 import { parsePayload } from '../queues/payload.js';
-import { ProviderBusyError, ProviderGoneError, ProviderPermanentError } from '../providers/provider-errors.js';
+import { ProviderBusyError, ProviderGoneError, ProviderPermanentError, isProviderError } from '../providers/provider-errors.js';
 import type { CreateRequest, ExecRequest, ExecResult, FileToWrite, ReadyMarker, SandboxInfo, SandboxProvider, SnapshotStatus, TreeSource } from '../providers/sandbox-provider.js';
 import { EXEC_JOB_SLACK_MS, MAX_EXEC_TIMEOUT_MS } from './host-op-args.js';
 import { HostOpPayload, type HostOp, type HostOpFields } from './host-op-payload.js';
 import { parseHostOpResult, type HostOpResult } from './host-op-results.js';
 import type { HostOpsTransport } from './hostops-transport.js';
 
-// Remote failure codes that mean the host or provider was too slow, not that the sandbox is gone.
+// Failure codes that mean the host or provider was too slow, not that the sandbox is gone.
 const BUSY_CODES: ReadonlySet<string> = new Set(['ProviderBusy', 'DeadlineExceeded', 'Stalled']);
 
 // True for a failure decoded from the serving host's job (the codec marks it with the job).
 const failedOnHost = (error: unknown): error is FleetError => isFleetError(error) && error.remoteJob !== undefined;
 
-// The provider error of a failure on the serving host (its code carries the classification);
-// anything else (the transport's own errors, an abort) as it is.
+// The provider error of a fleet failure by its code: the serving host's (its code carries the
+// classification), or the caller's own deadline running out while it waited (busy, like a host
+// that did not answer). A provider error (the transport's "did not answer") and anything else as
+// it is.
 function classified(op: HostOp, error: unknown): unknown {
-  if (!failedOnHost(error)) return error;
+  if (!isFleetError(error) || isProviderError(error)) return error;
   if (error.code === 'ProviderGone') return new ProviderGoneError('local', op, error.message, { cause: error });
   if (BUSY_CODES.has(error.code)) return new ProviderBusyError('local', op, error.message, { cause: error });
   if (error.code === 'ProviderPermanent') return new ProviderPermanentError('local', op, error.message, { cause: error });

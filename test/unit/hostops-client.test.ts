@@ -112,9 +112,11 @@ describe('RemoteLocalProvider', () => {
     expect((error as ProviderBusyError).cause).toBe(revived);
   });
 
-  it('a fleet error raised on this side of the transport is not taken for the serving host\'s', async () => {
-    const local = new DeadlineExceededError('the caller', 1_000);
-    expect(await rejection(new RemoteLocalProvider(transport(() => Promise.reject(local)), 'host-b').get(HANDLE, signal()))).toBe(local);
+  it("the caller's own deadline running out while it waits is busy, as a host that did not answer", async () => {
+    const own = new DeadlineExceededError('provision job 3', 1_000);
+    const error = await rejection(new RemoteLocalProvider(transport(() => Promise.reject(own)), 'host-b').get(HANDLE, signal()));
+    expect(error).toBeInstanceOf(ProviderBusyError);
+    expect((error as ProviderBusyError).cause).toBe(own);
   });
 
   it("the transport's own busy error passes unchanged", async () => {
