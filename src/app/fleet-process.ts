@@ -16,7 +16,7 @@ import { flushHeldWorkspaces } from '../runtime/shutdown-flush.js';
 import { installGcSchedules } from '../gc/gc-schedules.js';
 import { startHostJanitor } from '../runtime/host-janitor.js';
 import { startSandboxHostHeartbeat } from '../runtime/sandbox-host-heartbeat.js';
-import { HOSTOPS_QUEUE } from '../queues/hostops.js';
+import { HOSTOPS_QUEUE } from '../hostops/hostops-queue.js';
 import { hostOpsProcessor } from '../workers/processors/hostops.js';
 import { reportPersistFailure } from '../workers/processors/report-persist-failure.js';
 

@@ -12,7 +12,8 @@ import { LocalProvider } from '../providers/local/local-provider.js';
 import { ProviderRegistry } from '../providers/provider-registry.js';
 import type { SandboxProvider } from '../providers/sandbox-provider.js';
 import { lazyVercelProvider } from '../providers/vercel/lazy-vercel-provider.js';
-import { RemoteLocalProvider } from '../providers/remote-local-provider.js';
+import { BullmqHostOpsTransport } from '../hostops/bullmq-hostops-transport.js';
+import { RemoteLocalProvider } from '../hostops/remote-local-provider.js';
 import { vercelConnection } from '../providers/vercel/vercel-connection.js';
 import { vercelConfigured } from '../providers/provider-hosts.js';
 import { AddressStore, type Address } from '../state/address-store.js';
@@ -116,12 +117,13 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
   // Every provider call is timed and its outcome counted (fleet_provider_calls_total).
   const providers = new ProviderRegistry([local, ...vercel, ...extraProviders].map((provider) => observedProvider(provider, metrics)));
   const client = createFleetClient({ config, connection: redis });
+  const hostOps = new BullmqHostOpsTransport(client.pool, config.deadlines.provisionMs);
   const remotes = new Map<string, SandboxProvider>();
   const localProviderOn = (hostId: string): SandboxProvider => {
     if (hostId === config.hostId) return providers.get('local');
     let remote = remotes.get(hostId);
     if (!remote) {
-      remote = observedProvider(new RemoteLocalProvider(client, hostId, config.deadlines.provisionMs), metrics);
+      remote = observedProvider(new RemoteLocalProvider(hostOps, hostId), metrics);
       remotes.set(hostId, remote);
     }
     return remote;

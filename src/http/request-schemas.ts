@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { PersistPayload, ProvisionPayload, RollbackInput, Generation, RevisionId, WorkspaceId } from '../queues/index.js';
 import { TurnRequest } from '../producers/turns.js';
-import { ExecArgs } from '../queues/hostops-args.js';
+import { ExecArgs } from '../hostops/host-op-args.js';
 
 /** Exec over HTTP: the hostops exec arguments (same rules), the deadline optional. */
 export const ExecRequest = ExecArgs.extend({ workspaceId: WorkspaceId, timeoutMs: ExecArgs.shape.timeoutMs.optional() }).strict();

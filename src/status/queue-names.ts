@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import { providerHostsInUse } from '../providers/provider-hosts.js';
-import { HOSTOPS } from '../queues/hostops.js';
+import { HOSTOPS } from '../hostops/hostops-queue.js';
 import { QUEUE_NAMES, QUEUES, parseQueueName, queueNameFor } from '../queues/index.js';
 import { registeredHosts } from '../state/worker-registry.js';
 

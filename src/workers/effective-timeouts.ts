@@ -5,7 +5,7 @@
  */
 import type { Config } from '../config.js';
 import type { QueueDefinition } from '../queues/index.js';
-import { EXEC_JOB_SLACK_MS } from '../queues/hostops-args.js';
+import { EXEC_JOB_SLACK_MS } from '../hostops/host-op-args.js';
 
 export interface ServedQueue {
   readonly bullName: string;

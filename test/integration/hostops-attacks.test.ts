@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { archivePaths } from '../../src/archive/archive-paths.js';
 import { PayloadInvalidError } from '../../src/errors/payload-invalid-error.js';
 import { livePaths } from '../../src/providers/local/live-paths.js';
-import { RemoteLocalProvider } from '../../src/providers/remote-local-provider.js';
+import { BullmqHostOpsTransport } from '../../src/hostops/bullmq-hostops-transport.js';
+import { RemoteLocalProvider } from '../../src/hostops/remote-local-provider.js';
 import { createHarness } from '../helpers/workspace-harness.js';
 import { BASE, VICTIM_REVISION, WS_REVISION, hostopsHost, rejection, type HostopsHost } from '../helpers/hostops-host.js';
 
@@ -120,7 +121,7 @@ describe('hostops attacks (issue 12, item 4)', () => {
 
   it('the calling host refuses the same payloads before anything is enqueued', async () => {
     const h = await createHarness();
-    const remote = new RemoteLocalProvider(h.services.client, 'host-b', 5_000);
+    const remote = new RemoteLocalProvider(new BullmqHostOpsTransport(h.services.client.pool, 5_000), 'host-b');
     expectInvalid(await rejection(remote.deleteSnapshot('..', signal())), 'args.snapshotId', '..');
     expectInvalid(await rejection(remote.create({ workspaceId: '../../x', generation: 1, source: { type: 'empty' }, signal: signal() })), 'args.workspaceId', '../../x');
     expectInvalid(await rejection(remote.exec('local:host-b:ws:g1', { cmd: 'touch pwned' as unknown as string[], timeoutMs: 1_000, signal: signal() })), 'args.cmd', 'touch pwned');

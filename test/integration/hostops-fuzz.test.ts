@@ -12,7 +12,8 @@ import { archivePaths, revisionAt } from '../../src/archive/archive-paths.js';
 import { PayloadInvalidError } from '../../src/errors/payload-invalid-error.js';
 import { parseLocalHandle } from '../../src/providers/local/live-paths.js';
 import { checkRelativePath } from '../../src/providers/local/safe-path.js';
-import { HOST_OPS, hostOpPayloadFor, type HostOp } from '../../src/queues/hostops.js';
+import { HOST_OPS, type HostOp } from '../../src/hostops/host-op-payload.js';
+import { hostOpPayloadFor } from '../../src/hostops/host-op-rules.js';
 import { SNAPSHOT_ID_PATTERN, WORKSPACE_ID_PATTERN } from '../../src/queues/payload.js';
 import { badInputs, expectPayloadInvalid, hostileString, hostileValue } from '../helpers/fuzz.js';
 import { BASE, VICTIM_REVISION, WS_REVISION, hostopsHost, type HostopsHost } from '../helpers/hostops-host.js';
@@ -94,7 +95,8 @@ function cases(h: HostopsHost): Record<HostOp, OpCase> {
       own.dir,
       own.current,
       path.join(snapshotRoot, BASE, 'tree'),
-      path.join(snapshotRoot, '..', 'archive', 'ws', 'revs', WS_REVISION),
+      // Through `..` by text (path.join would normalise it into the real revision).
+      `${snapshotRoot}/../archive/ws/revs/${WS_REVISION}`,
       `archive/ws/revs/${WS_REVISION}`,
       WS_REVISION,
       '../../x',
@@ -124,6 +126,7 @@ function cases(h: HostopsHost): Record<HostOp, OpCase> {
     },
     get: noArgs('get'),
     resume: noArgs('resume'),
+    list: { valid: { op: 'list', args: {} }, fields: { handle: fc.constant(handle), args: badArgsObject } },
     readReady: noArgs('readReady'),
     clearReady: noArgs('clearReady'),
     stop: noArgs('stop'),
@@ -157,6 +160,7 @@ function cases(h: HostopsHost): Record<HostOp, OpCase> {
       },
     },
     snapshot: { valid: { op: 'snapshot', handle, args: { expirationMs: 0 } }, fields: { handle: badHandle, 'args.expirationMs': badWhole(0, Number.MAX_SAFE_INTEGER) } },
+    snapshotStatus: { valid: { op: 'snapshotStatus', args: { snapshotId: BASE } }, fields: { 'args.snapshotId': badSnapshotId, handle: fc.constant(handle), args: badArgsObject } },
     deleteSnapshot: { valid: { op: 'deleteSnapshot', args: { snapshotId: BASE } }, fields: { 'args.snapshotId': badSnapshotId, handle: fc.constant(handle), args: badArgsObject } },
   };
 }

@@ -31,6 +31,10 @@ describe('placement across hosts', () => {
     // The command runs in host-b's sandbox, where its tree is /workspace.
     expect(ran.stdout.trim()).toBe(SANDBOX_WORKDIR);
     expect(await readFile(path.join(livePaths(hostBRoot, 'ws').root, 'note.txt'), 'utf8')).toBe('made on b\n');
+    // Every answer is host-b's own, validated by its result schema (never a stand-in such as an empty list).
+    expect(await remote.readFile(placed.handle, 'note.txt', AbortSignal.timeout(20_000))).toEqual(Buffer.from('made on b\n'));
+    expect((await remote.list(AbortSignal.timeout(20_000))).map((s) => s.handle)).toEqual([placed.handle]);
+    expect(await remote.snapshotStatus('no-such-base', AbortSignal.timeout(20_000))).toBe('missing');
     expect(await h.provision('ws')).toMatchObject({ outcome: 'reused', hostId: 'host-b' });
 
     // Persist runs on host-b's persist queue.

@@ -1,7 +1,7 @@
 // A restore through another host's hostops queue names a revision of either archive format.
 import { describe, expect, it } from 'vitest';
 import { archivePaths } from '../../src/archive/archive-paths.js';
-import { hostOpPayloadFor } from '../../src/queues/hostops.js';
+import { hostOpPayloadFor } from '../../src/hostops/host-op-rules.js';
 
 const ROOT = '/srv/archive';
 const REVISION = 'r20261202T001916987Z-g1-abc123';

@@ -1,5 +1,5 @@
 /**
- * The argument schemas of each `hostops` operation (see hostops.ts). Every one is `.strict()`;
+ * The argument schemas of each `hostops` operation (see host-op-payload.ts). Every one is `.strict()`;
  * ids follow the fleet's id rules (`.` and `..` are never valid), tree paths are relative
  * without `.`/`..`/empty segments or NUL, and every size is bounded.
  */
@@ -9,7 +9,7 @@ import { REVISION_ID_PATTERN } from '../archive/archive-paths.js';
 import { PayloadInvalidError } from '../errors/payload-invalid-error.js';
 import { parseLocalHandle } from '../providers/local/live-paths.js';
 import { checkRelativePath } from '../providers/local/safe-path.js';
-import { Generation, SNAPSHOT_ID_PATTERN, SnapshotId, WorkspaceId } from './payload.js';
+import { Generation, SNAPSHOT_ID_PATTERN, SnapshotId, WorkspaceId } from '../queues/payload.js';
 
 /** Longest command line accepted (Linux ARG_MAX is 2 MiB including the environment). */
 const MAX_CMD_BYTES = 2 * 1024 * 1024;
@@ -144,6 +144,8 @@ export const MarkReadyArgs = z
 export const SnapshotArgs = z.object({ expirationMs: WholeMs(Number.MAX_SAFE_INTEGER) }).strict();
 
 export const DeleteSnapshotArgs = z.object({ snapshotId: SnapshotId }).strict();
+
+export const SnapshotStatusArgs = z.object({ snapshotId: SnapshotId }).strict();
 
 /** Operations whose only argument is the handle. */
 export const NoArgs = z.object({}).strict().default({});
