@@ -1,7 +1,7 @@
 // The BullMQ adapter of fleet processors: validation, deadline and cancellation signal, forced
 // failure of a processor that ignores its signal, retry intent, and one log line per outcome.
 import { UnrecoverableError, type Job } from 'bullmq';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DeadlineExceededError } from '../../src/errors/deadline-exceeded-error.js';
 import { decodeFailure } from '../../src/errors/failure-codec.js';
 import { JobDataUnreadableError } from '../../src/errors/job-data-unreadable-error.js';
@@ -152,16 +152,46 @@ describe('wrapProcessor', () => {
   });
 
   it('clears its timers: a finished job never fires the deadline', async () => {
-    let signal: AbortSignal | undefined;
-    const { fn } = wrap(
-      async (_payload, ctx) => {
-        signal = ctx.signal;
-        return 1;
-      },
-      { deadlineMs: 20 },
-    );
-    await fn(job(PAYLOAD), 't', new AbortController().signal);
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    expect(signal!.aborted).toBe(false);
+    // Fake timers: the deadline's timer is seen armed while the job runs and gone once it ends,
+    // and running the clock far past the deadline aborts nothing (no sleep to prove an absence).
+    vi.useFakeTimers();
+    try {
+      let signal: AbortSignal | undefined;
+      let armed = 0;
+      const { fn } = wrap(
+        async (_payload, ctx) => {
+          signal = ctx.signal;
+          armed = vi.getTimerCount();
+          return 1;
+        },
+        { deadlineMs: 20 },
+      );
+      await fn(job(PAYLOAD), 't', new AbortController().signal);
+      expect(armed).toBe(1);
+      expect(vi.getTimerCount()).toBe(0);
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(signal!.aborted).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('clears the grace timer too: a job that gives up at its deadline leaves no timer behind', async () => {
+    vi.useFakeTimers();
+    try {
+      const { fn } = wrap(
+        (_payload, ctx) =>
+          new Promise((_, reject) => {
+            ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason));
+          }),
+        { deadlineMs: 20, abortGraceMs: 50 },
+      );
+      const pending = fn(job(PAYLOAD), 't', new AbortController().signal).catch((e: unknown) => e);
+      await vi.advanceTimersByTimeAsync(20);
+      expect((await pending) as Error).toBeInstanceOf(Error);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
