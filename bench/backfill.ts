@@ -23,6 +23,7 @@ import { startEmbeddedRedis } from '../src/embedded/embedded-redis.js';
 import { createLogger } from '../src/logger.js';
 import { createFleetClient } from '../src/producers/fleet-client.js';
 import { startFleetProcess } from '../src/app/fleet-process.js';
+import { rng } from '../test/helpers/rng.js';
 import { scaled } from './lib/scale.js';
 import { summarize, type Summary } from './lib/stats.js';
 
@@ -36,16 +37,6 @@ export interface BackfillBenchOptions {
   readonly log?: (line: string) => void;
 }
 
-// Deterministic pseudo-random numbers (mulberry32): the same data set every run.
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 // First line of a tool's version output.
 function version(file: string, args: string[]): string {
   try {
@@ -55,7 +46,7 @@ function version(file: string, args: string[]): string {
   }
 }
 
-// Writes the legacy blob store: source-tree-like paths, 256 B – 6 KiB of random bytes each.
+// Writes the legacy blob store: source-tree-like paths, 256 B – 6 KiB of random bytes each (seeded: the same data set every run).
 async function writeDataset(root: string, workspaces: number, files: number): Promise<{ files: number; bytes: number }> {
   const random = rng(42);
   let bytes = 0;

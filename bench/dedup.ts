@@ -13,7 +13,8 @@ import { startFleetHarness } from './lib/fleet-harness.js';
 import { target, type BenchContext, type BenchResult } from './lib/report.js';
 import { scaled } from './lib/scale.js';
 import { summarize } from './lib/stats.js';
-import { changeFiles, planTree, writeTree } from './lib/workspace-tree.js';
+import { CONTENT_SEED, changeFiles, planTree, writeTree } from './lib/workspace-tree.js';
+import { rng } from '../test/helpers/rng.js';
 
 const run = promisify(execFile);
 const WORKSPACES = scaled(100, 10);
@@ -37,14 +38,15 @@ export default async function dedupBench(ctx: BenchContext): Promise<BenchResult
     const fleet = await startFleetHarness(env, { FLEET_ARCHIVE_FORMAT: '2' });
     const base = await env.subdir('base');
     const tree = planTree({ files: FILES, totalBytes: BASE_BYTES });
-    await writeTree(base, tree);
+    const content = rng(CONTENT_SEED);
+    await writeTree(base, tree, content);
     let changedBytes = 0;
     const persistMs: number[] = [];
     for (let i = 0; i < WORKSPACES; i++) {
       const ws = `dedup-${i}`;
       await fleet.provision(ws);
       await run('cp', ['-a', `${base}/.`, fleet.live(ws)]);
-      changedBytes += (await changeFiles(fleet.live(ws), tree, CHANGED, i)).reduce((sum, f) => sum + f.size, 0);
+      changedBytes += (await changeFiles(fleet.live(ws), tree, CHANGED, i, content)).reduce((sum, f) => sum + f.size, 0);
       const result = await fleet.persist(ws);
       persistMs.push(result.durationMs);
       if ((i + 1) % Math.max(1, Math.floor(WORKSPACES / 10)) === 0) ctx.log(`${i + 1}/${WORKSPACES} workspaces persisted`);

@@ -14,7 +14,6 @@
  * affected workspaces are provisioned again through the fleet client and judged from outside
  * (bench/lib/loss-faults.ts): loss window, acknowledged turns lost, mixed trees, lag claimed.
  */
-import { createRng } from '../chaos/prng.js';
 import { AgentSim } from './lib/agent-sim.js';
 import { withBenchEnv } from './lib/bench-env.js';
 import { bySize, type SizeResult } from './lib/by-size.js';
@@ -23,7 +22,8 @@ import { startProcessFleet, type GroupId } from './lib/process-fleet.js';
 import { target, type BenchContext, type BenchResult } from './lib/report.js';
 import { scaled } from './lib/scale.js';
 import { percentile, summarize, type Summary } from './lib/stats.js';
-import { planTree, writeTree } from './lib/workspace-tree.js';
+import { CONTENT_SEED, planTree, writeTree } from './lib/workspace-tree.js';
+import { rng as createRng } from '../test/helpers/rng.js';
 
 const DEFAULT_FAULTS = 100;
 const SEED = 18;
@@ -82,9 +82,11 @@ async function measure(ctx: BenchContext, files: number, label: string): Promise
     env.releasers.add('agents', () => Promise.all(tracked.map((t) => t.agent.stop())).then(() => undefined));
     ctx.log(`${label}${workspaces} workspaces of ${files} files; seeding`);
     const plan = planTree({ files, totalBytes: files * BYTES_PER_FILE });
+    // Its own stream (the fault schedule's stays as it was): each workspace's tree is new bytes.
+    const content = createRng(CONTENT_SEED + files);
     for (const t of tracked) {
       const result = (await fleet.client.provision({ workspaceId: t.workspaceId, provider: t.provider }, { wait: true, timeoutMs: 120_000 })).result!;
-      await writeTree(await fleet.liveRoot(result), plan);
+      await writeTree(await fleet.liveRoot(result), plan, content);
       await fleet.client.persist({ workspaceId: t.workspaceId, generation: result.generation, delete: true, reason: 'turn-end', turnId: 'seed' }, { wait: true, timeoutMs: 30 * 60_000 });
       await provisionAndJudge(fleet, t, null);
     }

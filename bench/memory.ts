@@ -24,7 +24,8 @@ import { startFleetHarness } from './lib/fleet-harness.js';
 import { spawnWatched, type Watched } from './lib/process-memory.js';
 import { target, type BenchContext, type BenchResult } from './lib/report.js';
 import { summarize } from './lib/stats.js';
-import { changeFiles, planTree, writeTree } from './lib/workspace-tree.js';
+import { CONTENT_SEED, changeFiles, planTree, writeTree } from './lib/workspace-tree.js';
+import { rng } from '../test/helpers/rng.js';
 import { scaled } from './lib/scale.js';
 
 const QUEUE_JOBS = scaled(10_000, 1_000);
@@ -112,6 +113,8 @@ export default async function memoryBench(ctx: BenchContext): Promise<BenchResul
     // Persist workload: each run persists its own freshly provisioned workspace (a full first revision, then turns).
     const fleet = await startFleetHarness(env);
     const files = planTree({ files: PERSIST_FILES, totalBytes: PERSIST_BYTES });
+    // One stream for every run: each run's tree and turns are new bytes, as before.
+    const content = rng(CONTENT_SEED);
     const persistIdle: number[] = [];
     const persistPeak: number[] = [];
     const tunedPersistPeak: number[] = [];
@@ -119,12 +122,12 @@ export default async function memoryBench(ctx: BenchContext): Promise<BenchResul
     const persistRun = async (nodeOptions: string): Promise<[number, number]> => {
       const workspaceId = `bench-memory-${runs++}`;
       await fleet.provision(workspaceId);
-      await writeTree(fleet.live(workspaceId), files);
+      await writeTree(fleet.live(workspaceId), files, content);
       const worker = await fleetWorker(env, 'persist', nodeOptions);
       try {
         const idle = await worker.peakMB();
         for (let turn = 0; turn <= PERSIST_TURNS; turn++) {
-          if (turn > 0) await changeFiles(fleet.live(workspaceId), files, 0.01, turn);
+          if (turn > 0) await changeFiles(fleet.live(workspaceId), files, 0.01, turn, content);
           const address = await fleet.services.addresses.get(workspaceId);
           await client.persist({ workspaceId, generation: address!.generation, delete: true, reason: 'turn-end' }, { wait: true, timeoutMs: 10 * 60_000 });
         }

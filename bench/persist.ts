@@ -33,7 +33,8 @@ import { persistProbe, type PersistPhases } from './lib/persist-probe.js';
 import { target, type BenchContext, type BenchResult } from './lib/report.js';
 import { scaled } from './lib/scale.js';
 import { pairedRatios, summarize, type Summary } from './lib/stats.js';
-import { changeFiles, planTree, writeTree } from './lib/workspace-tree.js';
+import { CONTENT_SEED, changeFiles, planTree, writeTree } from './lib/workspace-tree.js';
+import { rng } from '../test/helpers/rng.js';
 
 const run = promisify(execFile);
 const CHANGED = 0.01;
@@ -100,7 +101,8 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
     await fleet.provision(WS);
     const tree = planTree({ files, totalBytes });
     ctx.log(`${label}writing ${files} files / ${(totalBytes / 1e6).toFixed(0)} MB`);
-    await writeTree(fleet.live(WS), tree);
+    const content = rng(CONTENT_SEED + files);
+    await writeTree(fleet.live(WS), tree, content);
     await syncAll();
     const initialRsyncA = await timed(() => run('rsync', ['-a', `${fleet.live(WS)}/`, `${mirror}/`]));
     await syncAll();
@@ -114,7 +116,7 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
     const restores = { restore_ms: [] as number[], cp_a_ms: [] as number[] };
     for (let repeat = 0; repeat < repeats; repeat++) {
       await syncAll();
-      const turn = await changeFiles(fleet.live(WS), tree, CHANGED, 2 * repeat);
+      const turn = await changeFiles(fleet.live(WS), tree, CHANGED, 2 * repeat, content);
       growth.changedBytes.push(turn.reduce((sum, f) => sum + f.size, 0));
       const before = await footprint(archiveRoot);
       const one = await interleave(1, {

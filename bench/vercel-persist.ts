@@ -35,7 +35,8 @@ import { target, type BenchContext, type BenchResult } from './lib/report.js';
 import { pairedRatios, summarize, type Summary } from './lib/stats.js';
 import { startVercelBenchFleet, type MeasuredPersist, type VercelBenchFleet } from './lib/vercel-bench-fleet.js';
 import { wholeTreeExport } from './lib/whole-tree-export.js';
-import { changeFiles, planTree, writeTree, type TreeFile } from './lib/workspace-tree.js';
+import { CONTENT_SEED, changeFiles, planTree, writeTree, type TreeFile } from './lib/workspace-tree.js';
+import { rng } from '../test/helpers/rng.js';
 
 const CHANGED = 0.01;
 const PATHS = ['delta', 'whole_tree'] as const;
@@ -91,12 +92,14 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
     const { deps, lastOpenTreeMs } = pathDeps(fleet);
     const scratch = await env.subdir('scratch');
     const tree = planTree({ files, totalBytes });
+    // One stream for both trees and every turn: each tree and each turn gets bytes of its own.
+    const content = rng(CONTENT_SEED + files);
     const live = {} as Record<PathName, string>;
     const first = {} as Record<PathName, MeasuredPersist>;
     for (const name of PATHS) {
       live[name] = await fleet.provision(wsOf(name));
       ctx.log(`${label}${name}: writing ${files} files / ${(totalBytes / 1e6).toFixed(0)} MB into the sandbox`);
-      await writeTree(live[name], tree);
+      await writeTree(live[name], tree, content);
       first[name] = await fleet.persist(wsOf(name), deps[name]);
       ctx.log(`${label}${name}: first persist moved ${first[name].total} bytes in ${first[name].ms.toFixed(0)} ms`);
       // Files written in the moments before a persist may be taken again once (the racily-clean rule).
@@ -109,8 +112,8 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
     const changed: Changed[] = [];
     for (let repeat = 0; repeat < repeats; repeat++) {
       // The same files of both trees (the turn's seed picks them), with new random content.
-      const chosen = await changeFiles(live.delta, tree, CHANGED, repeat);
-      await changeFiles(live.whole_tree, tree, CHANGED, repeat);
+      const chosen = await changeFiles(live.delta, tree, CHANGED, repeat, content);
+      await changeFiles(live.whole_tree, tree, CHANGED, repeat, content);
       changed.push(await changedSizes(live.delta, chosen, scratch));
       const turn = async (name: PathName) => ({ persisted: await fleet.persist(wsOf(name), deps[name]), openTreeMs: lastOpenTreeMs() });
       const one = await interleave(1, { delta: () => turn('delta'), whole_tree: () => turn('whole_tree') }, undefined, repeat);

@@ -8,7 +8,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import type { ManagedProcess } from './fleet-processes.js';
-import type { Rng } from './prng.js';
+import type { Rng } from '../test/helpers/rng.js';
 import type { RedisProcess } from './redis-process.js';
 
 export type FaultName = 'killWorker' | 'pauseWorker' | 'killChild' | 'restartRedis' | 'archiveReadOnly' | 'hostStop' | 'vercelOutage';

@@ -6,14 +6,14 @@
  * workspace, what an acknowledged persist promised: those files (with their hashes) must be in
  * the archive at the end unless the agent deleted them later.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FleetClient } from '../src/producers/fleet-client.js';
 import type { ProviderName, SandboxProvider } from '../src/providers/sandbox-provider.js';
 import { walkTree } from '../src/archive/tree-walk.js';
 import type { ProvisionResult } from '../src/queues/provision.js';
-import type { Rng } from './prng.js';
+import type { Rng } from '../test/helpers/rng.js';
 
 const sha = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 
@@ -76,8 +76,8 @@ export async function runTurn(ctx: WorkloadContext, model: WorkspaceModel): Prom
       model.present = await readLive(provider, r.handle);
     }
     const files = Array.from({ length: rng.int(1, 3) }, (_, k) => {
-      const rel = `t${model.turns}/f${k}-${randomBytes(3).toString('hex')}.txt`;
-      return { path: rel, content: Buffer.from(`${model.workspaceId} turn ${model.turns} file ${k} ${randomBytes(8).toString('hex')}\n`) };
+      const rel = `t${model.turns}/f${k}-${rng.bytes(3).toString('hex')}.txt`;
+      return { path: rel, content: Buffer.from(`${model.workspaceId} turn ${model.turns} file ${k} ${rng.bytes(8).toString('hex')}\n`) };
     });
     await provider.writeFiles(r.handle, files, AbortSignal.timeout(10_000));
     for (const f of files) {

@@ -6,10 +6,9 @@
  * operation goes into a log (loss-judge.ts), so a restored tree can be judged against the states
  * the agent really produced.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Rng } from '../../chaos/prng.js';
+import type { Rng } from '../../test/helpers/rng.js';
 import { applyOp, type AgentOp } from './loss-judge.js';
 
 export const AGENT_DIR = 'agent';
@@ -141,7 +140,7 @@ export class AgentSim {
 
   // One tick: a new file, and sometimes a rewrite, a delete and a rename.
   async #tick(dir: string): Promise<void> {
-    const content = (seq: number) => `seq=${seq} ts=${Date.now()} ${this.workspaceId} ${randomBytes(this.rng.int(8, 200)).toString('hex')}\n`;
+    const content = (seq: number) => `seq=${seq} ts=${Date.now()} ${this.workspaceId} ${this.rng.bytes(this.rng.int(8, 200)).toString('hex')}\n`;
     const write = async (rel: string) => {
       const seq = ++this.seq;
       const text = content(seq);

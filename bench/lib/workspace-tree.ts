@@ -2,10 +2,15 @@
  * Generated workspace trees: a fixed number of files with a realistic, skewed size mix (many
  * small sources, a few large assets; log-normal sizes scaled to an exact total), spread over a
  * two-level directory layout, and deterministic "turns" that rewrite a fraction of the files.
+ * Content comes from a seeded stream the caller owns: one stream per run writes every file new
+ * (incompressible, never deduplicated by chance), and the same run writes the same bytes.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { rng, type Rng } from '../../test/helpers/rng.js';
+
+/** The seed of the benchmarks' content streams (fixed: a run writes the same bytes every time). */
+export const CONTENT_SEED = 4_242;
 
 export interface TreeFile {
   /** Path relative to the tree root. */
@@ -19,18 +24,6 @@ export interface TreeSpec {
   /** Leaf directories the files are spread over. @default files / 50 */
   readonly dirs?: number;
   readonly seed?: number;
-}
-
-/** mulberry32: a small deterministic PRNG in [0, 1). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 // Log-normal sizes (median 4 KiB, sigma 1.6), scaled to `total` bytes, each at least 1 byte.
@@ -47,7 +40,7 @@ function sizesFor(count: number, total: number, random: () => number): number[] 
 
 /** The file list of a spec (no I/O). */
 export function planTree({ files, totalBytes, dirs = Math.max(1, Math.round(files / 50)), seed = 42 }: TreeSpec): TreeFile[] {
-  const sizes = sizesFor(files, totalBytes, prng(seed));
+  const sizes = sizesFor(files, totalBytes, rng(seed));
   const fanout = Math.ceil(Math.sqrt(dirs));
   return sizes.map((size, i) => {
     const leaf = i % dirs;
@@ -55,8 +48,8 @@ export function planTree({ files, totalBytes, dirs = Math.max(1, Math.round(file
   });
 }
 
-/** Writes a planned tree under `root` (random content). */
-export async function writeTree(root: string, files: readonly TreeFile[]): Promise<void> {
+/** Writes a planned tree under `root`, its content drawn from `content`. */
+export async function writeTree(root: string, files: readonly TreeFile[], content: Rng): Promise<void> {
   const made = new Set<string>();
   for (const file of files) {
     const dir = path.dirname(path.join(root, file.rel));
@@ -64,19 +57,19 @@ export async function writeTree(root: string, files: readonly TreeFile[]): Promi
       await mkdir(dir, { recursive: true });
       made.add(dir);
     }
-    await writeFile(path.join(root, file.rel), randomBytes(file.size));
+    await writeFile(path.join(root, file.rel), content.bytes(file.size));
   }
 }
 
-/** Rewrites `fraction` of the files in place with new content of the same size (one "turn"). */
-export async function changeFiles(root: string, files: readonly TreeFile[], fraction: number, turn: number): Promise<TreeFile[]> {
-  const random = prng(1_000 + turn);
+/** Rewrites `fraction` of the files (the turn picks which) in place with new content of the same size from `content`. */
+export async function changeFiles(root: string, files: readonly TreeFile[], fraction: number, turn: number, content: Rng): Promise<TreeFile[]> {
+  const random = rng(1_000 + turn);
   const count = Math.max(1, Math.round(files.length * fraction));
   const chosen = new Map<number, TreeFile>();
   while (chosen.size < count) {
     const i = Math.floor(random() * files.length);
     chosen.set(i, files[i]!);
   }
-  for (const file of chosen.values()) await writeFile(path.join(root, file.rel), randomBytes(file.size));
+  for (const file of chosen.values()) await writeFile(path.join(root, file.rel), content.bytes(file.size));
   return [...chosen.values()];
 }
