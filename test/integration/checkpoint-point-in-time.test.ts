@@ -1,20 +1,24 @@
 // A checkpoint of a tree being written is a state the tree really had: it walks again until two
 // walks agree (or says it is not point-in-time). The writer is a separate process, really
 // concurrent with the walk: it replaces `a` then `b` with one counter, so every state it produces
-// has b = a or b = a - 1.
+// has b = a or b = a - 1. The pauses between its bursts come from a seeded stream
+// (FLEET_POINT_IN_TIME_SEED replays them; the seed is in every assertion message).
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { archivedText } from '../helpers/archived.js';
 import { addCleanup } from '../helpers/cleanup.js';
+import { rng, seedFrom } from '../helpers/rng.js';
 import { waitFor } from '../helpers/wait.js';
 import { createHarness } from '../helpers/workspace-harness.js';
 
 const WRITER = `
 const fs = require('node:fs');
-const [dir] = process.argv.slice(1);
+const [dir, pauses] = process.argv.slice(1);
+const pausesMs = JSON.parse(pauses);
 let n = 0;
+let burstCount = 0;
 const burst = () => {
   for (let i = 0; i < 20; i++) {
     n += 1;
@@ -24,7 +28,7 @@ const burst = () => {
     fs.writeFileSync(dir + '/d1/.b', String(n));
     fs.renameSync(dir + '/d1/.b', dir + '/d1/b');
   }
-  setTimeout(burst, Math.floor(Math.random() * 15));
+  setTimeout(burst, pausesMs[burstCount++ % pausesMs.length]);
 };
 burst();
 `;
@@ -50,7 +54,10 @@ describe('checkpoints of a tree being written', () => {
     await h.provision('ws');
     await h.write('ws', { 'd0/a': '0', 'd1/b': '0' });
     await h.persist('ws');
-    const writer = spawn(process.execPath, ['-e', WRITER, h.live('ws')], { stdio: 'ignore' });
+    const seed = seedFrom('FLEET_POINT_IN_TIME_SEED');
+    const random = rng(seed);
+    const pausesMs = Array.from({ length: 256 }, () => random.int(0, 14));
+    const writer = spawn(process.execPath, ['-e', WRITER, h.live('ws'), JSON.stringify(pausesMs)], { stdio: 'ignore' });
     addCleanup(() => {
       writer.kill('SIGKILL');
     });
@@ -63,11 +70,11 @@ describe('checkpoints of a tree being written', () => {
       const a = Number(await archivedText(h.services.archive, 'ws', 'd0/a', checkpoint.revision!));
       const b = Number(await archivedText(h.services.archive, 'ws', 'd1/b', checkpoint.revision!));
       outcomes.push({ pointInTime: checkpoint.pointInTime, a, b });
-      expect(typeof checkpoint.pointInTime, JSON.stringify(checkpoint)).toBe('boolean');
-      if (checkpoint.pointInTime) expect([a, a - 1], `checkpoint ${i}: a=${a} b=${b} ${JSON.stringify(checkpoint)}`).toContain(b);
-      else expect(checkpoint.walks).toBe(3);
+      expect(typeof checkpoint.pointInTime, `seed ${seed}: ${JSON.stringify(checkpoint)}`).toBe('boolean');
+      if (checkpoint.pointInTime) expect([a, a - 1], `seed ${seed}, checkpoint ${i}: a=${a} b=${b} ${JSON.stringify(checkpoint)}`).toContain(b);
+      else expect(checkpoint.walks, `seed ${seed}, checkpoint ${i}`).toBe(3);
     }
     writer.kill('SIGKILL');
-    expect(outcomes.length).toBe(25);
+    expect(outcomes.length, `seed ${seed}`).toBe(25);
   });
 });

@@ -2,7 +2,6 @@
 // current and no litter: the archive root lives on a small tmpfs that fills up (ENOSPC) and is
 // then remounted read-only (EROFS). Needs root (mount); the CI runs as root.
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import { verifyRevisions } from '../../src/archive/verify-revisions.js';
 import { archivedText } from '../helpers/archived.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir } from '../helpers/fleet-env.js';
+import { rng } from '../helpers/rng.js';
 import { createHarness, rejectsWith } from '../helpers/workspace-harness.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -32,7 +32,7 @@ describe('storage errors', () => {
     const revs = h.services.archive.paths('ws').revs;
 
     // ENOSPC: a file larger than the filesystem.
-    await h.write('ws', { 'big.bin': randomBytes(6 * 1024 * 1024) });
+    await h.write('ws', { 'big.bin': rng(7_200).bytes(6 * 1024 * 1024) });
     const full = await rejectsWith(h.persist('ws'), 'DiskFull');
     expect(full).toMatchObject({ retryable: true, errno: 'ENOSPC', name: 'DiskFullError' });
     expect((full as unknown as { path: string }).path).toContain('big.bin');

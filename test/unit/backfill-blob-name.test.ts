@@ -22,7 +22,7 @@ describe('blob names', () => {
         const decoded = decodeBlobName(name);
         expect('rel' in decoded && decoded.rel.equals(rel)).toBe(true);
       }),
-      { numRuns: 500 },
+      { numRuns: 500, seed: 5_000 },
     );
   });
 
