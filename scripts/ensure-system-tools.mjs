@@ -14,6 +14,7 @@ const TOOLS = [
   ...(process.argv.includes('--tests') ? [{ bin: 'chromium', apt: 'chromium', brew: '--cask chromium' }] : []),
 ];
 
+/** @param {string} bin */
 const has = (bin) => spawnSync('sh', ['-c', `command -v ${bin}`], { stdio: 'ignore' }).status === 0;
 const missing = TOOLS.filter((tool) => !has(tool.bin));
 if (missing.length === 0) process.exit(0);
@@ -30,7 +31,7 @@ if (isRoot && has('apt-get')) {
       env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
     });
   } catch (error) {
-    console.error(`sandbox-fleet: apt-get failed (${error.message}); install them yourself: apt-get install -y ${packages.join(' ')}`);
+    console.error(`sandbox-fleet: apt-get failed (${error instanceof Error ? error.message : String(error)}); install them yourself: apt-get install -y ${packages.join(' ')}`);
     process.exit(1);
   }
   const still = missing.filter((tool) => !has(tool.bin));
