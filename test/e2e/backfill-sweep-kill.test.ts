@@ -1,6 +1,7 @@
 // The sweep survives SIGKILL: a real `fleet worker --queues backfill` process running the sweep
-// job is killed at random moments and restarted; the stalled sweep resumes from its stored
-// cursor. In the end every workspace is migrated exactly once (one attached backfill revision,
+// job is killed at seeded random points (a count of workspaces migrated; frozen first, so the
+// job state read is the one the kill lands in) and restarted; the stalled sweep resumes from its
+// stored cursor. In the end every workspace is migrated exactly once (one attached backfill revision,
 // one migration record) with every byte of its legacy files. FLEET_BACKFILL_KILLS sets the
 // number of kills, FLEET_BACKFILL_SEED replays a run.
 import { describe, expect, it } from 'vitest';
@@ -39,8 +40,9 @@ describe('backfill sweep kill test', () => {
     let killedMidSweep = 0;
     for (const point of points) {
       await waitFor(`${point} workspaces migrated`, async () => ((await redis.hlen(keys.migrated())) >= point ? true : undefined), 60_000, 5);
-      const job = await queue.getJob(jobId);
-      if ((await job?.getState()) === 'active') killedMidSweep += 1;
+      // Frozen first, so the state read is the state the kill lands in.
+      killGroup(worker.child, 'SIGSTOP');
+      if ((await queue.getJobState(jobId)) === 'active') killedMidSweep += 1;
       killGroup(worker.child, 'SIGKILL');
       await worker.exited;
       worker = startFleet(['worker', '--queues', 'backfill'], h.env);
