@@ -232,7 +232,10 @@ describe('hostile trees', () => {
       outcomes.push(result instanceof Error ? (result as Error & { code: string }).code : 'ok');
     }
     await swapper.stop();
-    expect(outcomes.filter((o) => o === 'ok').length, outcomes.join(',')).toBeGreaterThan(0);
+    // Which persists a swap defeats is a race (each is ok or a typed refusal, checked by attempt);
+    // once the swaps stop, the workspace persists again.
+    const settled = await a.attempt('attacker');
+    expect(settled instanceof Error ? (settled as Error & { code: string }).code : 'ok', `after ${outcomes.join(',')}`).toBe('ok');
     await a.check('swaps during persist');
     // No name from outside was ever listed into a revision.
     for (const revision of await h.services.archive.revisions('attacker')) {
