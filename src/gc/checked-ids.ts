@@ -1,6 +1,6 @@
 /**
  * The last check before a GC kind deletes anything: every id it is about to act on, wherever it
- * was read from, must follow its rule (lib/id-rules.ts). An invalid one is reported to the run
+ * was read from, must follow its rule (providers/id-rules.ts). An invalid one is reported to the run
  * (logged with its value, counted) and the caller skips the item.
  */
 import { firstInvalidId, type IdSet } from '../providers/id-rules.js';

@@ -1,7 +1,7 @@
 /**
  * Bearer-token authentication of the HTTP API (`Authorization: Bearer <token>`, tokens from
  * `FLEET_API_TOKENS`). With no token configured the API is open, and the server binds to the
- * loopback interface only (see start-web-server.ts).
+ * loopback interface only (see app/start-web-server.ts).
  */
 import type { MiddlewareHandler } from 'hono';
 import { UnauthorizedError } from '../errors/unauthorized-error.js';
