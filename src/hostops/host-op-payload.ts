@@ -25,26 +25,11 @@ import {
   SnapshotStatusArgs,
   WriteFilesArgs,
 } from './host-op-args.js';
+import { PROVIDER_METHODS } from '../providers/sandbox-provider.js';
 
-export const HOST_OPS = [
-  'create',
-  'get',
-  'resume',
-  'list',
-  'exec',
-  'writeFiles',
-  'readFile',
-  'importTree',
-  'markReady',
-  'readReady',
-  'clearReady',
-  'snapshot',
-  'snapshotStatus',
-  'deleteSnapshot',
-  'stop',
-  'destroy',
-] as const;
-export type HostOp = (typeof HOST_OPS)[number];
+/** Every provider method but `openTree` (a persist runs on the host that owns the tree). */
+export type HostOp = Exclude<(typeof PROVIDER_METHODS)[number], 'openTree'>;
+export const HOST_OPS: readonly HostOp[] = PROVIDER_METHODS.filter((method): method is HostOp => method !== 'openTree');
 
 // An operation on an existing incarnation: `handle` is required. `deadlineMs` is the caller's
 // deadline for the job (an exec's timeout plus slack), so a long command is not cut at the
