@@ -25,20 +25,50 @@ export interface RouteDeps extends DescribeDeps, HistoryDeps {
 }
 
 export interface RouteInput {
-  /** Path parameters, not yet validated (`workspaceId`). */
+  /** Path parameters, not yet validated (`workspaceId`, `path`). */
   readonly params: Readonly<Record<string, string>>;
-  /** The JSON body (`{}` when empty). */
+  /** The JSON body (`{}` when empty, or when the route takes bytes). */
   readonly body: Record<string, unknown>;
+  /** The raw body of a route with `bodyKind: 'bytes'` (capped by the route's `maxBodyBytes`); empty otherwise. */
+  readonly bytes: Buffer;
+  /** Query parameters, validated by the route's `query` schema when it has one. */
+  readonly query: Readonly<Record<string, string>>;
+  /** Request headers, lower-cased names (`last-event-id`, `accept`). */
+  readonly header: (name: string) => string | undefined;
   readonly wait: WaitOptions;
+  /** Aborts when the client goes away (a stream stops, a long call gives up). */
+  readonly signal: AbortSignal;
 }
 
-export interface RouteResult {
-  readonly status: 200 | 202;
-  readonly body: unknown;
-}
+/** Who may call a route: app pods (workspace I/O and lifecycle) or operators (bake, gc, backfill, queues). */
+export type RouteScope = 'app' | 'operator';
+
+/** What a route answers: JSON (the default), raw bytes, or a stream of text/bytes chunks (NDJSON, SSE). */
+export type RouteResult =
+  | { readonly kind?: 'json'; readonly status: 200 | 201 | 202; readonly body: unknown; readonly headers?: Readonly<Record<string, string>> }
+  | { readonly kind: 'bytes'; readonly status: 200; readonly bytes: Buffer; readonly contentType: string; readonly headers?: Readonly<Record<string, string>> }
+  | {
+      readonly kind: 'stream';
+      readonly status: 200;
+      readonly contentType: string;
+      readonly chunks: AsyncIterable<string | Uint8Array>;
+      readonly headers?: Readonly<Record<string, string>>;
+    };
 
 export interface ApiRoute {
-  readonly method: 'get' | 'post';
+  readonly method: 'get' | 'post' | 'put' | 'delete';
+  /** App or operator route (scoped tokens). */
+  readonly scope: RouteScope;
+  /** How the body is read: JSON (default for post/put), raw bytes, or none (default for get/delete). */
+  readonly bodyKind?: 'json' | 'bytes' | 'none';
+  /** The largest body accepted (default FLEET_HTTP_BODY_LIMIT_BYTES). */
+  readonly maxBodyBytes?: (config: Config) => number;
+  /** Documented and validated query parameters (each a string field). */
+  readonly query?: z.ZodObject;
+  /** Content type of the success answer. @default application/json */
+  readonly produces?: 'application/json' | 'application/octet-stream' | 'application/x-ndjson' | 'text/event-stream';
+  /** Schema of the success body (JSON routes), for the OpenAPI document and the response test. */
+  readonly response?: z.ZodType;
   /** OpenAPI path template, e.g. `/v1/workspaces/{workspaceId}/persist`. */
   readonly path: string;
   readonly operationId: string;

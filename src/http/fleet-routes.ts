@@ -5,6 +5,7 @@ import { enqueuedResult, type ApiRoute } from './api-route.js';
 export const FLEET_ROUTES: readonly ApiRoute[] = [
   {
     method: 'post',
+    scope: 'operator',
     path: '/v1/bake',
     operationId: 'bakeBase',
     summary: 'Bake a base snapshot from a manifest (one job per manifest hash)',
@@ -18,6 +19,7 @@ export const FLEET_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'post',
+    scope: 'operator',
     path: '/v1/gc',
     operationId: 'collectGarbage',
     summary: 'Run one bounded garbage collection of one kind (dryRun: true reports only)',
@@ -31,6 +33,7 @@ export const FLEET_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'post',
+    scope: 'operator',
     path: '/v1/backfill',
     operationId: 'backfill',
     summary: 'Migrate one workspace from the legacy store, or run the sweep',

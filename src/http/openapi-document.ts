@@ -47,29 +47,70 @@ const ERROR_DESCRIPTIONS: Readonly<Record<number, string>> = {
   504: 'The wait cap passed before the job finished (WaitTimeout); the job continues',
 };
 
+// The JSON Schema of a success body as the server writes it.
+function responseSchemaOf(schema: z.ZodType): JsonObject {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as JsonObject;
+  return rest;
+}
+
+const PATH_PARAM: JsonObject = {
+  name: 'path',
+  in: 'path',
+  required: true,
+  description: 'A path relative to the tree root, "/"-separated (send it percent-encoded, slashes as %2F, when it ends in /history or /restore)',
+  schema: { type: 'string', minLength: 1 },
+};
+
+// The success content of a route, by what it produces.
+function successContent(route: ApiRoute): JsonObject {
+  const produces = route.produces ?? 'application/json';
+  if (produces === 'application/json') return { 'application/json': { schema: route.response ? responseSchemaOf(route.response) : { type: 'object' } } };
+  if (produces === 'application/octet-stream') return { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } };
+  return { [produces]: { schema: { type: 'string' }, ...(route.response ? { 'x-item-schema': responseSchemaOf(route.response) } : {}) } };
+}
+
 // The operation object of one route.
 function operation(route: ApiRoute): JsonObject {
   const parameters: JsonObject[] = [];
   if (route.path.includes('{workspaceId}')) parameters.push({ name: 'workspaceId', in: 'path', required: true, schema: schemaOf(WorkspaceId) });
+  if (route.path.includes('{path}')) parameters.push(PATH_PARAM);
+  for (const match of route.path.matchAll(/\{(\w+)\}/g)) {
+    const name = match[1]!;
+    if (name !== 'workspaceId' && name !== 'path') parameters.push({ name, in: 'path', required: true, schema: { type: 'string' } });
+  }
   if (route.waitable) {
     const query = schemaOf(WaitQuery) as { properties: Record<string, JsonObject> };
     parameters.push({ name: 'wait', in: 'query', required: false, description: 'Wait for the job result (200) instead of answering 202', schema: query.properties.wait });
     parameters.push({ name: 'timeoutMs', in: 'query', required: false, description: 'Wait cap in ms; never above FLEET_HTTP_WAIT_CAP_MS', schema: query.properties.timeoutMs });
   }
-  const statuses = [...new Set([400, 401, ...(route.method === 'post' ? [413, 415] : []), 500, 503, ...route.errorStatuses])].sort();
+  if (route.query) {
+    const query = schemaOf(route.query) as { properties?: Record<string, JsonObject>; required?: string[] };
+    for (const [name, schema] of Object.entries(query.properties ?? {})) {
+      parameters.push({ name, in: 'query', required: (query.required ?? []).includes(name), ...(schema.description ? { description: schema.description } : {}), schema });
+    }
+  }
+  const takesBody = (route.bodyKind ?? (route.method === 'post' || route.method === 'put' ? 'json' : 'none')) !== 'none';
+  const statuses = [...new Set([400, 401, ...(takesBody ? [413, 415] : []), 500, 503, ...route.errorStatuses])].sort();
   const responses: JsonObject = {};
-  const success = { description: route.result, content: { 'application/json': { schema: { type: 'object' } } } };
-  if (route.method === 'get' || !route.waitable) responses['200'] = success;
+  const success = { description: route.result, content: successContent(route) };
+  if (!route.waitable) responses['200'] = success;
   else {
     responses['200'] = { ...success, description: `Finished (with ?wait=true): ${route.result}` };
     responses['202'] = { ...success, description: `Enqueued: ${route.result}` };
   }
   for (const status of statuses) responses[String(status)] = { $ref: `#/components/responses/E${status}` };
+  const requestBody =
+    route.bodyKind === 'bytes'
+      ? { requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } } }
+      : route.body
+        ? { requestBody: { required: false, content: { 'application/json': { schema: schemaOf(route.body) } } } }
+        : {};
   return {
     operationId: route.operationId,
     summary: route.summary,
+    'x-scope': route.scope,
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(route.body ? { requestBody: { required: false, content: { 'application/json': { schema: schemaOf(route.body) } } } } : {}),
+    ...requestBody,
     responses,
   };
 }

@@ -28,6 +28,7 @@ async function knownWorkspace(deps: RouteDeps, workspaceId: string) {
 export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
   {
     method: 'post',
+    scope: 'app',
     path: `${WS}/provision`,
     operationId: 'provisionWorkspace',
     summary: 'Ensure exactly one live sandbox for the workspace (restore by priority)',
@@ -42,6 +43,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'post',
+    scope: 'app',
     path: `${WS}/persist`,
     operationId: 'persistWorkspace',
     summary: 'Persist the live tree into a new archive revision (delete: true reconciles deletions)',
@@ -60,6 +62,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'post',
+    scope: 'app',
     path: `${WS}/exec`,
     operationId: 'execWorkspace',
     summary: "Run a command in the workspace's live sandbox (cwd = its tree; namespaced: as the workspace's uid with only its tree in view) and answer when it ends",
@@ -85,6 +88,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'post',
+    scope: 'app',
     path: `${WS}/checkpoints`,
     operationId: 'checkpointsWorkspace',
     summary: 'Start or stop the upload-only checkpoint scheduler of the workspace',
@@ -106,6 +110,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'post',
+    scope: 'app',
     path: `${WS}/checkpoints/reject`,
     operationId: 'rejectCheckpoint',
     summary:
@@ -122,6 +127,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'post',
+    scope: 'app',
     path: `${WS}/turns`,
     operationId: 'turnWorkspace',
     summary: 'Open or close a turn: the workspace is not idle (never reaped) while a turn is open; an open turn expires after ttlMs (default FLEET_TURN_TTL_MS)',
@@ -137,6 +143,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'get',
+    scope: 'app',
     path: WS,
     operationId: 'describeWorkspace',
     summary: 'Address, generation, runtime resource, current revision and persist lag',
@@ -149,6 +156,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'get',
+    scope: 'app',
     path: `${WS}/revisions`,
     operationId: 'listRevisions',
     summary: "The workspace's revisions, newest first",
@@ -163,6 +171,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
   },
   {
     method: 'post',
+    scope: 'app',
     path: `${WS}/rollback`,
     operationId: 'rollbackWorkspace',
     summary: "Make an earlier revision's content current again (as a new revision) and restore the live tree",
