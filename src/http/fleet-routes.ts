@@ -1,6 +1,7 @@
 /** Fleet-wide routes: bake a base snapshot, collect garbage, backfill from a legacy store. */
 import { BackfillPayload, BakePayload, GcPayload, parsePayload } from '../queues/index.js';
 import { enqueuedResult, type ApiRoute } from './api-route.js';
+import { OpaqueResult, waited } from './response-schemas.js';
 
 export const FLEET_ROUTES: readonly ApiRoute[] = [
   {
@@ -8,6 +9,7 @@ export const FLEET_ROUTES: readonly ApiRoute[] = [
     scope: 'operator',
     path: '/v1/bake',
     operationId: 'bakeBase',
+    response: waited(OpaqueResult),
     summary: 'Bake a base snapshot from a manifest (one job per manifest hash)',
     body: BakePayload,
     waitable: true,
@@ -22,6 +24,7 @@ export const FLEET_ROUTES: readonly ApiRoute[] = [
     scope: 'operator',
     path: '/v1/gc',
     operationId: 'collectGarbage',
+    response: waited(OpaqueResult),
     summary: 'Run one bounded garbage collection of one kind (dryRun: true reports only)',
     body: GcPayload,
     waitable: true,
@@ -36,6 +39,7 @@ export const FLEET_ROUTES: readonly ApiRoute[] = [
     scope: 'operator',
     path: '/v1/backfill',
     operationId: 'backfill',
+    response: waited(OpaqueResult),
     summary: 'Migrate one workspace from the legacy store, or run the sweep',
     body: BackfillPayload,
     waitable: true,

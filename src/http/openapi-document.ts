@@ -8,6 +8,7 @@ import { WorkspaceId } from '../queues/index.js';
 import { FLEET_VERSION } from '../version.js';
 import type { ApiRoute } from './api-route.js';
 import { WaitQuery } from './wait-query.js';
+import { EnqueuedSchema } from './response-schemas.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -96,7 +97,7 @@ function operation(route: ApiRoute): JsonObject {
   if (!route.waitable) responses['200'] = success;
   else {
     responses['200'] = { ...success, description: `Finished (with ?wait=true): ${route.result}` };
-    responses['202'] = { ...success, description: `Enqueued: ${route.result}` };
+    responses['202'] = { description: `Enqueued: ${route.result}`, content: { 'application/json': { schema: responseSchemaOf(EnqueuedSchema) } } };
   }
   for (const status of statuses) responses[String(status)] = { $ref: `#/components/responses/E${status}` };
   const requestBody =

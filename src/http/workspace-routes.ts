@@ -7,6 +7,19 @@ import { workspaceHistory } from '../status/workspace-history.js';
 import { enqueuedResult, withPathId, type ApiRoute, type RouteDeps } from './api-route.js';
 import { CheckpointsBody, CheckpointsRequest, ExecBody, ExecRequest, PathParams, PersistBody, PersistRequest, ProvisionBody, RejectCheckpointBody, RollbackBody, TurnsBody, TurnsRequest } from './request-schemas.js';
 import { RejectCheckpointRequest, rejectCheckpoint } from '../producers/reject-checkpoint.js';
+import { isoRejectResult, isoTurnResult, isoWorkspaceView } from './iso-timestamps.js';
+import {
+  CheckpointsResultSchema,
+  ExecResultSchema,
+  PersistResultSchema,
+  ProvisionResultSchema,
+  RejectResultSchema,
+  RevisionsSchema,
+  RollbackResultSchema,
+  TurnResultSchema,
+  WorkspaceViewSchema,
+  waited,
+} from './response-schemas.js';
 
 /** Grace past an exec's own deadline for the sandbox to be torn down before the call gives up. */
 const EXEC_TEARDOWN_GRACE_MS = 5_000;
@@ -31,6 +44,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     scope: 'app',
     path: `${WS}/provision`,
     operationId: 'provisionWorkspace',
+    response: waited(ProvisionResultSchema),
     summary: 'Ensure exactly one live sandbox for the workspace (restore by priority)',
     body: ProvisionBody,
     waitable: true,
@@ -46,6 +60,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     scope: 'app',
     path: `${WS}/persist`,
     operationId: 'persistWorkspace',
+    response: waited(PersistResultSchema),
     summary: 'Persist the live tree into a new archive revision (delete: true reconciles deletions)',
     body: PersistBody,
     waitable: true,
@@ -65,6 +80,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     scope: 'app',
     path: `${WS}/exec`,
     operationId: 'execWorkspace',
+    response: ExecResultSchema,
     summary: "Run a command in the workspace's live sandbox (cwd = its tree; namespaced: as the workspace's uid with only its tree in view) and answer when it ends",
     body: ExecBody,
     waitable: false,
@@ -91,6 +107,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     scope: 'app',
     path: `${WS}/checkpoints`,
     operationId: 'checkpointsWorkspace',
+    response: CheckpointsResultSchema,
     summary: 'Start or stop the upload-only checkpoint scheduler of the workspace',
     body: CheckpointsBody,
     waitable: false,
@@ -113,6 +130,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     scope: 'app',
     path: `${WS}/checkpoints/reject`,
     operationId: 'rejectCheckpoint',
+    response: RejectResultSchema,
     summary:
       "Reject a checkpoint whose turn failed: the workspace falls back to the previous attached checkpoint (fenced on generation; a no-op when something newer already decided); answers what is current now. Give the checkpointId or the revision a persist answered. The live tree is not touched.",
     body: RejectCheckpointBody,
@@ -122,7 +140,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     async handle(deps, { params, body }) {
       // The web process reaches the archive: its `current` link follows the new head at once.
       const request = parsePayload('reject checkpoint request', RejectCheckpointRequest, withPathId(body, params.workspaceId));
-      return { status: 200, body: await rejectCheckpoint({ checkpoints: deps.checkpoints, archive: deps.archive }, request) };
+      return { status: 200, body: isoRejectResult(await rejectCheckpoint({ checkpoints: deps.checkpoints, archive: deps.archive }, request)) };
     },
   },
   {
@@ -130,15 +148,16 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     scope: 'app',
     path: `${WS}/turns`,
     operationId: 'turnWorkspace',
+    response: TurnResultSchema,
     summary: 'Open or close a turn: the workspace is not idle (never reaped) while a turn is open; an open turn expires after ttlMs (default FLEET_TURN_TTL_MS)',
     body: TurnsBody,
     waitable: false,
     errorStatuses: [404],
-    result: '200 { workspaceId, turnId, open, expiresAt, wasOpen? }',
+    result: '200 { workspaceId, turnId, open, expiresAt (ISO 8601), wasOpen? }',
     async handle(deps, { params, body }) {
       const { action, ...request } = parsePayload('turn request', TurnsRequest, withPathId(body, params.workspaceId));
       const result = action === 'open' ? await deps.client.openTurn(request) : await deps.client.closeTurn({ workspaceId: request.workspaceId, turnId: request.turnId });
-      return { status: 200, body: result };
+      return { status: 200, body: isoTurnResult(result) };
     },
   },
   {
@@ -146,12 +165,13 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     scope: 'app',
     path: WS,
     operationId: 'describeWorkspace',
+    response: WorkspaceViewSchema,
     summary: 'Address, generation, runtime resource, current revision and persist lag',
     waitable: false,
     errorStatuses: [404],
     result: '200 { workspaceId, generation, address, runtime, currentRevision, revisions, persistLagMs }',
     async handle(deps, { params }) {
-      return { status: 200, body: await knownWorkspace(deps, pathId(params)) };
+      return { status: 200, body: isoWorkspaceView(await knownWorkspace(deps, pathId(params))) };
     },
   },
   {
@@ -159,6 +179,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     scope: 'app',
     path: `${WS}/revisions`,
     operationId: 'listRevisions',
+    response: RevisionsSchema,
     summary: "The workspace's revisions, newest first",
     waitable: false,
     errorStatuses: [404],
@@ -174,6 +195,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     scope: 'app',
     path: `${WS}/rollback`,
     operationId: 'rollbackWorkspace',
+    response: waited(RollbackResultSchema),
     summary: "Make an earlier revision's content current again (as a new revision) and restore the live tree",
     body: RollbackBody,
     waitable: true,

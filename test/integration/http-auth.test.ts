@@ -46,8 +46,9 @@ describe('/openapi.json', () => {
     expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
 
     const listed = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
-    expect(listed.sort()).toEqual(
-      [
+    expect(listed.sort()).toEqual(API_ROUTES.map((r) => `${r.method.toUpperCase()} ${r.path}`).sort());
+    expect(listed).toEqual(
+      expect.arrayContaining([
         'POST /v1/workspaces/{workspaceId}/provision',
         'POST /v1/workspaces/{workspaceId}/persist',
         'POST /v1/workspaces/{workspaceId}/checkpoints',
@@ -60,8 +61,20 @@ describe('/openapi.json', () => {
         'POST /v1/bake',
         'POST /v1/gc',
         'POST /v1/backfill',
-      ].sort(),
+      ]),
     );
+    // Every success answer is typed: a schema with properties (or a byte/stream content type), never a bare object.
+    for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> }>>)) {
+      for (const [method, op] of Object.entries(ops)) {
+        for (const status of ['200', '202'].filter((s) => op.responses[s])) {
+          const content = op.responses[status]!.content!;
+          const json = content['application/json'];
+          if (!json) continue;
+          const schema = json.schema;
+          expect(schema.type === 'object' && !schema.properties && !schema.additionalProperties && !schema.anyOf && !schema.oneOf, `${method} ${path} ${status} is untyped`).toBe(false);
+        }
+      }
+    }
     expect(listed).toHaveLength(API_ROUTES.length);
     const persist = doc.paths['/v1/workspaces/{workspaceId}/persist'].post;
     const schema = persist.requestBody.content['application/json'].schema;
