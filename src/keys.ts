@@ -26,6 +26,10 @@ export interface FleetKeys {
   workspaces(): string;
   /** Sorted set of what keeps a workspace busy (open turns, running execs and file operations) scored by lease expiry (ms). */
   activity(workspaceId: string): string;
+  /** Quota usage hash of a workspace: bytes, files (the last persist's revision plus API writes since), measuredAt. */
+  quotaUsage(workspaceId: string): string;
+  /** Sorted set of workspaces over their quota, scored by when they went over (ms). */
+  overQuota(): string;
   /** Checkpoint record hash. */
   checkpoint(checkpointId: string): string;
   /** Sorted set of a workspace's checkpoint ids scored by creation time. */
@@ -110,6 +114,8 @@ export function fleetKeys(prefix: string): FleetKeys {
     readinessProbe: () => `${p}:readyz-probe`,
     workspaces: () => `${p}:workspaces`,
     activity: (ws: string) => `${p}:ws:${ws}:activity`,
+    quotaUsage: (ws: string) => `${p}:ws:${ws}:quota-usage`,
+    overQuota: () => `${p}:over-quota`,
     checkpoint: (id: string) => `${p}:ckpt:${id}`,
     checkpoints: (ws: string) => `${p}:ws:${ws}:ckpts`,
     head: (ws: string) => `${p}:ws:${ws}:head`,

@@ -24,6 +24,7 @@ import { PersistIntentStore } from '../state/persist-intent.js';
 import { RuntimeStore } from '../state/runtime-store.js';
 import { PendingCreateStore } from '../state/pending-create-store.js';
 import { ActivityStore } from '../state/activity-store.js';
+import { QuotaStore } from '../state/quota-store.js';
 import { WorkspaceResetStore } from '../state/workspace-reset-store.js';
 import { activityTrackedProvider } from '../providers/activity-tracked-provider.js';
 import { HostRegistry } from '../state/host-registry.js';
@@ -59,6 +60,8 @@ export interface FleetServices {
   readonly pendingCreates: PendingCreateStore;
   /** Open turns and running operations of workspaces (the idle reaper reaps only quiescent ones). */
   readonly activity: ActivityStore;
+  /** Workspace usage against FLEET_WORKSPACE_QUOTA_*, and who is over it. */
+  readonly quota: QuotaStore;
   /** The atomic removal of a workspace's records (`fleet workspace reset`). */
   readonly resets: WorkspaceResetStore;
   readonly hosts: HostRegistry;
@@ -148,6 +151,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     runtime: new RuntimeStore(redis, keys, config.deadlines.provisionMs),
     pendingCreates: new PendingCreateStore(redis, keys),
     activity,
+    quota: new QuotaStore(redis, keys, config.quota),
     resets: new WorkspaceResetStore(redis, keys),
     hosts: new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs),
     bases: new BaseRegistry(redis, keys),

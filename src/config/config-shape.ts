@@ -86,6 +86,14 @@ export const CONFIG_SHAPE = deepFreeze({
     password: variable('FLEET_ADMIN_PASSWORD', anyText(null), { default: '(none: board disabled)', doc: 'Password of Bull Board at /admin/queues (user `admin`)' }),
     readOnly: variable('FLEET_ADMIN_READONLY', flag(false), { doc: 'Make Bull Board read-only on every queue' }),
   },
+  quota: {
+    bytes: variable('FLEET_WORKSPACE_QUOTA_BYTES', integer(0, 0, Number.MAX_SAFE_INTEGER, ' of bytes'), {
+      doc: 'Hard limit of a workspace\'s bytes (0 = none): writes through the API beyond it are refused (507 QuotaExceeded); a persist never refuses, it marks the workspace over quota',
+    }),
+    files: variable('FLEET_WORKSPACE_QUOTA_FILES', integer(0, 0, Number.MAX_SAFE_INTEGER), {
+      doc: 'Hard limit of a workspace\'s files (0 = none), kept like FLEET_WORKSPACE_QUOTA_BYTES',
+    }),
+  },
   logLevel: variable('FLEET_LOG_LEVEL', oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'), { doc: 'pino log level' }),
   worker: {
     /** `null` = each queue's own default (see queues/index.ts). */

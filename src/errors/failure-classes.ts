@@ -28,6 +28,7 @@ import { NotImplementedError } from './not-implemented-error.js';
 import { NotReadyError } from './not-ready-error.js';
 import { PayloadInvalidError } from './payload-invalid-error.js';
 import { PayloadTooLargeError } from './payload-too-large-error.js';
+import { QuotaExceededError } from './quota-exceeded-error.js';
 import { ReadOnlyStorageError } from './read-only-storage-error.js';
 import { RedisUnavailableError } from './redis-unavailable-error.js';
 import { RouteNotFoundError } from './route-not-found-error.js';
@@ -73,6 +74,7 @@ export const FAILURE_CLASSES: readonly FailureClass[] = [
   NotReadyError,
   PayloadInvalidError,
   PayloadTooLargeError,
+  QuotaExceededError,
   ReadOnlyStorageError,
   RedisUnavailableError,
   RouteNotFoundError,

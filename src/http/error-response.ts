@@ -49,6 +49,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = Object.free
   LockUnavailable: 409,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
+  QuotaExceeded: 507,
   ProviderUnavailable: 503,
   RedisUnavailable: 503,
   WaitTimeout: 504,

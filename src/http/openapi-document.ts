@@ -45,6 +45,7 @@ const ERROR_DESCRIPTIONS: Readonly<Record<number, string>> = {
   500: 'Unexpected error in the web process (Internal)',
   502: "The job failed in a worker; error.code is the worker's code",
   503: 'Redis refused or could not be reached (RedisUnavailable; retry after the Retry-After seconds), or the provider is not configured (ProviderUnavailable)',
+  507: 'A write would take the workspace past its hard quota (QuotaExceeded)',
   504: 'The wait cap passed before the job finished (WaitTimeout); the job continues',
 };
 

@@ -23,6 +23,8 @@ interface Snapshot {
   readonly status: FleetStatus;
   readonly lag: LagSummary;
   readonly hash: Readonly<Record<string, string>>;
+  /** Workspaces over their quota now. */
+  readonly overQuota: number;
 }
 
 // A prom-client metric whose values come from the current snapshot.
@@ -84,6 +86,14 @@ export function createFleetMetrics({ redis, keys, config }: { redis: Redis; keys
     },
   });
   new Gauge({
+    name: 'fleet_workspaces_over_quota',
+    help: 'Workspaces whose last measured usage is above FLEET_WORKSPACE_QUOTA_BYTES or _FILES (persists go on; API writes are refused)',
+    registers: [registry],
+    collect() {
+      this.set(current().overQuota);
+    },
+  });
+  new Gauge({
     name: 'fleet_persist_lag_max_seconds',
     help: 'Largest persist lag over active workspaces right now (G3: at most one turn or 30 s)',
     registers: [registry],
@@ -104,8 +114,8 @@ export function createFleetMetrics({ redis, keys, config }: { redis: Redis; keys
   // Scrapes run one at a time, so a collector never sees another scrape's snapshot.
   let queue: Promise<unknown> = Promise.resolve();
   const renderOnce = async () => {
-    const [{ status, lag }, hash] = await Promise.all([readFleetSnapshot(redis, keys, config), new MetricsHash(redis, keys).read()]);
-    snapshot = { status, lag, hash };
+    const [{ status, lag }, hash, overQuota] = await Promise.all([readFleetSnapshot(redis, keys, config), new MetricsHash(redis, keys).read(), redis.zcard(keys.overQuota())]);
+    snapshot = { status, lag, hash, overQuota };
     return { contentType: registry.contentType, body: await registry.metrics() };
   };
   return {

@@ -29,6 +29,7 @@ import { NotImplementedError } from '../../src/errors/not-implemented-error.js';
 import { NotReadyError } from '../../src/errors/not-ready-error.js';
 import { PayloadInvalidError } from '../../src/errors/payload-invalid-error.js';
 import { PayloadTooLargeError } from '../../src/errors/payload-too-large-error.js';
+import { QuotaExceededError } from '../../src/errors/quota-exceeded-error.js';
 import { ReadOnlyStorageError } from '../../src/errors/read-only-storage-error.js';
 import { RedisUnavailableError } from '../../src/errors/redis-unavailable-error.js';
 import { RemoteJobError } from '../../src/errors/remote-job-error.js';
@@ -89,6 +90,7 @@ const SPECIMENS: readonly FleetError[] = [
   new NotReadyError('ws', 3, null),
   new PayloadInvalidError('persist payload', [{ field: 'generation', message: 'expected number', value: 'x' }]),
   new PayloadTooLargeError(1_024),
+  new QuotaExceededError('ws', 'bytes', 2_000, 1_000),
   new ReadOnlyStorageError({ ...failure, errno: 'EROFS' }, 'read-only'),
   new RedisUnavailableError('10.0.0.5:6379', 'READONLY', new ReplyError("READONLY You can't write against a read only replica.")),
   new RouteNotFoundError('GET', '/nope'),
