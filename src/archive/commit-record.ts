@@ -14,7 +14,7 @@ import type { RevisionRecord } from './revision-record.js';
 
 export interface CommitRecordDeps {
   readonly archive: ArchiveStore;
-  readonly checkpoints: CheckpointStore;
+  readonly checkpoints: Pick<CheckpointStore, 'record' | 'attach'>;
   readonly systemPath: string;
 }
 

@@ -43,7 +43,7 @@ export interface RevisionMeta {
   readonly reason: string;
   readonly turnId: string | null;
   readonly parent: string | null;
-  readonly mode: 'reconcile' | 'upload-only' | 'restore' | 'rollback' | 'backfill' | 'migrate';
+  readonly mode: 'reconcile' | 'upload-only' | 'restore' | 'rollback' | 'backfill' | 'migrate' | 'write';
   readonly createdAt: string;
 }
 

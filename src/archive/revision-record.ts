@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { OBJECT_ID_PATTERN } from './tree-object.js';
 import { REVISION_ID_PATTERN } from './archive-paths.js';
 
-export const REVISION_MODES = ['reconcile', 'upload-only', 'restore', 'rollback', 'backfill', 'migrate'] as const;
+export const REVISION_MODES = ['reconcile', 'upload-only', 'restore', 'rollback', 'backfill', 'migrate', 'write'] as const;
 
 export const RevisionRecord = z
   .object({

@@ -78,6 +78,9 @@ export const CONFIG_SHAPE = deepFreeze({
     waitCapMs: variable('FLEET_HTTP_WAIT_CAP_MS', durationMs(60_000, 100, HOUR), {
       doc: 'Longest wait of `?wait=true` on the HTTP API (a request asking longer is cut to it; 504 after)',
     }),
+    fileMaxBytes: variable('FLEET_FILE_MAX_BYTES', integer(16 * 1024 * 1024, 1, 1024 * 1024 * 1024, ' of bytes'), {
+      doc: 'Largest file read or written through the workspace file API (`/v1/workspaces/{id}/files/...`, `fleet files`; 413 above)',
+    }),
     bodyLimitBytes: variable('FLEET_HTTP_BODY_LIMIT_BYTES', integer(2 * 1024 * 1024, 1_024, 256 * 1024 * 1024, ' of bytes'), {
       doc: 'Largest request body the HTTP API accepts (413 above)',
     }),

@@ -29,6 +29,9 @@ import { NotReadyError } from './not-ready-error.js';
 import { PayloadInvalidError } from './payload-invalid-error.js';
 import { PayloadTooLargeError } from './payload-too-large-error.js';
 import { QuotaExceededError } from './quota-exceeded-error.js';
+import { FileNotFoundError } from './file-not-found-error.js';
+import { NotAFileError } from './not-a-file-error.js';
+import { WorkspaceBusyError } from './workspace-busy-error.js';
 import { ReadOnlyStorageError } from './read-only-storage-error.js';
 import { RedisUnavailableError } from './redis-unavailable-error.js';
 import { RouteNotFoundError } from './route-not-found-error.js';
@@ -75,6 +78,9 @@ export const FAILURE_CLASSES: readonly FailureClass[] = [
   PayloadInvalidError,
   PayloadTooLargeError,
   QuotaExceededError,
+  FileNotFoundError,
+  NotAFileError,
+  WorkspaceBusyError,
   ReadOnlyStorageError,
   RedisUnavailableError,
   RouteNotFoundError,

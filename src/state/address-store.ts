@@ -32,6 +32,20 @@ redis.call('SET', KEYS[1], nextGen)
 return nextGen`,
 );
 
+const CLAIM_COLD = luaScript(
+  'claim-cold',
+  `-- Claims a workspace that has no live incarnation for a cold write: bumps its generation, so a
+-- provision already under way (its generation now stale) cannot publish, and the write's attach
+-- is fenced on the new one. Refused while an address is published (the write goes warm).
+-- KEYS[1] generation counter  KEYS[2] address hash   ARGV[1] floor (highest generation in the archive)
+-- Returns the new generation, or -1 when an address is published.
+if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
+local stored = tonumber(redis.call('GET', KEYS[1]) or '0')
+local nextGen = math.max(stored, tonumber(ARGV[1])) + 1
+redis.call('SET', KEYS[1], nextGen)
+return nextGen`,
+);
+
 const PUBLISH = luaScript(
   'publish-address',
   `-- Publishes an incarnation if its generation is still the workspace's newest.
@@ -96,6 +110,15 @@ export class AddressStore {
   /** Bumps the generation to `max(stored, archiveFloor) + 1` and returns it. */
   async bumpGeneration(workspaceId: string, archiveFloor = 0): Promise<number> {
     return Number(await BUMP.run(this.redis, [this.keys.generation(workspaceId)], [archiveFloor]));
+  }
+
+  /**
+   * Claims the workspace for a cold write when no incarnation is published: the new generation
+   * (max(stored, archiveFloor) + 1), or null when an address is published (write warm instead).
+   */
+  async claimCold(workspaceId: string, archiveFloor = 0): Promise<number | null> {
+    const result = Number(await CLAIM_COLD.run(this.redis, [this.keys.generation(workspaceId), this.keys.address(workspaceId)], [archiveFloor]));
+    return result < 0 ? null : result;
   }
 
   /** Compare-and-set publish; `false` means a newer generation exists and the caller must destroy its sandbox. */

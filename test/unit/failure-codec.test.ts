@@ -30,6 +30,9 @@ import { NotReadyError } from '../../src/errors/not-ready-error.js';
 import { PayloadInvalidError } from '../../src/errors/payload-invalid-error.js';
 import { PayloadTooLargeError } from '../../src/errors/payload-too-large-error.js';
 import { QuotaExceededError } from '../../src/errors/quota-exceeded-error.js';
+import { FileNotFoundError } from '../../src/errors/file-not-found-error.js';
+import { NotAFileError } from '../../src/errors/not-a-file-error.js';
+import { WorkspaceBusyError } from '../../src/errors/workspace-busy-error.js';
 import { ReadOnlyStorageError } from '../../src/errors/read-only-storage-error.js';
 import { RedisUnavailableError } from '../../src/errors/redis-unavailable-error.js';
 import { RemoteJobError } from '../../src/errors/remote-job-error.js';
@@ -91,6 +94,9 @@ const SPECIMENS: readonly FleetError[] = [
   new PayloadInvalidError('persist payload', [{ field: 'generation', message: 'expected number', value: 'x' }]),
   new PayloadTooLargeError(1_024),
   new QuotaExceededError('ws', 'bytes', 2_000, 1_000),
+  new FileNotFoundError('ws', 'a.txt', 'revision r1'),
+  new NotAFileError('ws', 'dir', 'a directory'),
+  new WorkspaceBusyError('ws', 'readFile', 3, new Error('timeout')),
   new ReadOnlyStorageError({ ...failure, errno: 'EROFS' }, 'read-only'),
   new RedisUnavailableError('10.0.0.5:6379', 'READONLY', new ReplyError("READONLY You can't write against a read only replica.")),
   new RouteNotFoundError('GET', '/nope'),
