@@ -14,6 +14,7 @@ import { closeRedis, createRedis } from '../redis.js';
 import { Releasers } from '../runtime/releasers.js';
 import { createServices, type FleetServices } from './services.js';
 import { pick } from './pick.js';
+import { buildWorkspaceIo } from './build-workspace-io.js';
 import type { RouteDeps } from '../http/api-route.js';
 import { createWebApp } from '../http/create-web-app.js';
 import { BOARD_PATH, createFleetBoard, type FleetBoard } from '../http/fleet-board.js';
@@ -39,7 +40,7 @@ export interface StartWebServerOptions {
 
 /** What the API routes act through, out of the services. */
 export function routeDeps(services: FleetServices): RouteDeps {
-  return pick(services, 'activity', 'addresses', 'archive', 'checkpoints', 'client', 'config', 'intents', 'providerFor', 'runtime');
+  return { ...pick(services, 'activity', 'addresses', 'archive', 'checkpoints', 'client', 'config', 'intents', 'providerFor', 'runtime'), io: buildWorkspaceIo(services) };
 }
 
 // Listens and resolves with the bound address.

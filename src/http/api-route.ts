@@ -13,6 +13,7 @@ import type { CheckpointStore } from '../state/checkpoint-store.js';
 import type { DescribeDeps } from '../status/describe-workspace.js';
 import type { HistoryDeps } from '../status/workspace-history.js';
 import type { WaitOptions } from './wait-query.js';
+import type { WorkspaceIo } from '../workspace-io/workspace-io.js';
 
 /** What the API's routes act through: the fleet's client, the workspace records, the archive. */
 export interface RouteDeps extends DescribeDeps, HistoryDeps {
@@ -20,7 +21,9 @@ export interface RouteDeps extends DescribeDeps, HistoryDeps {
   readonly archive: ArchiveStore;
   readonly checkpoints: CheckpointStore;
   readonly client: Pick<FleetClient, 'backfill' | 'bake' | 'gc' | 'openTurn' | 'closeTurn' | 'persist' | 'provision' | 'rollback' | 'startCheckpoints' | 'stopCheckpoints'>;
-  readonly config: Pick<Config, 'deadlines' | 'exec'>;
+  readonly config: Pick<Config, 'deadlines' | 'exec' | 'http'>;
+  /** Workspace files and commands, warm or cold (workspace-io/resolve-workspace-io.ts). */
+  readonly io: WorkspaceIo;
   providerFor(address: Address): SandboxProvider;
 }
 

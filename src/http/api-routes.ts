@@ -1,6 +1,7 @@
 /** Every route of the HTTP API (the table behind the mount and the OpenAPI document). */
 import type { ApiRoute } from './api-route.js';
+import { FILE_ROUTES } from './file-routes.js';
 import { FLEET_ROUTES } from './fleet-routes.js';
 import { WORKSPACE_ROUTES } from './workspace-routes.js';
 
-export const API_ROUTES: readonly ApiRoute[] = [...WORKSPACE_ROUTES, ...FLEET_ROUTES];
+export const API_ROUTES: readonly ApiRoute[] = [...WORKSPACE_ROUTES, ...FILE_ROUTES, ...FLEET_ROUTES];

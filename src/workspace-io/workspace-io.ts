@@ -41,7 +41,6 @@ export interface WorkspaceIo {
       readonly cmd: readonly string[];
       readonly cwd?: string;
       readonly env?: Readonly<Record<string, string>>;
-      readonly stdin?: Buffer;
       readonly timeoutMs: number;
       readonly onStdout?: (chunk: Buffer) => void;
       readonly onStderr?: (chunk: Buffer) => void;
