@@ -32,6 +32,7 @@ import { registerBackfill } from './commands/backfill.js';
 import { registerExport } from './commands/export.js';
 import { registerArchive } from './commands/archive.js';
 import { registerTurn } from './commands/turn.js';
+import { registerFiles } from './commands/files.js';
 
 export type Register = (program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>) => void;
 
@@ -59,6 +60,7 @@ const COMMANDS: Register[] = [
   registerExport,
   registerArchive,
   registerTurn,
+  registerFiles,
 ];
 
 /** Builds the program; `run` records each action's exit code. */
