@@ -4,6 +4,7 @@
  * payload and result types, and the fleet's typed errors. Worker internals are not exported.
  */
 export { createFleetClient, DEFAULT_WAIT_MS } from './producers/fleet-client.js';
+export { connectFleetClient } from './producers/connect-fleet-client.js';
 export type { Enqueued, FleetClient, FleetClientOptions, ProvisionInput, WaitOptions } from './producers/fleet-client.js';
 export type { TurnInput, TurnResult } from './producers/turns.js';
 export type { CheckpointView, RejectCheckpointInput, RejectCheckpointResult } from './producers/reject-checkpoint.js';

@@ -86,20 +86,20 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     waitable: false,
     errorStatuses: [404, 502],
     result: '200 { workspaceId, handle, exitCode, signal, stdout, stderr, timedOut, durationMs } (stdout/stderr: at most 1 MiB each)',
-    async handle(deps, { params, body }) {
+    async handle(deps, { params, body, signal }) {
       const request = parsePayload('exec request', ExecRequest, withPathId(body, params.workspaceId));
-      const address = await deps.addresses.get(request.workspaceId);
-      if (!address) throw new WorkspaceNotFoundError(request.workspaceId);
       const timeoutMs = request.timeoutMs ?? deps.config.deadlines.execMs;
-      const result = await deps.providerFor(address).exec(address.handle, {
+      // Through the resolver: a gone sandbox is rebuilt before the command runs; env merges over the allowlist there.
+      const { source, ...result } = await deps.io.exec({
+        workspaceId: request.workspaceId,
         cmd: request.cmd,
         ...(request.cwd ? { cwd: request.cwd } : {}),
-        env: { ...deps.config.exec.env, ...(request.env ?? {}) },
+        ...(request.env ? { env: request.env } : {}),
         timeoutMs,
-        signal: AbortSignal.timeout(timeoutMs + EXEC_TEARDOWN_GRACE_MS),
+        signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs + EXEC_TEARDOWN_GRACE_MS)]),
       });
-      await deps.addresses.touch(request.workspaceId);
-      return { status: 200, body: { workspaceId: request.workspaceId, handle: address.handle, ...result } };
+      const handle = source.kind === 'live' ? source.handle : '';
+      return { status: 200, body: { workspaceId: request.workspaceId, handle, ...result } };
     },
   },
   {

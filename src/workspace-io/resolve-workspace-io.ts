@@ -14,6 +14,8 @@
  *   **Gone** (not found, connection refused, host dead): provisioned again (restored from the
  *   archive) and the call is retried once.
  * - A `revision` always reads the archive, live or not.
+ * - `exec` needs a live sandbox (WorkspaceNotFound otherwise); busy is not retried (a command may
+ *   have side effects), gone is rebuilt before it runs.
  */
 import type { ArchiveStore } from '../archive/archive-store.js';
 import type { Config } from '../config.js';
@@ -23,6 +25,7 @@ import { PayloadInvalidError } from '../errors/payload-invalid-error.js';
 import { PayloadTooLargeError } from '../errors/payload-too-large-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import { WorkspaceBusyError } from '../errors/workspace-busy-error.js';
+import { WorkspaceNotFoundError } from '../errors/workspace-not-found-error.js';
 import type { FleetClient } from '../producers/fleet-client.js';
 import { ProviderBusyError, ProviderGoneError, ProviderPermanentError } from '../providers/provider-errors.js';
 import type { SandboxProvider } from '../providers/sandbox-provider.js';
@@ -222,13 +225,9 @@ export function resolveWorkspaceIo(deps: WorkspaceIoDeps): WorkspaceIo {
     },
 
     async exec({ workspaceId, cmd, cwd, env, timeoutMs, onStdout, onStderr, signal }) {
-      let address = await deps.addresses.get(workspaceId);
-      if (!address) {
-        // A command needs a sandbox: provision (restore) one first.
-        await deps.client.provision({ workspaceId, requestedBy: 'workspace-io:exec' }, { wait: true, timeoutMs: REBUILD_WAIT_MS });
-        address = await deps.addresses.get(workspaceId);
-        if (!address) throw new FileNotFoundError(workspaceId, '.', 'no live sandbox after provisioning');
-      }
+      // A command needs a live sandbox: it is never run against the archive, nor provisioned implicitly.
+      const address = await deps.addresses.get(workspaceId);
+      if (!address) throw new WorkspaceNotFoundError(workspaceId);
       // One attempt with the command's own deadline: a command is never run twice for a busy sandbox (it may have side effects); a gone one is rebuilt first.
       return warm(workspaceId, 'exec', address, signal, async (provider, at, s) => {
         const result = await provider.exec(at.handle, {
