@@ -30,6 +30,7 @@ import { PayloadInvalidError } from './payload-invalid-error.js';
 import { PayloadTooLargeError } from './payload-too-large-error.js';
 import { QuotaExceededError } from './quota-exceeded-error.js';
 import { FileNotFoundError } from './file-not-found-error.js';
+import { JobNotFoundError } from './job-not-found-error.js';
 import { NotAFileError } from './not-a-file-error.js';
 import { WorkspaceBusyError } from './workspace-busy-error.js';
 import { ReadOnlyStorageError } from './read-only-storage-error.js';
@@ -79,6 +80,7 @@ export const FAILURE_CLASSES: readonly FailureClass[] = [
   PayloadTooLargeError,
   QuotaExceededError,
   FileNotFoundError,
+  JobNotFoundError,
   NotAFileError,
   WorkspaceBusyError,
   ReadOnlyStorageError,

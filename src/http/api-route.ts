@@ -20,7 +20,7 @@ export interface RouteDeps extends DescribeDeps, HistoryDeps {
   readonly addresses: Pick<AddressStore, 'get' | 'generation' | 'touch'>;
   readonly archive: ArchiveStore;
   readonly checkpoints: CheckpointStore;
-  readonly client: Pick<FleetClient, 'backfill' | 'bake' | 'gc' | 'openTurn' | 'closeTurn' | 'persist' | 'provision' | 'rollback' | 'startCheckpoints' | 'stopCheckpoints'>;
+  readonly client: Pick<FleetClient, 'backfill' | 'bake' | 'gc' | 'openTurn' | 'closeTurn' | 'persist' | 'provision' | 'rollback' | 'startCheckpoints' | 'stopCheckpoints' | 'pool'>;
   readonly config: Pick<Config, 'deadlines' | 'exec' | 'http'>;
   /** Workspace files and commands, warm or cold (workspace-io/resolve-workspace-io.ts). */
   readonly io: WorkspaceIo;

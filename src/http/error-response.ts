@@ -42,6 +42,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = Object.free
   WorkspaceNotFound: 404,
   CheckpointNotFound: 404,
   FileNotFound: 404,
+  JobNotFound: 404,
   RevisionNotFound: 404,
   NotAFile: 409,
   NotImplemented: 501,

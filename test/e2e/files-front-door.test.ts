@@ -40,6 +40,8 @@ for (const provider of ['local', 'vercel'] as const) {
       const provisioned = await json(fetch(at('/provision?wait=true'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ provider }) }));
       expect(provisioned.status).toBe(200);
       const { handle, generation } = provisioned.body.result;
+      const job = await json(fetch(`${web}/v1/jobs/${provisioned.body.queue}/${encodeURIComponent(provisioned.body.jobId)}`));
+      expect(job).toMatchObject({ status: 200, body: { state: 'completed', result: { workspaceId: 'ws-f', generation }, failure: null } });
       if (provider === 'local') {
         // Reaped as an idle workspace is: a final persist, then the sandbox stopped (its files stay; the address names it).
         destroy = async () => {
