@@ -1,0 +1,101 @@
+"""A sandbox-fleet HTTP client for app pods, standard library only (urllib, json).
+
+    from fleet_client import FleetClient, FleetError
+    fleet = FleetClient("http://127.0.0.1:7400", token=None)
+    fleet.provision("ws-1")
+    fleet.write_file("ws-1", "src/main.py", b"print('hi')\n")
+
+Every error answer of the API ({"error": {"code", "message", "retryable", "field"?}}) is raised
+as FleetError with those fields and the HTTP status.
+"""
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+
+
+class FleetError(Exception):
+    def __init__(self, status, code, message, retryable=False, field=None):
+        super().__init__(f"{status} {code}: {message}")
+        self.status, self.code, self.message, self.retryable, self.field = status, code, message, retryable, field
+
+
+class FleetClient:
+    def __init__(self, base_url, token=None, timeout=120):
+        self.base_url, self.token, self.timeout = base_url.rstrip("/"), token, timeout
+
+    def _request(self, method, path, body=None, raw=None, query=None):
+        url = self.base_url + path + ("?" + urllib.parse.urlencode(query) if query else "")
+        headers = {}
+        data = None
+        if self.token:
+            headers["Authorization"] = "Bearer " + self.token
+        if body is not None:
+            data, headers["Content-Type"] = json.dumps(body).encode(), "application/json"
+        elif raw is not None:
+            data, headers["Content-Type"] = raw, "application/octet-stream"
+        request = urllib.request.Request(url, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                payload = response.read()
+                if response.headers.get_content_type() == "application/json":
+                    return json.loads(payload)
+                return payload, response.headers
+        except urllib.error.HTTPError as error:
+            text = error.read()
+            try:
+                detail = json.loads(text)["error"]
+            except (ValueError, KeyError, TypeError):
+                raise FleetError(error.code, "Http", text.decode(errors="replace")) from None
+            raise FleetError(error.code, detail.get("code"), detail.get("message"), detail.get("retryable", False), detail.get("field")) from None
+
+    @staticmethod
+    def _ws(workspace_id):
+        return "/v1/workspaces/" + urllib.parse.quote(workspace_id, safe="")
+
+    @staticmethod
+    def _file(path):
+        return "/files/" + urllib.parse.quote(path, safe="")
+
+    def provision(self, workspace_id, provider=None):
+        return self._request("POST", self._ws(workspace_id) + "/provision", {"provider": provider} if provider else {}, query={"wait": "true"})["result"]
+
+    def persist(self, workspace_id, generation, delete=True, reason="turn-end", turn_id=None):
+        body = {"generation": generation, "delete": delete, "reason": reason}
+        if turn_id:
+            body["turnId"] = turn_id
+        return self._request("POST", self._ws(workspace_id) + "/persist", body, query={"wait": "true"})["result"]
+
+    def describe(self, workspace_id):
+        return self._request("GET", self._ws(workspace_id))
+
+    def revisions(self, workspace_id):
+        return self._request("GET", self._ws(workspace_id) + "/revisions")["revisions"]
+
+    def rollback(self, workspace_id, revision):
+        return self._request("POST", self._ws(workspace_id) + "/rollback", {"revision": revision}, query={"wait": "true"})["result"]
+
+    def exec(self, workspace_id, cmd, timeout_ms=None):
+        body = {"cmd": cmd}
+        if timeout_ms:
+            body["timeoutMs"] = timeout_ms
+        return self._request("POST", self._ws(workspace_id) + "/exec", body)
+
+    def read_file(self, workspace_id, path, revision=None):
+        content, headers = self._request("GET", self._ws(workspace_id) + self._file(path), query={"revision": revision} if revision else None)
+        return content, headers.get("X-Fleet-Source")
+
+    def write_file(self, workspace_id, path, content):
+        return self._request("PUT", self._ws(workspace_id) + self._file(path), raw=content)
+
+    def delete_file(self, workspace_id, path):
+        return self._request("DELETE", self._ws(workspace_id) + self._file(path))
+
+    def list_tree(self, workspace_id, path="", revision=None):
+        query = {"path": path} if path else {}
+        if revision:
+            query["revision"] = revision
+        return self._request("GET", self._ws(workspace_id) + "/tree", query=query or None)["entries"]
+
+    def job(self, queue, job_id):
+        return self._request("GET", "/v1/jobs/" + urllib.parse.quote(queue, safe="") + "/" + urllib.parse.quote(job_id, safe=""))
