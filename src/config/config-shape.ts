@@ -4,6 +4,7 @@
  * table (`npm run -s docs:config`) and `fleet env` are all derived from this object; the README
  * table lists the variables in this order.
  */
+import { API_TOKEN_PATTERN } from './api-tokens.js';
 import { DEFAULT_TREE_LIMITS } from '../tree/tree-limits.js';
 import { derived, fixed, variable } from './config-variable.js';
 import { deepFreeze } from './deep-freeze.js';
@@ -71,9 +72,9 @@ export const CONFIG_SHAPE = deepFreeze({
       httpHost,
     ),
     port: variable('FLEET_HTTP_PORT', integer(7400, 0, 65_535), { doc: 'Port of the HTTP API, Bull Board and /metrics (0 = any free port)' }),
-    apiTokens: variable('FLEET_API_TOKENS', list(/^\S{16,}$/, 'tokens of at least 16 non-space characters', []), {
+    apiTokens: variable('FLEET_API_TOKENS', list(API_TOKEN_PATTERN, 'tokens of at least 16 characters without spaces or ";", each optionally followed by ;scope=app|operator and ;workspaces=<pattern>', []), {
       default: '(none: loopback only)',
-      doc: 'Comma-separated bearer tokens of the HTTP API, each ≥ 16 characters',
+      doc: 'Comma-separated bearer tokens of the HTTP API, each ≥ 16 characters; `<token>;scope=app|operator;workspaces=team-a-*` limits one to app or operator routes and to matching workspace ids',
     }),
     waitCapMs: variable('FLEET_HTTP_WAIT_CAP_MS', durationMs(60_000, 100, HOUR), {
       doc: 'Longest wait of `?wait=true` on the HTTP API (a request asking longer is cut to it; 504 after)',

@@ -30,6 +30,7 @@ import { PayloadInvalidError } from './payload-invalid-error.js';
 import { PayloadTooLargeError } from './payload-too-large-error.js';
 import { QuotaExceededError } from './quota-exceeded-error.js';
 import { FileNotFoundError } from './file-not-found-error.js';
+import { ForbiddenError } from './forbidden-error.js';
 import { JobNotFoundError } from './job-not-found-error.js';
 import { NotAFileError } from './not-a-file-error.js';
 import { WorkspaceBusyError } from './workspace-busy-error.js';
@@ -80,6 +81,7 @@ export const FAILURE_CLASSES: readonly FailureClass[] = [
   PayloadTooLargeError,
   QuotaExceededError,
   FileNotFoundError,
+  ForbiddenError,
   JobNotFoundError,
   NotAFileError,
   WorkspaceBusyError,

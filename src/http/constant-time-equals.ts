@@ -10,10 +10,3 @@ const digest = (value: string): Buffer => createHash('sha256').update(value, 'ut
 export function constantTimeEquals(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
 }
-
-/** True when `given` equals any of `secrets`; every secret is compared (no early exit). */
-export function matchesAny(given: string, secrets: readonly string[]): boolean {
-  let matched = false;
-  for (const secret of secrets) matched = constantTimeEquals(given, secret) || matched;
-  return matched;
-}

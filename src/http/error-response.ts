@@ -38,6 +38,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = Object.free
   Usage: 400,
   Unauthorized: 401,
   CrossOriginRefused: 403,
+  Forbidden: 403,
   NotFound: 404,
   WorkspaceNotFound: 404,
   CheckpointNotFound: 404,

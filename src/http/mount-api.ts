@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import { PayloadTooLargeError } from '../errors/payload-too-large-error.js';
 import { parsePayload } from '../queues/payload.js';
 import type { ApiRoute, RouteDeps, RouteResult } from './api-route.js';
-import { bearerAuth } from './bearer-auth.js';
+import { authorizeRoute, bearerAuth } from './bearer-auth.js';
 import { readJsonBody } from './read-json-body.js';
 import { resolveWait, WaitQuery, type WaitOptions } from './wait-query.js';
 
@@ -65,7 +65,7 @@ export function mountApi(app: Hono, routes: readonly ApiRoute[], deps: RouteDeps
         throw new PayloadTooLargeError(maxSize);
       },
     });
-    app.on(route.method.toUpperCase(), path, limit, async (c) => {
+    app.on(route.method.toUpperCase(), path, authorizeRoute(route), limit, async (c) => {
       const { wait, query } = readQuery(route, c.req.query(), config);
       const body = kind === 'json' ? await readJsonBody(c) : {};
       const bytes = kind === 'bytes' ? Buffer.from(await c.req.arrayBuffer()) : Buffer.alloc(0);

@@ -38,6 +38,7 @@ const ERROR_SCHEMA: JsonObject = {
 const ERROR_DESCRIPTIONS: Readonly<Record<number, string>> = {
   400: 'Invalid JSON, body, path or query (PayloadInvalid, InvalidJson)',
   401: 'Missing or wrong bearer token (Unauthorized)',
+  403: 'A valid token used outside its scope (Forbidden)',
   404: 'Workspace unknown or without a live sandbox (WorkspaceNotFound)',
   409: 'Stale generation or state conflict (StaleGeneration, WorkspaceConflict, ShrinkGuard, NotReady, ...)',
   413: 'Body larger than FLEET_HTTP_BODY_LIMIT_BYTES (PayloadTooLarge)',
@@ -92,7 +93,7 @@ function operation(route: ApiRoute): JsonObject {
     }
   }
   const takesBody = (route.bodyKind ?? (route.method === 'post' || route.method === 'put' ? 'json' : 'none')) !== 'none';
-  const statuses = [...new Set([400, 401, ...(takesBody ? [413, 415] : []), 500, 503, ...route.errorStatuses])].sort();
+  const statuses = [...new Set([400, 401, 403, ...(takesBody ? [413, 415] : []), 500, 503, ...route.errorStatuses])].sort();
   const responses: JsonObject = {};
   const success = { description: route.result, content: successContent(route) };
   if (!route.waitable) responses['200'] = success;

@@ -81,7 +81,7 @@ describe('/openapi.json', () => {
     expect(schema.required).toEqual(['generation']);
     expect(Object.keys(schema.properties).sort()).toEqual(['delete', 'force', 'generation', 'reason', 'turnId']);
     expect(schema.properties.reason.enum).toContain('turn-end');
-    expect(Object.keys(persist.responses).sort()).toEqual(['200', '202', '400', '401', '404', '409', '413', '415', '500', '502', '503', '504']);
+    expect(Object.keys(persist.responses).sort()).toEqual(['200', '202', '400', '401', '403', '404', '409', '413', '415', '500', '502', '503', '504']);
     expect(persist.parameters.map((p: { name: string }) => p.name)).toEqual(['workspaceId', 'wait', 'timeoutMs']);
     const exec = doc.paths['/v1/workspaces/{workspaceId}/exec'].post.requestBody.content['application/json'].schema;
     expect(exec.required).toEqual(['cmd']);

@@ -31,6 +31,7 @@ import { PayloadInvalidError } from '../../src/errors/payload-invalid-error.js';
 import { PayloadTooLargeError } from '../../src/errors/payload-too-large-error.js';
 import { QuotaExceededError } from '../../src/errors/quota-exceeded-error.js';
 import { FileNotFoundError } from '../../src/errors/file-not-found-error.js';
+import { ForbiddenError } from '../../src/errors/forbidden-error.js';
 import { JobNotFoundError } from '../../src/errors/job-not-found-error.js';
 import { NotAFileError } from '../../src/errors/not-a-file-error.js';
 import { WorkspaceBusyError } from '../../src/errors/workspace-busy-error.js';
@@ -96,6 +97,7 @@ const SPECIMENS: readonly FleetError[] = [
   new PayloadTooLargeError(1_024),
   new QuotaExceededError('ws', 'bytes', 2_000, 1_000),
   new FileNotFoundError('ws', 'a.txt', 'revision r1'),
+  new ForbiddenError('outside its scope'),
   new JobNotFoundError('gc', 'j1'),
   new NotAFileError('ws', 'dir', 'a directory'),
   new WorkspaceBusyError('ws', 'readFile', 3, new Error('timeout')),
