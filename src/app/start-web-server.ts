@@ -15,6 +15,7 @@ import { Releasers } from '../runtime/releasers.js';
 import { createServices, type FleetServices } from './services.js';
 import { pick } from './pick.js';
 import { buildWorkspaceIo } from './build-workspace-io.js';
+import { resetWorkspace } from '../provision/reset-workspace.js';
 import type { RouteDeps } from '../http/api-route.js';
 import { createWebApp } from '../http/create-web-app.js';
 import { BOARD_PATH, createFleetBoard, type FleetBoard } from '../http/fleet-board.js';
@@ -40,7 +41,11 @@ export interface StartWebServerOptions {
 
 /** What the API routes act through, out of the services. */
 export function routeDeps(services: FleetServices): RouteDeps {
-  return { ...pick(services, 'activity', 'addresses', 'archive', 'checkpoints', 'client', 'config', 'intents', 'providerFor', 'runtime'), io: buildWorkspaceIo(services) };
+  return {
+    ...pick(services, 'activity', 'addresses', 'archive', 'checkpoints', 'client', 'config', 'intents', 'providerFor', 'runtime'),
+    io: buildWorkspaceIo(services),
+    reset: (workspaceId, signal) => resetWorkspace(pick(services, 'addresses', 'archive', 'bases', 'client', 'logger', 'providerFor', 'resets', 'runtime', 'singleFlight'), workspaceId, signal),
+  };
 }
 
 // Listens and resolves with the bound address.

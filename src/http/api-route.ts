@@ -14,14 +14,17 @@ import type { DescribeDeps } from '../status/describe-workspace.js';
 import type { HistoryDeps } from '../status/workspace-history.js';
 import type { WaitOptions } from './wait-query.js';
 import type { WorkspaceIo } from '../workspace-io/workspace-io.js';
+import type { ResetResult } from '../provision/reset-workspace.js';
 
 /** What the API's routes act through: the fleet's client, the workspace records, the archive. */
 export interface RouteDeps extends DescribeDeps, HistoryDeps {
-  readonly addresses: Pick<AddressStore, 'get' | 'generation' | 'touch'>;
+  readonly addresses: Pick<AddressStore, 'get' | 'generation' | 'touch' | 'known' | 'lastActivity'>;
   readonly archive: ArchiveStore;
   readonly checkpoints: CheckpointStore;
   readonly client: Pick<FleetClient, 'backfill' | 'bake' | 'gc' | 'openTurn' | 'closeTurn' | 'persist' | 'provision' | 'rollback' | 'startCheckpoints' | 'stopCheckpoints' | 'pool'>;
   readonly config: Pick<Config, 'deadlines' | 'exec' | 'http'>;
+  /** Starts a workspace over (provision/reset-workspace.ts). */
+  reset(workspaceId: string, signal: AbortSignal): Promise<ResetResult>;
   /** Workspace files and commands, warm or cold (workspace-io/resolve-workspace-io.ts). */
   readonly io: WorkspaceIo;
   providerFor(address: Address): SandboxProvider;
@@ -39,6 +42,8 @@ export interface RouteInput {
   /** Request headers, lower-cased names (`last-event-id`, `accept`). */
   readonly header: (name: string) => string | undefined;
   readonly wait: WaitOptions;
+  /** Whether the request's token may see `workspaceId` (listings filter with it). */
+  readonly allows: (workspaceId: string) => boolean;
   /** Aborts when the client goes away (a stream stops, a long call gives up). */
   readonly signal: AbortSignal;
 }
@@ -62,6 +67,8 @@ export interface ApiRoute {
   readonly method: 'get' | 'post' | 'put' | 'delete';
   /** App or operator route (scoped tokens). */
   readonly scope: RouteScope;
+  /** Names no workspace but answers only those the token may see (a workspace-limited token is admitted). */
+  readonly filtersWorkspaces?: boolean;
   /** How the body is read: JSON (default for post/put), raw bytes, or none (default for get/delete). */
   readonly bodyKind?: 'json' | 'bytes' | 'none';
   /** The largest body accepted (default FLEET_HTTP_BODY_LIMIT_BYTES). */

@@ -41,15 +41,22 @@ export function bearerAuth(entries: readonly string[]): MiddlewareHandler {
 
 const tokenOf = (c: Context): ApiToken | undefined => c.get(TOKEN_KEY as never) as ApiToken | undefined;
 
+/** Whether the request's token may see a workspace (no token configured, or an unlimited one: every workspace). */
+export function workspaceFilter(c: Context): (workspaceId: string) => boolean {
+  const token = tokenOf(c);
+  return (workspaceId) => !token || tokenAllows(token, workspaceId);
+}
+
 /** Refuses the route to a token outside its scope (none configured: open). */
-export function authorizeRoute(route: Pick<ApiRoute, 'scope' | 'operationId'>): MiddlewareHandler {
+export function authorizeRoute(route: Pick<ApiRoute, 'scope' | 'operationId' | 'filtersWorkspaces'>): MiddlewareHandler {
   return async (c, next) => {
     const token = tokenOf(c);
     if (!token) return next();
     if (token.scope !== 'all' && token.scope !== route.scope) throw new ForbiddenError(`this token is limited to ${token.scope} routes; ${route.operationId} is an ${route.scope} route`);
     if (token.workspaces !== null) {
       const workspaceId = c.req.param('workspaceId');
-      if (workspaceId === undefined) throw new ForbiddenError(`this token is limited to workspaces ${token.workspaces}; ${route.operationId} names no workspace`);
+      if (workspaceId === undefined && !route.filtersWorkspaces) throw new ForbiddenError(`this token is limited to workspaces ${token.workspaces}; ${route.operationId} names no workspace`);
+      if (workspaceId === undefined) return next();
       if (!tokenAllows(token, workspaceId)) throw new ForbiddenError(`this token is limited to workspaces ${token.workspaces}`);
     }
     return next();

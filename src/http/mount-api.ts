@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import { PayloadTooLargeError } from '../errors/payload-too-large-error.js';
 import { parsePayload } from '../queues/payload.js';
 import type { ApiRoute, RouteDeps, RouteResult } from './api-route.js';
-import { authorizeRoute, bearerAuth } from './bearer-auth.js';
+import { authorizeRoute, bearerAuth, workspaceFilter } from './bearer-auth.js';
 import { readJsonBody } from './read-json-body.js';
 import { resolveWait, WaitQuery, type WaitOptions } from './wait-query.js';
 
@@ -76,6 +76,7 @@ export function mountApi(app: Hono, routes: readonly ApiRoute[], deps: RouteDeps
         query,
         header: (name) => c.req.header(name),
         wait,
+        allows: workspaceFilter(c),
         signal: c.req.raw.signal,
       });
       return respond(c, result);

@@ -31,6 +31,12 @@ describe('scoped API tokens', () => {
       const named = route.path.includes('{workspaceId}');
       // The team token: never another team's workspace, never a route naming no workspace, never an operator route.
       const outside = await answer(requestFor(h, route, 'team-b-1', TEAM_A));
+      if (route.filtersWorkspaces) {
+        // A listing admits the token and shows only its workspaces.
+        expect(outside.status, route.operationId).toBe(200);
+        expect(JSON.stringify(outside.body), route.operationId).not.toContain('team-b-1');
+        continue;
+      }
       expect(outside.status, `${route.operationId} with the team-a token on team-b-1`).toBe(403);
       expect(outside.body.error.code).toBe('Forbidden');
       if (named && route.scope === 'app') {

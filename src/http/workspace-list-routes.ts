@@ -1,0 +1,65 @@
+/** The workspaces as a collection: list them (cursor-paged by id) and reset one (explicit destroy). */
+import { z } from 'zod';
+import { WorkspaceId, parsePayload } from '../queues/index.js';
+import type { ApiRoute } from './api-route.js';
+import { AddressSchema, Timestamp } from './response-schemas.js';
+import { isoOf, isoOrNull } from './iso-timestamps.js';
+
+export const ListQuery = z
+  .object({
+    cursor: WorkspaceId.optional().describe('The nextCursor of the previous page (the last id it held)'),
+    limit: z.string({ error: 'must be a number' }).regex(/^\d{1,4}$/, { error: 'must be a whole number from 1 to 1000' }).refine((v) => Number(v) >= 1 && Number(v) <= 1_000, { error: 'must be a whole number from 1 to 1000' }).optional().describe('Page size, 1-1000 (default 100)'),
+  })
+  .strict();
+
+export const ResetQuery = z.object({ confirm: z.enum(['true'], { error: 'must be true: the history is moved aside and the sandbox destroyed' }) }).strict();
+
+const ListSchema = z.object({
+  workspaces: z.array(z.object({ workspaceId: z.string(), generation: z.number().int(), address: AddressSchema.nullable(), lastActivity: Timestamp.nullable() })),
+  nextCursor: z.string().nullable(),
+});
+const ResetSchema = z.object({ workspaceId: z.string(), generation: z.number().int(), archiveMovedTo: z.string().nullable(), destroyed: z.string().nullable() });
+
+export const WORKSPACE_LIST_ROUTES: readonly ApiRoute[] = [
+  {
+    method: 'get',
+    scope: 'app',
+    path: '/v1/workspaces',
+    operationId: 'listWorkspaces',
+    filtersWorkspaces: true,
+    summary: 'The workspaces the fleet knows, by id, a page at a time (a workspace-limited token sees its own only)',
+    query: ListQuery,
+    waitable: false,
+    errorStatuses: [],
+    response: ListSchema,
+    result: '200 { workspaces: [{ workspaceId, generation, address, lastActivity }], nextCursor }',
+    async handle(deps, { query, allows }) {
+      const limit = Number(query.limit ?? 100);
+      const ids = (await deps.addresses.known()).filter((id) => allows(id) && (query.cursor === undefined || id > query.cursor));
+      const page = ids.slice(0, limit);
+      const workspaces = await Promise.all(
+        page.map(async (workspaceId) => {
+          const [address, generation, last] = await Promise.all([deps.addresses.get(workspaceId), deps.addresses.generation(workspaceId), deps.addresses.lastActivity(workspaceId)]);
+          return { workspaceId, generation, address: address ? { ...address, publishedAt: isoOf(address.publishedAt) } : null, lastActivity: isoOrNull(last) };
+        }),
+      );
+      return { status: 200, body: { workspaces, nextCursor: ids.length > limit ? page.at(-1)! : null } };
+    },
+  },
+  {
+    method: 'delete',
+    scope: 'app',
+    path: '/v1/workspaces/{workspaceId}',
+    operationId: 'resetWorkspace',
+    summary: 'Start a workspace over (?confirm=true): fence and destroy its sandbox, move its archive history aside (kept on disk, no longer restored)',
+    query: ResetQuery,
+    waitable: false,
+    errorStatuses: [409],
+    response: ResetSchema,
+    result: '200 { workspaceId, generation, archiveMovedTo, destroyed }',
+    async handle(deps, { params, signal }) {
+      const workspaceId = parsePayload('path', z.object({ workspaceId: WorkspaceId }), { workspaceId: params.workspaceId }).workspaceId;
+      return { status: 200, body: await deps.reset(workspaceId, AbortSignal.any([signal, AbortSignal.timeout(120_000)])) };
+    },
+  },
+];
