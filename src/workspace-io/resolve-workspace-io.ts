@@ -151,8 +151,10 @@ export function resolveWorkspaceIo(deps: WorkspaceIoDeps): WorkspaceIo {
     async write({ workspaceId, path, content, mode, signal }) {
       const { parts } = filePath(path);
       if (content.length > deps.config.http.fileMaxBytes) throw new PayloadTooLargeError(deps.config.http.fileMaxBytes);
-      const delta = writeDelta(await sizeAt(workspaceId, path, signal), content.length);
-      checkQuota(workspaceId, deps.quota.limits, await deps.quota.usage(workspaceId), delta);
+      // The quota needs what is there now (one stat); with no limit configured neither is spent.
+      const limited = deps.quota.limits.bytes > 0 || deps.quota.limits.files > 0;
+      const delta = limited ? writeDelta(await sizeAt(workspaceId, path, signal), content.length) : null;
+      if (delta) checkQuota(workspaceId, deps.quota.limits, await deps.quota.usage(workspaceId), delta);
       for (;;) {
         const address = await deps.addresses.get(workspaceId);
         let source: IoSource;
@@ -166,7 +168,7 @@ export function resolveWorkspaceIo(deps: WorkspaceIoDeps): WorkspaceIo {
           if (!written) continue;
           source = archived(written.revision);
         }
-        await deps.quota.moved(workspaceId, delta);
+        if (delta) await deps.quota.moved(workspaceId, delta);
         return { source, bytes: content.length };
       }
     },

@@ -24,4 +24,20 @@ describe('quota: persist marks, never refuses', () => {
     expect(await h.services.quota.over()).toEqual([]);
     expect(await (await h.request('/metrics')).text()).toMatch(/^fleet_workspaces_over_quota 0$/m);
   });
+
+  it('a write through the API past the byte quota is refused (507) and nothing is written; a shrinking write passes', async () => {
+    const h = await createWebHarness({ FLEET_WORKSPACE_QUOTA_BYTES: '100' });
+    await testWorkers(h.config, ['provision', 'persist']);
+    expect((await answer(h.request('/v1/workspaces/ws-w/provision?wait=true', { json: {} }))).status).toBe(200);
+    const put = (file: string, size: number) => answer(h.request(`/v1/workspaces/ws-w/files/${file}`, { method: 'PUT', body: Buffer.alloc(size, 97) }));
+    expect((await put('a.bin', 60)).status).toBe(200);
+    const refused = await put('b.bin', 60);
+    expect(refused).toMatchObject({ status: 507, body: { error: { code: 'QuotaExceeded', retryable: false } } });
+    expect(refused.body.error.message).toContain('120 bytes, above its quota of 100');
+    expect((await h.request('/v1/workspaces/ws-w/files/b.bin')).status).toBe(404);
+    // Replacing a.bin with a smaller file shrinks the usage: allowed, and then b.bin fits.
+    expect((await put('a.bin', 10)).status).toBe(200);
+    expect((await put('b.bin', 60)).status).toBe(200);
+    expect(await h.services.quota.usage('ws-w')).toMatchObject({ bytes: 70, files: 2 });
+  });
 });
