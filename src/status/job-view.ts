@@ -22,10 +22,12 @@ export interface JobView {
 
 const iso = (ms: number | undefined): string | null => (ms ? new Date(ms).toISOString() : null);
 
-export async function jobView(queue: Pick<Queue, 'name' | 'getJob'>, jobId: string): Promise<JobView> {
+export async function jobView(queue: Pick<Queue, 'name' | 'getJob' | 'getJobState'>, jobId: string): Promise<JobView> {
+  // The state first, then the job: a job that finished in between shows a finished job's fields
+  // under its earlier state, never `completed` without its result.
+  const state = await queue.getJobState(jobId);
   const job = await queue.getJob(jobId);
-  if (!job) throw new JobNotFoundError(queue.name, jobId);
-  const state = await job.getState();
+  if (!job || state === 'unknown') throw new JobNotFoundError(queue.name, jobId);
   // A failed job, or one waiting to retry after a failed attempt, shows its (last) failure.
   const failure = state === 'failed' || (state !== 'completed' && job.failedReason) ? decodeFailure(queue.name, jobId, job.failedReason) : null;
   return {
