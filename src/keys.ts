@@ -94,6 +94,10 @@ export interface FleetKeys {
   storeWriters(): string;
   /** Where the next `--read-data-subset` slice of the object id space starts (see state/verify-cursor). */
   verifyCursor(): string;
+  /** Stream of one exec's output chunks, appended by the host running it, read by the caller on another host (see state/exec-output-store). */
+  execOutput(execId: string): string;
+  /** Stream of fleet events (provisioned, persisted, failed, reaped, ...) served by `GET /v1/events` (see state/event-store). */
+  events(): string;
 }
 
 // Escapes a literal for a Redis glob pattern.
@@ -148,5 +152,7 @@ export function fleetKeys(prefix: string): FleetKeys {
     sandboxUidCursor: () => `${p}:sandbox-uid-cursor`,
     storeWriters: () => `${p}:store-writers`,
     verifyCursor: () => `${p}:verify:cursor`,
+    execOutput: (id: string) => `${p}:exec-out:${id}`,
+    events: () => `${p}:events`,
   });
 }

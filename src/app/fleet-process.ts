@@ -18,6 +18,7 @@ import { startHostJanitor } from '../runtime/host-janitor.js';
 import { startSandboxHostHeartbeat } from '../runtime/sandbox-host-heartbeat.js';
 import { HOSTOPS_QUEUE } from '../hostops/hostops-queue.js';
 import { hostOpsProcessor } from '../workers/processors/hostops.js';
+import { execOutputsOf } from '../hostops/serve-host-op.js';
 import { reportPersistFailure } from '../workers/processors/report-persist-failure.js';
 
 export interface FleetProcessOptions {
@@ -80,7 +81,7 @@ export async function startFleetProcess({ config, queues, hosts = [config.hostId
       metrics: services.metrics,
       // The host's persist workers also run provider operations for callers on other hosts.
       internal: ownHost
-        ? [{ definition: HOSTOPS_QUEUE, processor: hostOpsProcessor({ local: services.providers.get('local'), hostId: config.hostId, archiveRoot: config.paths.archiveRoot }) }]
+        ? [{ definition: HOSTOPS_QUEUE, processor: hostOpsProcessor({ local: services.providers.get('local'), hostId: config.hostId, archiveRoot: config.paths.archiveRoot, execOutputs: execOutputsOf(services.execOutputs, logger) }) }]
         : [],
       // A persist that failed for good (including by stalling) is reported to its waiters.
       onFinalFailure: async (queue, data, reason, job) => {

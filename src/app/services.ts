@@ -38,6 +38,7 @@ import { SandboxUidStore } from '../state/sandbox-uid-store.js';
 import { prepareIsolation } from '../sandbox/prepare-isolation.js';
 import type { Isolation } from '../sandbox/isolation.js';
 import { StatCaches } from '../archive/stat-caches.js';
+import { ExecOutputStore } from '../state/exec-output-store.js';
 
 export interface FleetServices {
   readonly config: Config;
@@ -68,6 +69,8 @@ export interface FleetServices {
   readonly bases: BaseRegistry;
   /** The sandbox uid of every workspace (fleet-wide, never reused). */
   readonly sandboxUids: SandboxUidStore;
+  /** Output of commands run for callers on other hosts, streamed through Redis while they run. */
+  readonly execOutputs: ExecOutputStore;
   /** How this process's local provider contains commands (probed once). */
   isolation(): Promise<Isolation>;
   readonly singleFlight: SingleFlight;
@@ -121,12 +124,13 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
   const providers = new ProviderRegistry([local, ...vercel, ...extraProviders].map((provider) => observedProvider(provider, metrics)));
   const client = createFleetClient({ config, connection: redis });
   const hostOps = new BullmqHostOpsTransport(client.pool, config.deadlines.provisionMs);
+  const execOutputs = new ExecOutputStore(redis, keys);
   const remotes = new Map<string, SandboxProvider>();
   const localProviderOn = (hostId: string): SandboxProvider => {
     if (hostId === config.hostId) return providers.get('local');
     let remote = remotes.get(hostId);
     if (!remote) {
-      remote = observedProvider(new RemoteLocalProvider(hostOps, hostId), metrics);
+      remote = observedProvider(new RemoteLocalProvider(hostOps, hostId, execOutputs), metrics);
       remotes.set(hostId, remote);
     }
     return remote;
@@ -156,6 +160,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     hosts: new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs),
     bases: new BaseRegistry(redis, keys),
     sandboxUids,
+    execOutputs,
     isolation,
     singleFlight: new SingleFlight(redis, keys, logger, { ttlMs: config.worker.lockTtlMs, maxHoldMs: config.deadlines.provisionMs }, lockObserver ?? lockMetricsObserver(metrics)),
     metrics,

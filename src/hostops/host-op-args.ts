@@ -20,6 +20,8 @@ export const MAX_EXEC_TIMEOUT_MS = 24 * 60 * 60_000;
  * command's process group and hand back its output.
  */
 export const EXEC_JOB_SLACK_MS = 30_000;
+/** Largest stdin of a command (bytes, UTF-8): larger input belongs in a file of the tree. */
+export const MAX_STDIN_BYTES = 1024 * 1024;
 /** Largest file content (base64 characters): Redis strings stop at 512 MiB. */
 const MAX_BASE64_CHARS = 512 * 1024 * 1024;
 
@@ -91,9 +93,19 @@ export const ExecArgs = z
       .refine((cmd) => cmd.reduce((n, arg) => n + Buffer.byteLength(arg) + 1, 0) <= MAX_CMD_BYTES, { error: `must total at most ${MAX_CMD_BYTES} bytes` }),
     cwd: TreePath.optional(),
     env: Env.optional(),
+    stdin: z
+      .string({ error: 'must be a string' })
+      .refine((s) => Buffer.byteLength(s) <= MAX_STDIN_BYTES, { error: `must be at most ${MAX_STDIN_BYTES} bytes (put larger input in a file of the tree)` })
+      .optional(),
     timeoutMs: WholeMs(MAX_EXEC_TIMEOUT_MS).min(1, { error: 'must be >= 1' }),
   })
   .strict();
+
+/**
+ * Exec between hosts: the command's arguments plus, when the caller streams the output, the id
+ * of the Redis stream the serving host appends it to as it arrives (state/exec-output-store.ts).
+ */
+export const HostExecArgs = ExecArgs.extend({ stream: z.uuid({ error: 'must be a UUID' }).optional() }).strict();
 
 export const WriteFilesArgs = z
   .object({

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import {
   CreateArgs,
   DeleteSnapshotArgs,
-  ExecArgs,
+  HostExecArgs,
   ImportTreeArgs,
   JobDeadline,
   LocalHandle,
@@ -46,7 +46,7 @@ export const HostOpPayload = z.discriminatedUnion(
     onHandle('get', NoArgs),
     onHandle('resume', NoArgs),
     onHost('list', NoArgs),
-    onHandle('exec', ExecArgs),
+    onHandle('exec', HostExecArgs),
     onHandle('writeFiles', WriteFilesArgs),
     onHandle('readFile', ReadFileArgs),
     onHandle('importTree', ImportTreeArgs),

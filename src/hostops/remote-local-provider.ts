@@ -4,7 +4,8 @@
  * is sent (the serving host validates it again) and the reply is validated by its result schema
  * before it is returned. A host that does not answer in time is `ProviderBusy` (never rebuild on
  * a slow host); failures come back with their classification (a missing sandbox is still
- * `ProviderGone`). Streaming exec output is not forwarded: the output arrives with the result.
+ * `ProviderGone`). An exec whose caller wants the output as it arrives names a Redis stream the
+ * serving host appends it to (state/exec-output-store.ts); the result still carries it whole.
  *
  * Every method of the provider interface asks the serving host except `openTree`, which refuses
  * for good: the tree is a directory on that host, and persist runs there (persist@{host}).
@@ -13,6 +14,8 @@ import { isFleetError, type FleetError } from '../errors/fleet-error.js';
 import { parsePayload } from '../queues/payload.js';
 import { ProviderBusyError, ProviderGoneError, ProviderPermanentError, isProviderError } from '../providers/provider-errors.js';
 import type { CreateRequest, ExecRequest, ExecResult, FileToWrite, ReadyMarker, SandboxInfo, SandboxProvider, SnapshotStatus, TreeSource } from '../providers/sandbox-provider.js';
+import { randomUUID } from 'node:crypto';
+import { newOutputCursor, type ExecOutputStore, type OutputChunk } from '../state/exec-output-store.js';
 import { EXEC_JOB_SLACK_MS, MAX_EXEC_TIMEOUT_MS } from './host-op-args.js';
 import { HostOpPayload, type HostOp, type HostOpFields } from './host-op-payload.js';
 import { parseHostOpResult, type HostOpResult } from './host-op-results.js';
@@ -42,6 +45,8 @@ export class RemoteLocalProvider implements SandboxProvider {
   constructor(
     private readonly transport: HostOpsTransport,
     readonly hostId: string,
+    /** Where streamed exec output is read from; without it the output arrives with the result. */
+    private readonly outputs?: Pick<ExecOutputStore, 'follow' | 'drain' | 'remove'>,
   ) {}
 
   // Runs one operation on the remote host. With `deadlineMs` the request carries the caller's
@@ -76,10 +81,59 @@ export class RemoteLocalProvider implements SandboxProvider {
   list(signal: AbortSignal): Promise<SandboxInfo[]> {
     return this.#call('list', {}, signal);
   }
-  exec(handle: string, request: ExecRequest): Promise<ExecResult> {
-    const { signal, onStdout: _out, onStderr: _err, ...rest } = request;
+  async exec(handle: string, request: ExecRequest): Promise<ExecResult> {
+    const { signal, onStdout, onStderr, ...rest } = request;
     // The command's own timeout, not the provision deadline, bounds the job on the serving host.
-    return this.#call('exec', { handle, args: rest }, signal, Math.min(rest.timeoutMs, MAX_EXEC_TIMEOUT_MS) + EXEC_JOB_SLACK_MS);
+    const deadlineMs = Math.min(rest.timeoutMs, MAX_EXEC_TIMEOUT_MS) + EXEC_JOB_SLACK_MS;
+    if (!this.outputs || (!onStdout && !onStderr)) return this.#call('exec', { handle, args: rest }, signal, deadlineMs);
+    try {
+      return await this.#streamedExec(this.outputs, handle, request, deadlineMs);
+    } catch (error) {
+      // Rolling upgrade: a serving host older than streaming refuses the stream id before it runs
+      // anything (this host validated the rest), so asking again without it runs the command once.
+      if (!failedOnHost(error) || error.code !== 'PayloadInvalid') throw error;
+      const result = await this.#call('exec', { handle, args: rest }, signal, deadlineMs);
+      if (result.stdout) onStdout?.(Buffer.from(result.stdout));
+      if (result.stderr) onStderr?.(Buffer.from(result.stderr));
+      return result;
+    }
+  }
+
+  // An exec whose output is followed while it runs. A stream that never reached its end entry (a
+  // lost connection, Redis failover) is made up from the result's copy, when nothing was dropped.
+  async #streamedExec(outputs: Pick<ExecOutputStore, 'follow' | 'drain' | 'remove'>, handle: string, request: ExecRequest, deadlineMs: number): Promise<ExecResult> {
+    const { signal, onStdout, onStderr, ...rest } = request;
+    const execId = randomUUID();
+    const cursor = newOutputCursor();
+    const delivered = { stdout: 0, stderr: 0 };
+    let dropped = 0;
+    const deliver = (chunk: OutputChunk, gap: number) => {
+      if (gap > 0) {
+        dropped += gap;
+        onStderr?.(Buffer.from(`[fleet: ${gap} chunk(s) of output dropped on the way from host ${this.hostId}]\n`));
+      }
+      delivered[chunk.stream] += chunk.data.length;
+      (chunk.stream === 'stdout' ? onStdout : onStderr)?.(chunk.data);
+    };
+    const stop = new AbortController();
+    const following = outputs.follow(execId, cursor, deliver, AbortSignal.any([signal, stop.signal])).catch(() => undefined);
+    try {
+      const result = await this.#call('exec', { handle, args: { ...rest, stream: execId } }, signal, deadlineMs);
+      stop.abort();
+      await following;
+      await outputs.drain(execId, cursor, deliver).catch(() => undefined);
+      if (!cursor.ended && dropped === 0) {
+        for (const [stream, text, sink] of [['stdout', result.stdout, onStdout], ['stderr', result.stderr, onStderr]] as const) {
+          const bytes = Buffer.from(text);
+          if (bytes.length > delivered[stream]) sink?.(bytes.subarray(delivered[stream]));
+        }
+      }
+      return result;
+    } finally {
+      stop.abort();
+      await following;
+      await outputs.remove(execId).catch(() => undefined);
+    }
   }
   writeFiles(handle: string, files: readonly FileToWrite[], signal: AbortSignal): Promise<void> {
     const encoded = files.map((f) => ({ path: f.path, content: f.content.toString('base64'), ...(f.mode === undefined ? {} : { mode: f.mode }) }));

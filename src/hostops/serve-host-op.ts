@@ -6,6 +6,9 @@
  * this host's rules).
  */
 import type { SandboxProvider } from '../providers/sandbox-provider.js';
+import { execOutputWriter, type OutputSink } from './exec-output-writer.js';
+import type { ExecOutputStore } from '../state/exec-output-store.js';
+import type { Logger } from '../logger.js';
 import type { HostOp, HostOpPayload, HostOpPayloadOf } from './host-op-payload.js';
 import type { HostOpReply } from './host-op-results.js';
 
@@ -17,14 +20,43 @@ export type HostOpHandlers = { readonly [O in HostOp]: (payload: PayloadOf[O], s
 // An operation without a result replies `null`.
 const done = (work: Promise<void>): Promise<null> => work.then(() => null);
 
+/** Where a streamed exec's output goes (the stream the caller follows), and where append failures are told. */
+export interface ExecOutputs {
+  sink(execId: string): OutputSink;
+  onError(error: unknown): void;
+}
+
+/** Streamed exec output into `store`; a failed append is logged (the result still carries the output). */
+export function execOutputsOf(store: Pick<ExecOutputStore, 'append' | 'end'>, logger: Pick<Logger, 'warn'>): ExecOutputs {
+  return {
+    sink: (execId) => ({ append: (chunks, firstSeq) => store.append(execId, chunks, firstSeq), end: () => store.end(execId) }),
+    onError: (error) => logger.warn({ err: error }, 'exec output not streamed'),
+  };
+}
+
+/**
+ * Runs an exec; with `stream`, its output is appended to the caller's stream as it arrives and
+ * the end entry is in before the result is returned.
+ */
+async function serveExec(local: SandboxProvider, { handle, args }: PayloadOf['exec'], signal: AbortSignal, outputs?: ExecOutputs) {
+  const { stream, ...request } = args;
+  if (!stream || !outputs) return local.exec(handle, { ...request, signal });
+  const writer = execOutputWriter(outputs.sink(stream), { onError: outputs.onError });
+  try {
+    return await local.exec(handle, { ...request, signal, onStdout: (chunk) => writer.push('stdout', chunk), onStderr: (chunk) => writer.push('stderr', chunk) });
+  } finally {
+    await writer.finish();
+  }
+}
+
 /** The handlers over this host's local provider (`hostId` is where `create` places the sandbox). */
-export function hostOpHandlers(local: SandboxProvider, hostId: string): HostOpHandlers {
+export function hostOpHandlers(local: SandboxProvider, hostId: string, outputs?: ExecOutputs): HostOpHandlers {
   return {
     create: ({ args }, signal) => local.create({ ...args, hostId, signal }),
     get: ({ handle }, signal) => local.get(handle, signal),
     resume: ({ handle }, signal) => done(local.resume(handle, signal)),
     list: (_, signal) => local.list(signal),
-    exec: ({ handle, args }, signal) => local.exec(handle, { ...args, signal }),
+    exec: (payload, signal) => serveExec(local, payload, signal, outputs),
     writeFiles: ({ handle, args }, signal) => {
       const files = args.files.map((f) => ({ path: f.path, content: Buffer.from(f.content, 'base64'), ...(f.mode === undefined ? {} : { mode: f.mode }) }));
       return done(local.writeFiles(handle, files, signal));

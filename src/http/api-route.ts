@@ -79,6 +79,11 @@ export interface ApiRoute {
   readonly produces?: 'application/json' | 'application/octet-stream' | 'application/x-ndjson' | 'text/event-stream';
   /** Schema of the success body (JSON routes), for the OpenAPI document and the response test. */
   readonly response?: z.ZodType;
+  /**
+   * Streamed answers the route also gives when the request's Accept header asks for one (the
+   * JSON answer stays the default), with the schema of each streamed item.
+   */
+  readonly streams?: { readonly types: readonly ('application/x-ndjson' | 'text/event-stream')[]; readonly item: z.ZodType };
   /** OpenAPI path template, e.g. `/v1/workspaces/{workspaceId}/persist`. */
   readonly path: string;
   readonly operationId: string;

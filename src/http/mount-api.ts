@@ -38,13 +38,17 @@ function respond(c: Context, result: RouteResult): Response {
   if (result.kind === 'stream') {
     const iterator = result.chunks[Symbol.asyncIterator]();
     const encoder = new TextEncoder();
+    // A pull still waiting when the client goes away must not touch the closed stream.
+    let cancelled = false;
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
         const next = await iterator.next();
+        if (cancelled) return;
         if (next.done) controller.close();
         else controller.enqueue(typeof next.value === 'string' ? encoder.encode(next.value) : next.value);
       },
       async cancel() {
+        cancelled = true;
         await iterator.return?.();
       },
     });

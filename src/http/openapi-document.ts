@@ -64,10 +64,17 @@ const PATH_PARAM: JsonObject = {
   schema: { type: 'string', minLength: 1 },
 };
 
+// The streamed answers a route gives on request (Accept), each item typed.
+function streamedContent(route: ApiRoute): JsonObject {
+  if (!route.streams) return {};
+  const item = responseSchemaOf(route.streams.item);
+  return Object.fromEntries(route.streams.types.map((type) => [type, { schema: { type: 'string' }, 'x-item-schema': item }]));
+}
+
 // The success content of a route, by what it produces.
 function successContent(route: ApiRoute): JsonObject {
   const produces = route.produces ?? 'application/json';
-  if (produces === 'application/json') return { 'application/json': { schema: route.response ? responseSchemaOf(route.response) : { type: 'object' } } };
+  if (produces === 'application/json') return { 'application/json': { schema: route.response ? responseSchemaOf(route.response) : { type: 'object' } }, ...streamedContent(route) };
   if (produces === 'application/octet-stream') return { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } };
   return { [produces]: { schema: { type: 'string' }, ...(route.response ? { 'x-item-schema': responseSchemaOf(route.response) } : {}) } };
 }

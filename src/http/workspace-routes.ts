@@ -8,6 +8,7 @@ import { enqueuedResult, withPathId, type ApiRoute, type RouteDeps } from './api
 import { CheckpointsBody, CheckpointsRequest, ExecBody, ExecRequest, PathParams, PersistBody, PersistRequest, ProvisionBody, RejectCheckpointBody, RollbackBody, TurnsBody, TurnsRequest } from './request-schemas.js';
 import { RejectCheckpointRequest, rejectCheckpoint } from '../producers/reject-checkpoint.js';
 import { isoRejectResult, isoTurnResult, isoWorkspaceView } from './iso-timestamps.js';
+import { EVENT_STREAM, ExecEventSchema, NDJSON, encodeExecEvent, execEvents, streamFormat } from './exec-events.js';
 import {
   CheckpointsResultSchema,
   ExecResultSchema,
@@ -20,6 +21,27 @@ import {
   WorkspaceViewSchema,
   waited,
 } from './response-schemas.js';
+
+// Each event of a stream in its wire format, numbered from 1. Not a generator: a generator
+// waiting for its next event would hold a cancel until that event came; this passes it on at once.
+function encodeEvents<T>(events: AsyncIterable<T>, encode: (event: T, seq: number) => string): AsyncIterable<string> {
+  return {
+    [Symbol.asyncIterator]() {
+      const inner = events[Symbol.asyncIterator]();
+      let seq = 0;
+      return {
+        next: async () => {
+          const next = await inner.next();
+          return next.done ? { value: undefined, done: true } : { value: encode(next.value, ++seq), done: false };
+        },
+        return: async () => {
+          await inner.return?.();
+          return { value: undefined, done: true };
+        },
+      };
+    },
+  };
+}
 
 /** Grace past an exec's own deadline for the sandbox to be torn down before the call gives up. */
 const EXEC_TEARDOWN_GRACE_MS = 5_000;
@@ -81,25 +103,37 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
     path: `${WS}/exec`,
     operationId: 'execWorkspace',
     response: ExecResultSchema,
-    summary: "Run a command in the workspace's live sandbox (cwd = its tree; namespaced: as the workspace's uid with only its tree in view) and answer when it ends",
+    streams: { types: [NDJSON, EVENT_STREAM], item: ExecEventSchema },
+    summary:
+      "Run a command in the workspace's live sandbox (cwd = its tree; namespaced: as the workspace's uid with only its tree in view). With Accept: application/x-ndjson or text/event-stream the output streams as it arrives (stdout, stderr, heartbeat events; exit or error last); otherwise one JSON answer when it ends",
     body: ExecBody,
     waitable: false,
     errorStatuses: [404, 502],
-    result: '200 { workspaceId, handle, exitCode, signal, stdout, stderr, timedOut, durationMs } (stdout/stderr: at most 1 MiB each)',
-    async handle(deps, { params, body, signal }) {
+    result: '200 { workspaceId, handle, exitCode, signal, stdout, stderr, timedOut, durationMs } (stdout/stderr: at most 1 MiB each); streamed: one event per line (NDJSON) or per SSE message',
+    async handle(deps, { params, body, signal, header }) {
       const request = parsePayload('exec request', ExecRequest, withPathId(body, params.workspaceId));
       const timeoutMs = request.timeoutMs ?? deps.config.deadlines.execMs;
+      const format = streamFormat(header('accept'));
       // Through the resolver: a gone sandbox is rebuilt before the command runs; env merges over the allowlist there.
-      const { source, ...result } = await deps.io.exec({
-        workspaceId: request.workspaceId,
-        cmd: request.cmd,
-        ...(request.cwd ? { cwd: request.cwd } : {}),
-        ...(request.env ? { env: request.env } : {}),
-        timeoutMs,
-        signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs + EXEC_TEARDOWN_GRACE_MS)]),
-      });
-      const handle = source.kind === 'live' ? source.handle : '';
-      return { status: 200, body: { workspaceId: request.workspaceId, handle, ...result } };
+      const run = async (execSignal: AbortSignal, sinks: { onStdout?: (chunk: Buffer) => void; onStderr?: (chunk: Buffer) => void } = {}) => {
+        const { source, ...result } = await deps.io.exec({
+          workspaceId: request.workspaceId,
+          cmd: request.cmd,
+          ...(request.cwd ? { cwd: request.cwd } : {}),
+          ...(request.env ? { env: request.env } : {}),
+          ...(request.stdin === undefined ? {} : { stdin: request.stdin }),
+          timeoutMs,
+          ...sinks,
+          signal: AbortSignal.any([execSignal, AbortSignal.timeout(timeoutMs + EXEC_TEARDOWN_GRACE_MS)]),
+        });
+        return { ...result, handle: source.kind === 'live' ? source.handle : '' };
+      };
+      if (!format) return { status: 200, body: { workspaceId: request.workspaceId, ...(await run(signal)) } };
+      // A stream answers 200 before the command ends: what would be an error answer now is one.
+      if (!(await deps.addresses.get(request.workspaceId))) throw new WorkspaceNotFoundError(request.workspaceId);
+      const stop = new AbortController();
+      const events = execEvents((sinks) => run(AbortSignal.any([signal, stop.signal]), sinks), () => stop.abort());
+      return { kind: 'stream', status: 200, contentType: format, chunks: encodeEvents(events, (event, seq) => encodeExecEvent(format, event, seq)) };
     },
   },
   {

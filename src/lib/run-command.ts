@@ -5,6 +5,7 @@
  * leave behind). A non-zero exit is a result, not an error.
  */
 import { execa } from 'execa';
+import { DEFAULT_OUTPUT_LIMIT, outputCollector } from './output-collector.js';
 import { DEFAULT_KILL_GRACE_MS, signalProcess, terminateProcess } from './terminate-process.js';
 
 export interface RunCommandOptions {
@@ -36,28 +37,12 @@ export interface CommandResult {
   readonly durationMs: number;
 }
 
-// Appends a chunk to a capped buffer list.
-function collector(limit: number, onChunk?: (chunk: Buffer) => void) {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  return {
-    push(chunk: Buffer) {
-      onChunk?.(chunk);
-      if (size >= limit) return;
-      const part = chunk.subarray(0, limit - size);
-      chunks.push(part);
-      size += part.length;
-    },
-    text: () => Buffer.concat(chunks).toString('utf8'),
-  };
-}
-
 /** Runs `file args` and resolves with its result once the whole process group is gone. */
 export async function runCommand(file: string, args: readonly string[], options: RunCommandOptions): Promise<CommandResult> {
   const started = Date.now();
-  const limit = options.maxOutputBytes ?? 1_048_576;
-  const out = collector(limit, options.onStdout);
-  const err = collector(limit, options.onStderr);
+  const limit = options.maxOutputBytes ?? DEFAULT_OUTPUT_LIMIT;
+  const out = outputCollector(limit, options.onStdout);
+  const err = outputCollector(limit, options.onStderr);
   const child = execa(file, [...args], {
     cwd: options.cwd,
     env: { ...options.env },

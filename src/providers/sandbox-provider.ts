@@ -62,8 +62,11 @@ export interface ExecRequest {
   /** Working directory relative to the tree root. @default the tree root */
   readonly cwd?: string;
   readonly env?: Readonly<Record<string, string>>;
+  /** Data the command reads on its stdin (at most MAX_STDIN_BYTES); without it stdin is empty (/dev/null). */
+  readonly stdin?: string;
   readonly timeoutMs: number;
   readonly signal: AbortSignal;
+  /** Output chunks as they arrive (the result still carries the first 1 MiB of each stream). */
   readonly onStdout?: (chunk: Buffer) => void;
   readonly onStderr?: (chunk: Buffer) => void;
 }

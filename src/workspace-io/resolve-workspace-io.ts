@@ -226,7 +226,7 @@ export function resolveWorkspaceIo(deps: WorkspaceIoDeps): WorkspaceIo {
       });
     },
 
-    async exec({ workspaceId, cmd, cwd, env, timeoutMs, onStdout, onStderr, signal }) {
+    async exec({ workspaceId, cmd, cwd, env, stdin, timeoutMs, onStdout, onStderr, signal }) {
       // A command needs a live sandbox: it is never run against the archive, nor provisioned implicitly.
       const address = await deps.addresses.get(workspaceId);
       if (!address) throw new WorkspaceNotFoundError(workspaceId);
@@ -236,6 +236,7 @@ export function resolveWorkspaceIo(deps: WorkspaceIoDeps): WorkspaceIo {
           cmd,
           ...(cwd ? { cwd } : {}),
           env: { ...deps.config.exec.env, ...(env ?? {}) },
+          ...(stdin === undefined ? {} : { stdin }),
           timeoutMs,
           signal: s,
           ...(onStdout ? { onStdout } : {}),

@@ -41,6 +41,7 @@ export interface WorkspaceIo {
       readonly cmd: readonly string[];
       readonly cwd?: string;
       readonly env?: Readonly<Record<string, string>>;
+      readonly stdin?: string;
       readonly timeoutMs: number;
       readonly onStdout?: (chunk: Buffer) => void;
       readonly onStderr?: (chunk: Buffer) => void;

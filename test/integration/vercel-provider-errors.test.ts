@@ -44,10 +44,24 @@ describe('VercelProvider error classification', () => {
     expect(error).toMatchObject({ operation: 'readFile', context: expect.objectContaining({ timeoutMs: 200, callerAborted: false }) });
   });
 
-  it('a command outliving the exec deadline is busy, not a result', async () => {
-    const error = await provider.exec(handle, { cmd: ['sleep', '30'], timeoutMs: 300, signal: signal() }).catch((caught: unknown) => caught);
+  it('a command outliving its own timeout is killed in the sandbox and answers timedOut, as a local one does', async () => {
+    const killed = once(standin.events, 'kill');
+    const result = await provider.exec(handle, { cmd: ['sh', '-c', 'echo before; sleep 30'], timeoutMs: 300, signal: signal() });
+    expect(result).toMatchObject({ timedOut: true, signal: 'SIGKILL', stdout: 'before\n' });
+    await killed;
+  });
+
+  it('a caller that gives up on a command gets busy, and the command is killed in the sandbox', async () => {
+    const killed = once(standin.events, 'kill');
+    const started = once(standin.events, 'command');
+    const caller = new AbortController();
+    const outcome = provider.exec(handle, { cmd: ['sleep', '30'], timeoutMs: 30_000, signal: caller.signal }).catch((caught: unknown) => caught);
+    await started;
+    caller.abort();
+    const error = await outcome;
     expect(error).toBeInstanceOf(ProviderBusyError);
-    expect(error).toMatchObject({ operation: 'exec', context: expect.objectContaining({ timeoutMs: 300 }) });
+    expect(error).toMatchObject({ operation: 'exec', context: expect.objectContaining({ callerAborted: true }) });
+    await killed;
   });
 
   it('a command stream cut by the sandbox stopping is busy', async () => {

@@ -265,7 +265,8 @@ describe('VercelProvider against the stand-in', () => {
     expect(await sh(handle, 'cat file')).toBe('kept');
     await resumed;
     const routes = standin.requests.slice(before).map((request) => `${request.route}${request.query.get('resume') === 'true' ? '?resume' : ''}`);
-    expect(routes).toEqual(['getSandbox', 'runCommand', 'getSandbox?resume', 'runCommand']);
+    // A command runs detached: started, then its logs and its exit read (after the resume, on the new session).
+    expect(routes).toEqual(['getSandbox', 'runCommand', 'getSandbox?resume', 'runCommand', 'commandLogs', 'getCommand']);
     expect(standin.state.sandboxes.get(handle)!.session.id).not.toBe(firstSession);
     expect((await provider.get(handle, signal()))?.state).toBe('running');
   });

@@ -49,6 +49,8 @@ const PINNED: Record<string, string> = {
   sandboxUidCursor: k.sandboxUidCursor(),
   storeWriters: k.storeWriters(),
   verifyCursor: k.verifyCursor(),
+  execOutput: k.execOutput('e1'),
+  events: k.events(),
 };
 
 describe('fleetKeys', () => {
@@ -97,6 +99,8 @@ describe('fleetKeys', () => {
       sandboxUidCursor: '{fleet}:sandbox-uid-cursor',
       storeWriters: '{fleet}:store-writers',
       verifyCursor: '{fleet}:verify:cursor',
+      execOutput: '{fleet}:exec-out:e1',
+      events: '{fleet}:events',
     });
   });
 

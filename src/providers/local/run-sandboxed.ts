@@ -48,6 +48,7 @@ export async function runSandboxed({ isolation, uid, root, request, systemPath }
       timeoutMs: request.timeoutMs,
       fds: [root.fd],
       signal: request.signal,
+      ...(request.stdin === undefined ? {} : { input: request.stdin }),
       ...(request.onStdout ? { onStdout: request.onStdout } : {}),
       ...(request.onStderr ? { onStderr: request.onStderr } : {}),
     });

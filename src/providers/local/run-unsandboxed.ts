@@ -13,6 +13,7 @@ export async function runUnsandboxed(file: string, args: readonly string[], cwd:
     env: { ...(request.env ?? {}) },
     timeoutMs: request.timeoutMs,
     signal: request.signal,
+    ...(request.stdin === undefined ? {} : { input: request.stdin }),
     ...(request.onStdout ? { onStdout: request.onStdout } : {}),
     ...(request.onStderr ? { onStderr: request.onStderr } : {}),
   }).catch((error: unknown) => {

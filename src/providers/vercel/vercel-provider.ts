@@ -28,7 +28,7 @@ import { SnapshotUnavailableError } from '../snapshot-unavailable-error.js';
 import { snapshotStatus } from './snapshot-status.js';
 import { ProviderPermanentError } from '../provider-errors.js';
 import { hasStatus } from './classify-vercel-error.js';
-import { execInSandbox } from './exec-in-sandbox.js';
+import { EXEC_DEADLINE_SLACK_MS, execInSandbox } from './exec-in-sandbox.js';
 import { importTree } from './import-tree.js';
 import { clearReady, markReady, readReady } from './ready-marker.js';
 import { runScript } from './run-script.js';
@@ -116,7 +116,7 @@ export class VercelProvider implements SandboxProvider {
   }
 
   async exec(handle: string, request: ExecRequest): Promise<ExecResult> {
-    return withDeadline('exec', request.signal, request.timeoutMs, async (deadline) => execInSandbox(await this.sandbox(handle, deadline), request, deadline));
+    return withDeadline('exec', request.signal, request.timeoutMs + EXEC_DEADLINE_SLACK_MS, async (deadline) => execInSandbox(await this.sandbox(handle, deadline), request, deadline));
   }
 
   async writeFiles(handle: string, files: readonly FileToWrite[], signal: AbortSignal): Promise<void> {

@@ -6,7 +6,7 @@
  * class (busy/gone/permanent) through the failure code.
  */
 import { hostOpPayloadFor, type HostOpScope } from '../../hostops/host-op-rules.js';
-import { hostOpHandlers, serveHostOp } from '../../hostops/serve-host-op.js';
+import { hostOpHandlers, serveHostOp, type ExecOutputs } from '../../hostops/serve-host-op.js';
 import { parsePayload } from '../../queues/payload.js';
 import type { SandboxProvider } from '../../providers/sandbox-provider.js';
 import type { Processor } from '../../jobs/processor-context.js';
@@ -14,10 +14,12 @@ import type { Processor } from '../../jobs/processor-context.js';
 export interface HostOpsDeps extends HostOpScope {
   /** This host's local provider. */
   readonly local: SandboxProvider;
+  /** Where streamed exec output goes (the caller's stream in Redis). */
+  readonly execOutputs?: ExecOutputs;
 }
 
-export function hostOpsProcessor({ local, hostId, archiveRoot }: HostOpsDeps): Processor<unknown, unknown> {
+export function hostOpsProcessor({ local, hostId, archiveRoot, execOutputs }: HostOpsDeps): Processor<unknown, unknown> {
   const schema = hostOpPayloadFor({ hostId, archiveRoot });
-  const handlers = hostOpHandlers(local, hostId);
+  const handlers = hostOpHandlers(local, hostId, execOutputs);
   return async (data, ctx) => serveHostOp(handlers, parsePayload('hostops payload', schema, data), ctx.signal);
 }

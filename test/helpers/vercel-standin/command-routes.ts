@@ -67,5 +67,6 @@ export const killCommand: Handler = async (ctx) => {
   const body = await readJson(ctx.req);
   if (typeof body.signal !== 'number') throw new ApiFailure(400, 'bad_request', 'signal must be a number');
   command.kill(body.signal);
+  ctx.hooks.emit('kill', { commandId: command.id, signal: body.signal });
   sendJson(ctx.res, 200, { command: commandJson(command) });
 };
