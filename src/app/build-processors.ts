@@ -27,7 +27,7 @@ export function provisionProcessorDeps(s: FleetServices): ProvisionProcessorDeps
 
 export function persistProcessorDeps(s: FleetServices): PersistProcessorDeps {
   return {
-    ...pick(s, 'intents', 'addresses', 'activity', 'config', 'singleFlight', 'logger', 'metrics', 'quota', 'runtime', 'client', 'providerFor'),
+    ...pick(s, 'intents', 'addresses', 'activity', 'config', 'singleFlight', 'logger', 'metrics', 'quota', 'runtime', 'client', 'providerFor', 'events'),
     redisAddress: redisAddress(s.redis),
     persist: persistDeps(s),
     rollback: pick(s, 'addresses', 'archive', 'checkpoints', 'storeWriters', 'config', 'providerFor'),

@@ -19,6 +19,7 @@ import { startSandboxHostHeartbeat } from '../runtime/sandbox-host-heartbeat.js'
 import { HOSTOPS_QUEUE } from '../hostops/hostops-queue.js';
 import { hostOpsProcessor } from '../workers/processors/hostops.js';
 import { execOutputsOf } from '../hostops/serve-host-op.js';
+import { completionEvent, failureEvent } from '../status/job-events.js';
 import { reportPersistFailure } from '../workers/processors/report-persist-failure.js';
 
 export interface FleetProcessOptions {
@@ -86,6 +87,12 @@ export async function startFleetProcess({ config, queues, hosts = [config.hostId
       // A persist that failed for good (including by stalling) is reported to its waiters.
       onFinalFailure: async (queue, data, reason, job) => {
         if (queue === 'persist') await reportPersistFailure(services.intents, data, reason, job);
+        await services.events.emit(failureEvent(job.queue, job.jobId, data, reason));
+      },
+      // What an app acts on is told on `GET /v1/events`.
+      onCompleted: async (queue, name, data, result) => {
+        const event = completionEvent(queue, name, data, result);
+        if (event) await services.events.emit(event);
       },
     });
     releasers.add('workers', () => workers.close());

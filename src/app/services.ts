@@ -39,6 +39,7 @@ import { prepareIsolation } from '../sandbox/prepare-isolation.js';
 import type { Isolation } from '../sandbox/isolation.js';
 import { StatCaches } from '../archive/stat-caches.js';
 import { ExecOutputStore } from '../state/exec-output-store.js';
+import { EventStore } from '../state/event-store.js';
 
 export interface FleetServices {
   readonly config: Config;
@@ -71,6 +72,8 @@ export interface FleetServices {
   readonly sandboxUids: SandboxUidStore;
   /** Output of commands run for callers on other hosts, streamed through Redis while they run. */
   readonly execOutputs: ExecOutputStore;
+  /** What happened, for app pods (`GET /v1/events`): provisioned, persisted, failed, reaped, reset. */
+  readonly events: EventStore;
   /** How this process's local provider contains commands (probed once). */
   isolation(): Promise<Isolation>;
   readonly singleFlight: SingleFlight;
@@ -161,6 +164,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     bases: new BaseRegistry(redis, keys),
     sandboxUids,
     execOutputs,
+    events: new EventStore(redis, keys),
     isolation,
     singleFlight: new SingleFlight(redis, keys, logger, { ttlMs: config.worker.lockTtlMs, maxHoldMs: config.deadlines.provisionMs }, lockObserver ?? lockMetricsObserver(metrics)),
     metrics,

@@ -42,7 +42,7 @@ export interface StartWebServerOptions {
 /** What the API routes act through, out of the services. */
 export function routeDeps(services: FleetServices): RouteDeps {
   return {
-    ...pick(services, 'activity', 'addresses', 'archive', 'checkpoints', 'client', 'config', 'intents', 'providerFor', 'runtime'),
+    ...pick(services, 'activity', 'addresses', 'archive', 'checkpoints', 'client', 'config', 'intents', 'providerFor', 'runtime', 'events'),
     io: buildWorkspaceIo(services),
     reset: (workspaceId, signal) => resetWorkspace(pick(services, 'addresses', 'archive', 'bases', 'client', 'logger', 'providerFor', 'resets', 'runtime', 'singleFlight'), workspaceId, signal),
   };

@@ -15,6 +15,7 @@ import type { HistoryDeps } from '../status/workspace-history.js';
 import type { WaitOptions } from './wait-query.js';
 import type { WorkspaceIo } from '../workspace-io/workspace-io.js';
 import type { ResetResult } from '../provision/reset-workspace.js';
+import type { EventStore } from '../state/event-store.js';
 
 /** What the API's routes act through: the fleet's client, the workspace records, the archive. */
 export interface RouteDeps extends DescribeDeps, HistoryDeps {
@@ -25,6 +26,8 @@ export interface RouteDeps extends DescribeDeps, HistoryDeps {
   readonly config: Pick<Config, 'deadlines' | 'exec' | 'http'>;
   /** Starts a workspace over (provision/reset-workspace.ts). */
   reset(workspaceId: string, signal: AbortSignal): Promise<ResetResult>;
+  /** What the fleet did (`GET /v1/events`), and where a route records what it did itself. */
+  readonly events: Pick<EventStore, 'emit' | 'newest' | 'oldest' | 'lostAfter' | 'reader'>;
   /** Workspace files and commands, warm or cold (workspace-io/resolve-workspace-io.ts). */
   readonly io: WorkspaceIo;
   providerFor(address: Address): SandboxProvider;

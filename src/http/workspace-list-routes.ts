@@ -59,7 +59,9 @@ export const WORKSPACE_LIST_ROUTES: readonly ApiRoute[] = [
     result: '200 { workspaceId, generation, archiveMovedTo, destroyed }',
     async handle(deps, { params, signal }) {
       const workspaceId = parsePayload('path', z.object({ workspaceId: WorkspaceId }), { workspaceId: params.workspaceId }).workspaceId;
-      return { status: 200, body: await deps.reset(workspaceId, AbortSignal.any([signal, AbortSignal.timeout(120_000)])) };
+      const reset = await deps.reset(workspaceId, AbortSignal.any([signal, AbortSignal.timeout(120_000)]));
+      await deps.events.emit({ type: 'reset', workspaceId, generation: reset.generation });
+      return { status: 200, body: reset };
     },
   },
 ];

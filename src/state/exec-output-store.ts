@@ -13,6 +13,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { FleetKeys } from '../keys.js';
+import { entryFields, followStream, type StreamEntry } from './follow-stream.js';
 
 export type OutputStreamName = 'stdout' | 'stderr';
 
@@ -27,17 +28,6 @@ export const MAX_ENTRIES = 2_048;
 export const CHUNK_BYTES = 16 * 1024;
 /** How long a stream outlives its last append (a caller that went away leaves it behind). */
 export const OUTPUT_TTL_MS = 10 * 60_000;
-/** One blocking read of the follower (it checks its signal between reads). */
-const BLOCK_MS = 1_000;
-
-type Entry = [id: Buffer, fields: Buffer[]];
-
-// The fields of a stream entry as a map of name → value.
-function fieldsOf(raw: Buffer[]): Map<string, Buffer> {
-  const fields = new Map<string, Buffer>();
-  for (let i = 0; i + 1 < raw.length; i += 2) fields.set(raw[i]!.toString(), raw[i + 1]!);
-  return fields;
-}
 
 /** What a reader does with the entries it reads, in order; true once the end entry was seen. */
 export interface OutputCursor {
@@ -83,44 +73,31 @@ export class ExecOutputStore {
    * for what is left). Every entry goes to `deliver`, in order.
    */
   async follow(execId: string, cursor: OutputCursor, deliver: (chunk: OutputChunk, gap: number) => void, signal: AbortSignal): Promise<void> {
-    const key = this.keys.execOutput(execId);
-    const connection = this.redis.duplicate({ connectionName: 'fleet-exec-output', commandTimeout: BLOCK_MS + 10_000, lazyConnect: true });
-    connection.on('error', () => undefined);
-    const stop = () => connection.disconnect();
-    signal.addEventListener('abort', stop, { once: true });
-    try {
-      while (!cursor.ended && !signal.aborted) {
-        let read: [Buffer, Entry[]][] | null;
-        try {
-          read = (await connection.xreadBuffer('BLOCK', BLOCK_MS, 'STREAMS', key, cursor.lastId)) as [Buffer, Entry[]][] | null;
-        } catch (error) {
-          if (signal.aborted) return;
-          throw error;
-        }
-        if (signal.aborted) return;
-        for (const [, entries] of read ?? []) this.#handOn(entries, cursor, deliver);
-      }
-    } finally {
-      signal.removeEventListener('abort', stop);
-      connection.disconnect();
-    }
+    await followStream(this.redis, {
+      key: this.keys.execOutput(execId),
+      after: () => cursor.lastId,
+      handOn: (entries) => this.#handOn(entries, cursor, deliver),
+      done: () => cursor.ended,
+      signal,
+      name: 'fleet-exec-output',
+    });
   }
 
   /** Reads what is left after `cursor` (no blocking), up to the end entry. */
   async drain(execId: string, cursor: OutputCursor, deliver: (chunk: OutputChunk, gap: number) => void): Promise<void> {
     const key = this.keys.execOutput(execId);
     while (!cursor.ended) {
-      const entries = (await this.redis.xrangeBuffer(key, `(${cursor.lastId}`, '+', 'COUNT', 256)) as Entry[];
+      const entries = (await this.redis.xrangeBuffer(key, `(${cursor.lastId}`, '+', 'COUNT', 256)) as StreamEntry[];
       if (entries.length === 0) return;
       this.#handOn(entries, cursor, deliver);
     }
   }
 
   // Delivers entries in order, moving the cursor; `gap` counts entries trimmed before they were read.
-  #handOn(entries: readonly Entry[], cursor: OutputCursor, deliver: (chunk: OutputChunk, gap: number) => void): void {
+  #handOn(entries: readonly StreamEntry[], cursor: OutputCursor, deliver: (chunk: OutputChunk, gap: number) => void): void {
     for (const [id, raw] of entries) {
       cursor.lastId = id.toString();
-      const fields = fieldsOf(raw);
+      const fields = entryFields(raw);
       if (fields.has('end')) {
         cursor.ended = true;
         return;

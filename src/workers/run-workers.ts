@@ -37,6 +37,8 @@ export interface StartWorkersOptions {
   readonly internal?: readonly { readonly definition: QueueDefinition; readonly processor: Processor }[];
   /** Called once a job has failed for good (no attempts left or unrecoverable); `job` names it in BullMQ. */
   readonly onFinalFailure?: (queue: QueueName, data: unknown, failedReason: string, job: { readonly queue: string; readonly jobId: string }) => Promise<void> | void;
+  /** Called once a job of a fleet queue completed, with its result (events; never fails the job). */
+  readonly onCompleted?: (queue: QueueName, jobName: string, data: unknown, result: unknown) => Promise<void> | void;
   /** Job outcomes and durations (fleet_jobs_total, fleet_job_duration_seconds). */
   readonly metrics?: MetricsRecorder;
 }
@@ -51,7 +53,7 @@ export interface RunningWorkers {
 
 /** Starts one BullMQ Worker per queue. */
 export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorkers> {
-  const { config, queues, processors, connection, logger, workerOptions = {}, onFinalFailure, metrics, internal = [], hosts = [config.hostId] } = options;
+  const { config, queues, processors, connection, logger, workerOptions = {}, onFinalFailure, onCompleted, metrics, internal = [], hosts = [config.hostId] } = options;
   const keys = fleetKeys(config.redis.prefix);
   const workers: { name: string; bullName: string; definition: QueueDefinition; worker: FleetWorker }[] = [];
   // A host-bound queue once per served host; internal queues are this host's own.
@@ -96,6 +98,10 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         logger.warn({ queue: bullName, jobId: id }, 'lock renewal failed: cancelling job');
         worker.cancelJob(id, 'lock lost');
       }
+    });
+    worker.on('completed', (job, result) => {
+      if (!onCompleted || !publicName) return;
+      Promise.resolve(onCompleted(publicName, job.name, job.data, result)).catch((hookError: unknown) => logger.warn({ err: hookError, queue: bullName }, 'completion hook failed'));
     });
     worker.on('failed', (job, error) => {
       if (!job || !onFinalFailure || !publicName) return;

@@ -53,14 +53,15 @@ describe('stopWorkspace (plain deps)', () => {
       config: { idleTtlMs: 60_000 },
       runtime: { transition: async (_ws: string, name: string) => (calls.push(`transition ${name}`), { applied, state: 'stopped', generation: 3 }) } as unknown as StopDeps['runtime'],
       client: { stopCheckpoints: async () => void calls.push('stopCheckpoints') } as unknown as StopDeps['client'],
+      events: { emit: async (event) => (calls.push(`event ${event.type} ${event.workspaceId}`), '1-0') },
       providerFor: () => provider('running', calls),
     };
   }
 
-  it('stops an idle incarnation: fenced transition, then the schedule, then the sandbox', async () => {
+  it('stops an idle incarnation: fenced transition, then the schedule, then the sandbox, then tells it', async () => {
     const calls: string[] = [];
     await stopWorkspace(stopDeps(calls, { quiescent: true, applied: true }), 'ws', 3, ctx.signal, logger);
-    expect(calls).toEqual(['transition stop', 'stopCheckpoints', 'stop local:h1:ws:g3']);
+    expect(calls).toEqual(['transition stop', 'stopCheckpoints', 'stop local:h1:ws:g3', 'event reaped ws']);
   });
 
   it('leaves a workspace that became active, or whose runtime moved on, running', async () => {

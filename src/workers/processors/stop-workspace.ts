@@ -11,6 +11,7 @@ import type { SandboxProvider } from '../../providers/sandbox-provider.js';
 import type { ActivityStore } from '../../state/activity-store.js';
 import type { Address, AddressStore } from '../../state/address-store.js';
 import type { RuntimeStore } from '../../state/runtime-store.js';
+import type { EventStore } from '../../state/event-store.js';
 import { isIdle } from '../../gc/idle-kind.js';
 
 export interface StopDeps {
@@ -19,6 +20,7 @@ export interface StopDeps {
   readonly config: Pick<Config, 'idleTtlMs'>;
   readonly runtime: Pick<RuntimeStore, 'transition'>;
   readonly client: Pick<FleetClient, 'stopCheckpoints'>;
+  readonly events: Pick<EventStore, 'emit'>;
   providerFor(address: Address): SandboxProvider;
 }
 
@@ -39,6 +41,7 @@ export async function stopWorkspace(deps: StopDeps, workspaceId: string, generat
     await deps.client.stopCheckpoints(workspaceId);
     await deps.providerFor(address).stop(address.handle, signal);
     logger.info({ workspaceId, generation }, 'idle workspace flushed and stopped');
+    await deps.events.emit({ type: 'reaped', workspaceId, generation });
   } catch (error) {
     logger.warn({ err: error, workspaceId }, 'stopping an idle workspace failed');
   }
