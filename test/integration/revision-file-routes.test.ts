@@ -149,6 +149,8 @@ describe('GET /v1/workspaces/{id}/files/{path}/history', () => {
     expect(await (await h.request('/v1/workspaces/ws-name/files/docs/restore')).text()).toBe('and one named restore');
     const history = await answer(h.request('/v1/workspaces/ws-name/files/docs/history'));
     expect(history.body).toMatchObject({ path: 'docs', revisions: [{ change: 'added', type: 'dir' }] });
+    // Encoding a letter is not enough: the router decodes it before matching.
+    expect((await answer(h.request('/v1/workspaces/ws-name/files/docs/%68istory'))).body).toMatchObject({ path: 'docs' });
     expect((await answer(h.request('/v1/workspaces/ws-name/files/docs%2Fhistory/history'))).body).toMatchObject({ path: 'docs/history', revisions: [{ change: 'added', type: 'file' }] });
   });
 });
