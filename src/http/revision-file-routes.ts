@@ -51,7 +51,7 @@ export const RestoreBody = RestoreRequest.omit({ workspaceId: true });
 
 const EntryType = z.enum(['file', 'dir', 'symlink', 'other']);
 
-export const DiffEntrySchema = z.object({
+const DiffEntrySchema = z.object({
   path: z.string(),
   type: EntryType,
   size: z.number().int().describe('Size of a file (0 for anything else)'),
@@ -149,8 +149,8 @@ export const REVISION_FILE_ROUTES: readonly ApiRoute[] = [
     result: '200 { workspaceId, path, revision, bytes, source }',
     async handle(deps, { params, body, signal }) {
       const workspaceId = workspaceOf(params);
-      const path = params.path ?? '';
-      filePath(path);
+      // The path first: a hostile path is 400 whatever the body says.
+      const { path } = filePath(params.path ?? '');
       const { revision } = parsePayload('restore request', RestoreRequest, withPathId(body, workspaceId));
       return { status: 200, body: await restoreFile(deps, { workspaceId, path, revision, signal }) };
     },

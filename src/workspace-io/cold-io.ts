@@ -6,6 +6,7 @@
  */
 import type { ArchiveStore } from '../archive/archive-store.js';
 import { resolvePath } from '../archive/revision-reader.js';
+import type { RevisionRecord } from '../archive/revision-record.js';
 import type { FileNode, TreeNode } from '../archive/tree-object.js';
 import { readArchiveFile } from '../backfill/read-archive-file.js';
 import { FileNotFoundError } from '../errors/file-not-found-error.js';
@@ -61,11 +62,12 @@ export async function nodeAt(archive: ArchiveStore, root: string, parts: readonl
 /** What the API answers (501) for an operation it does only on format 2 revisions. */
 export const format1 = (what: string) => new NotImplementedError(`${what} of a format 1 revision through the API (run \`fleet archive migrate\`)`);
 
-/** The root tree of a kept format 2 revision: 404 RevisionNotFound when not kept, 501 for format 1. */
-export async function keptRoot(archive: Pick<ArchiveStore, 'current' | 'readRecord' | 'formatOf'>, workspaceId: string, revision: string, what: string): Promise<string> {
-  const tree = await coldTree(archive, workspaceId, revision);
-  if (!tree || tree.root === null) throw format1(what);
-  return tree.root;
+/** The record of a kept format 2 revision: 404 RevisionNotFound when not kept, 501 for format 1. */
+export async function keptRecord(archive: Pick<ArchiveStore, 'readRecord' | 'formatOf'>, workspaceId: string, revision: string, what: string): Promise<RevisionRecord> {
+  const record = await archive.readRecord(workspaceId, revision);
+  if (record) return record;
+  if ((await archive.formatOf(workspaceId, revision)) === 1) throw format1(what);
+  throw new RevisionNotFoundError(`workspace ${workspaceId} has no revision ${revision}`, { context: { workspaceId, revision } });
 }
 
 /** The regular file at `parts` of a format 2 tree: 404 FileNotFound when absent, 409 NotAFile when something else. */

@@ -20,7 +20,7 @@ import { nodeChanged } from '../archive/diff-trees.js';
 import { resolvePath } from '../archive/revision-reader.js';
 import type { RevisionRecord } from '../archive/revision-record.js';
 import type { TreeNode } from '../archive/tree-object.js';
-import { entryOf, format1 } from './cold-io.js';
+import { entryOf, keptRecord } from './cold-io.js';
 import { currentRevision, type CurrentRevisionDeps } from './current-revision.js';
 import type { EntryType } from './workspace-io.js';
 
@@ -88,8 +88,7 @@ export async function fileHistory(deps: FileHistoryDeps, request: FileHistoryReq
 
   const head = await currentRevision(deps, workspaceId);
   if (!head) return answer(false);
-  let record = await deps.archive.readRecord(workspaceId, head);
-  if (!record) throw format1('the history of a path');
+  let record = await keptRecord(deps.archive, workspaceId, head, 'the history of a path');
   let node = await nodeIn(deps.archive, record.root, rel);
   // A chain that comes back on itself is damaged records; it ends there.
   const seen = new Set<string>([record.revision]);

@@ -7,7 +7,7 @@
 import type { ArchiveStore } from '../archive/archive-store.js';
 import type { Config } from '../config.js';
 import { PayloadTooLargeError } from '../errors/payload-too-large-error.js';
-import { fileNodeAt, keptRoot } from './cold-io.js';
+import { fileNodeAt, keptRecord } from './cold-io.js';
 import { filePath } from './io-path.js';
 import type { IoSource, WorkspaceIo } from './workspace-io.js';
 
@@ -37,7 +37,7 @@ export interface RestoredFile {
 
 export async function restoreFile(deps: RestoreFileDeps, { workspaceId, path, revision, signal }: RestoreFileRequest): Promise<RestoredFile> {
   const { parts } = filePath(path);
-  const root = await keptRoot(deps.archive, workspaceId, revision, 'restoring a file');
+  const { root } = await keptRecord(deps.archive, workspaceId, revision, 'restoring a file');
   const node = await fileNodeAt(deps.archive, workspaceId, path, parts, { revision, root });
   // Refused before the object is read (the write would refuse it after).
   if (node.size > deps.config.http.fileMaxBytes) throw new PayloadTooLargeError(deps.config.http.fileMaxBytes);

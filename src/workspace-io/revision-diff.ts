@@ -7,7 +7,7 @@ import type { ArchiveStore } from '../archive/archive-store.js';
 import { diffTrees, type TreeChange } from '../archive/diff-trees.js';
 import type { TreeNode } from '../archive/tree-object.js';
 import { RevisionNotFoundError } from '../persist/rollback-workspace.js';
-import { entryOf, keptRoot } from './cold-io.js';
+import { entryOf, keptRecord } from './cold-io.js';
 import { currentRevision, type CurrentRevisionDeps } from './current-revision.js';
 import type { EntryType } from './workspace-io.js';
 
@@ -77,10 +77,10 @@ function entryOfChange(change: TreeChange): DiffEntry {
 
 export async function diffRevisions(deps: RevisionDiffDeps, request: DiffRequest): Promise<RevisionDiff> {
   const { workspaceId, from } = request;
-  const fromRoot = await keptRoot(deps.archive, workspaceId, from, 'a diff');
+  const fromRoot = (await keptRecord(deps.archive, workspaceId, from, 'a diff')).root;
   const to = request.to ?? (await currentRevision(deps, workspaceId));
   if (!to) throw new RevisionNotFoundError(`workspace ${workspaceId} has no current revision`, { context: { workspaceId } });
-  const toRoot = await keptRoot(deps.archive, workspaceId, to, 'a diff');
+  const toRoot = (await keptRecord(deps.archive, workspaceId, to, 'a diff')).root;
   const diff = await diffTrees(deps.archive.objects, fromRoot, toRoot, { limit: request.limit });
   const lists = { added: [] as DiffEntry[], changed: [] as DiffEntry[], deleted: [] as DiffEntry[] };
   for (const change of diff.changes) lists[change.kind].push(entryOfChange(change));
