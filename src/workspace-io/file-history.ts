@@ -17,6 +17,7 @@
  */
 import type { ArchiveStore } from '../archive/archive-store.js';
 import { nodeChanged } from '../archive/diff-trees.js';
+import type { ObjectStore } from '../archive/object-store.js';
 import { resolvePath } from '../archive/revision-reader.js';
 import type { RevisionRecord } from '../archive/revision-record.js';
 import type { TreeNode } from '../archive/tree-object.js';
@@ -25,7 +26,7 @@ import { currentRevision, type CurrentRevisionDeps } from './current-revision.js
 import type { EntryType } from './workspace-io.js';
 
 export interface FileHistoryDeps extends CurrentRevisionDeps {
-  readonly archive: ArchiveStore;
+  readonly archive: Pick<ArchiveStore, 'current' | 'readRecord' | 'formatOf'> & { readonly objects: Pick<ObjectStore, 'readTree'> };
 }
 
 export type PathChange = 'added' | 'changed' | 'deleted';
@@ -60,7 +61,7 @@ export interface FileHistoryRequest {
 }
 
 // What the path is in one tree (null: absent, or below a non-directory).
-async function nodeIn(archive: ArchiveStore, root: string, rel: Buffer): Promise<TreeNode | null> {
+async function nodeIn(archive: FileHistoryDeps['archive'], root: string, rel: Buffer): Promise<TreeNode | null> {
   const found = await resolvePath(archive.objects, root, rel);
   return found.state === 'node' ? found.node : null;
 }

@@ -4,39 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { diffTrees, type TreeChange } from '../../src/archive/diff-trees.js';
 import { encodeTree, sha256, type TreeNode } from '../../src/archive/tree-object.js';
-
-type Spec = { readonly [name: string]: string | { readonly mode: number; readonly content: string } | { readonly link: string } | Spec };
-
-// A store of trees in memory that counts what it is asked for.
-function memoryStore() {
-  const trees = new Map<string, TreeNode[]>();
-  const reads: string[] = [];
-  const put = (spec: Spec): string => {
-    const nodes: TreeNode[] = Object.entries(spec).map(([name, value]): TreeNode => {
-      const n = Buffer.from(name);
-      if (typeof value === 'string') return { type: 'f', name: n, mode: 0o644, size: value.length, object: sha256(Buffer.from(value)), mtimeNs: 1n };
-      if ('link' in value && typeof value.link === 'string') return { type: 'l', name: n, target: Buffer.from(value.link) };
-      if ('content' in value && typeof value.content === 'string' && typeof value.mode === 'number') return { type: 'f', name: n, mode: value.mode, size: value.content.length, object: sha256(Buffer.from(value.content)), mtimeNs: 2n };
-      return { type: 'd', name: n, mode: 0o755, tree: put(value as Spec) };
-    });
-    const bytes = encodeTree(nodes);
-    const id = sha256(bytes);
-    trees.set(id, [...nodes].sort((a, b) => Buffer.compare(a.name, b.name)));
-    return id;
-  };
-  return {
-    put,
-    reads,
-    store: {
-      async readTree(id: string) {
-        reads.push(id);
-        const nodes = trees.get(id);
-        if (!nodes) throw new Error(`no tree ${id}`);
-        return nodes;
-      },
-    },
-  };
-}
+import { memoryTrees as memoryStore, type TreeSpec as Spec } from '../helpers/memory-trees.js';
 
 const show = (changes: readonly TreeChange[]) => changes.map((c) => `${c.kind} ${c.path.toString()} ${(c.after ?? c.before)!.type}`);
 
