@@ -95,7 +95,9 @@ export async function fileHistory(deps: FileHistoryDeps, request: FileHistoryReq
   const seen = new Set<string>([record.revision]);
   for (;;) {
     if (record.parent === null) {
-      if (node) rows.push(rowOf(record, 'added', path, node));
+      if (!node) return answer(false);
+      if (rows.length >= limit) return answer(true);
+      rows.push(rowOf(record, 'added', path, node));
       return answer(false);
     }
     const parent = await deps.archive.readRecord(workspaceId, record.parent);

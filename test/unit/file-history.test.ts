@@ -81,6 +81,10 @@ describe('fileHistory', () => {
     const cut = await history(deps, 'notes/plan.md', 2);
     expect(steps(cut.revisions)).toEqual(['6:added', '5:deleted']);
     expect(cut.truncated).toBe(true);
+    // The first revision's addition counts against the limit too.
+    const first = await history(workspace([{ a: '1' }, { a: '2' }]).deps, 'a', 1);
+    expect(steps(first.revisions)).toEqual(['2:changed']);
+    expect(first.truncated).toBe(true);
     const exact = await history(deps, 'notes/plan.md', 4);
     expect(exact.revisions).toHaveLength(4);
     expect(exact.truncated).toBe(false);
