@@ -126,7 +126,7 @@ export const REVISION_FILE_ROUTES: readonly ApiRoute[] = [
     summary: 'The kept revisions in which one path changed (added, changed, deleted), newest first, along the revisions\' parent chain',
     query: HistoryQuery,
     waitable: false,
-    errorStatuses: [501],
+    errorStatuses: [404, 501],
     response: HistorySchema,
     result: '200 { workspaceId, path, revisions: [{ revision, createdAt, generation, reason, change, type?, size?, mode?, hash? }], truncated }',
     async handle(deps, { params, query }) {

@@ -40,7 +40,7 @@ export function entryOf(path: string, node: TreeNode): TreeEntry {
 }
 
 /** The revision read (the current one when not named) and its root; null when the workspace has none yet. */
-export async function coldTree(archive: Pick<ArchiveStore, 'current' | 'readRecord' | 'formatOf'>, workspaceId: string, revision?: string): Promise<ColdTree | null> {
+export async function coldTree(archive: ArchiveStore, workspaceId: string, revision?: string): Promise<ColdTree | null> {
   const named = revision ?? (await archive.current(workspaceId));
   if (!named) {
     if (revision) throw new RevisionNotFoundError(`workspace ${workspaceId} has no revision ${revision}`, { context: { workspaceId, revision } });
@@ -60,7 +60,7 @@ export async function nodeAt(archive: ArchiveStore, root: string, parts: readonl
 }
 
 /** What the API answers (501) for an operation it does only on format 2 revisions. */
-export const format1 = (what: string) => new NotImplementedError(`${what} of a format 1 revision through the API (run \`fleet archive migrate\`)`);
+const format1 = (what: string) => new NotImplementedError(`${what} of a format 1 revision through the API (run \`fleet archive migrate\`)`);
 
 /** The record of a kept format 2 revision: 404 RevisionNotFound when not kept, 501 for format 1. */
 export async function keptRecord(archive: Pick<ArchiveStore, 'readRecord' | 'formatOf'>, workspaceId: string, revision: string, what: string): Promise<RevisionRecord> {
