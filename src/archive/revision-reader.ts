@@ -12,7 +12,7 @@ import { childRel, encodePath } from './tree-walk.js';
 export type PathLookup = { readonly state: 'node'; readonly node: TreeNode } | { readonly state: 'absent' | 'blocked' };
 
 /** Resolves `rel` down the trees of `root`, telling a missing path from one under a file or symlink. */
-export async function resolvePath(store: ObjectStore, root: string, rel: Buffer): Promise<PathLookup> {
+export async function resolvePath(store: Pick<ObjectStore, 'readTree'>, root: string, rel: Buffer): Promise<PathLookup> {
   let tree = root;
   let start = 0;
   for (;;) {

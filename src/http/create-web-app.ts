@@ -4,6 +4,7 @@
  * same-origin), or a 404 there when no admin password is configured.
  */
 import { Hono } from 'hono';
+import { TrieRouter } from 'hono/router/trie-router';
 import { RedisUnavailableError } from '../errors/redis-unavailable-error.js';
 import { RouteNotFoundError } from '../errors/route-not-found-error.js';
 import { redisAddress } from '../redis.js';
@@ -35,7 +36,11 @@ export interface WebAppOptions {
 }
 
 export function createWebApp({ config, redis, keys, api, metrics, logger, board }: WebAppOptions): Hono {
-  const app = new Hono();
+  // The trie router runs every matching route in registration order, so where two templates of
+  // the table overlap (`files/{path}/history` and `files/{path}`, whose `{path}` takes the rest of
+  // the URL) the one registered first answers, as api-routes.ts orders them. Hono's default
+  // (RegExpRouter) resolves that overlap to the catch-all whatever the order.
+  const app = new Hono({ router: new TrieRouter() });
   const openapi = openApiDocument(API_ROUTES);
 
   const address = redisAddress(redis);

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { RevisionId, WorkspaceId, parsePayload } from '../queues/index.js';
 import type { IoSource } from '../workspace-io/workspace-io.js';
 import type { ApiRoute } from './api-route.js';
-import { Timestamp } from './response-schemas.js';
+import { IoSourceSchema, Timestamp } from './response-schemas.js';
 
 const WS = '/v1/workspaces/{workspaceId}';
 
@@ -22,11 +22,6 @@ export const TreeQuery = z
   })
   .strict();
 
-const SourceSchema = z.union([
-  z.object({ kind: z.literal('live'), handle: z.string(), generation: z.number().int() }),
-  z.object({ kind: z.literal('archive'), revision: z.string().nullable() }),
-]);
-
 export const TreeEntrySchema = z.object({
   path: z.string(),
   type: z.enum(['file', 'dir', 'symlink', 'other']),
@@ -37,9 +32,9 @@ export const TreeEntrySchema = z.object({
   target: z.string().optional().describe('symlink target (never followed)'),
 });
 
-const WriteResultSchema = z.object({ workspaceId: z.string(), path: z.string(), bytes: z.number().int(), source: SourceSchema });
-const RemoveResultSchema = z.object({ workspaceId: z.string(), path: z.string(), removed: z.boolean(), source: SourceSchema });
-const TreeResultSchema = z.object({ workspaceId: z.string(), path: z.string(), source: SourceSchema, entries: z.array(TreeEntrySchema) });
+const WriteResultSchema = z.object({ workspaceId: z.string(), path: z.string(), bytes: z.number().int(), source: IoSourceSchema });
+const RemoveResultSchema = z.object({ workspaceId: z.string(), path: z.string(), removed: z.boolean(), source: IoSourceSchema });
+const TreeResultSchema = z.object({ workspaceId: z.string(), path: z.string(), source: IoSourceSchema, entries: z.array(TreeEntrySchema) });
 
 const workspaceOf = (params: Readonly<Record<string, string>>) => parsePayload('path', z.object({ workspaceId: WorkspaceId }), { workspaceId: params.workspaceId }).workspaceId;
 
@@ -48,7 +43,7 @@ function sourceHeaders(source: IoSource): Record<string, string> {
   return source.kind === 'live' ? { 'X-Fleet-Source': 'live', 'X-Fleet-Generation': String(source.generation) } : { 'X-Fleet-Source': 'archive', ...(source.revision ? { 'X-Fleet-Revision': source.revision } : {}) };
 }
 
-const FILE_ERRORS = [404, 409, 502, 503, 504];
+const FILE_ERRORS = [404, 409, 501, 502, 503, 504];
 
 export const FILE_ROUTES: readonly ApiRoute[] = [
   {

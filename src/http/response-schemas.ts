@@ -9,6 +9,12 @@ export const Timestamp = z.iso.datetime().describe('ISO 8601 UTC, e.g. 2026-12-0
 
 const Provider = z.enum(['local', 'vercel']);
 
+/** Where a workspace file operation was answered: the live sandbox, or the archive (a cold write's new revision). */
+export const IoSourceSchema = z.union([
+  z.object({ kind: z.literal('live'), handle: z.string(), generation: z.number().int() }),
+  z.object({ kind: z.literal('archive'), revision: z.string().nullable() }),
+]);
+
 export const ProvisionResultSchema = z.object({
   workspaceId: z.string(),
   handle: z.string(),

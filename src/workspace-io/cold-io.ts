@@ -6,7 +6,8 @@
  */
 import type { ArchiveStore } from '../archive/archive-store.js';
 import { resolvePath } from '../archive/revision-reader.js';
-import type { TreeNode } from '../archive/tree-object.js';
+import type { RevisionRecord } from '../archive/revision-record.js';
+import type { FileNode, TreeNode } from '../archive/tree-object.js';
 import { readArchiveFile } from '../backfill/read-archive-file.js';
 import { FileNotFoundError } from '../errors/file-not-found-error.js';
 import { NotAFileError } from '../errors/not-a-file-error.js';
@@ -58,7 +59,24 @@ export async function nodeAt(archive: ArchiveStore, root: string, parts: readonl
   return found.state === 'node' ? found.node : null;
 }
 
+/** What the API answers (501) for an operation it does only on format 2 revisions. */
 const format1 = (what: string) => new NotImplementedError(`${what} of a format 1 revision through the API (run \`fleet archive migrate\`)`);
+
+/** The record of a kept format 2 revision: 404 RevisionNotFound when not kept, 501 for format 1. */
+export async function keptRecord(archive: Pick<ArchiveStore, 'readRecord' | 'formatOf'>, workspaceId: string, revision: string, what: string): Promise<RevisionRecord> {
+  const record = await archive.readRecord(workspaceId, revision);
+  if (record) return record;
+  if ((await archive.formatOf(workspaceId, revision)) === 1) throw format1(what);
+  throw new RevisionNotFoundError(`workspace ${workspaceId} has no revision ${revision}`, { context: { workspaceId, revision } });
+}
+
+/** The regular file at `parts` of a format 2 tree: 404 FileNotFound when absent, 409 NotAFile when something else. */
+export async function fileNodeAt(archive: ArchiveStore, workspaceId: string, path: string, parts: readonly string[], tree: { readonly revision: string; readonly root: string }): Promise<FileNode> {
+  const node = await nodeAt(archive, tree.root, parts);
+  if (!node) throw new FileNotFoundError(workspaceId, path, `revision ${tree.revision}`);
+  if (node.type !== 'f') throw new NotAFileError(workspaceId, path, FOUND[node.type]);
+  return node;
+}
 
 export async function readCold(archive: ArchiveStore, workspaceId: string, path: string, parts: readonly string[], revision?: string): Promise<{ content: Buffer; revision: string }> {
   const tree = await coldTree(archive, workspaceId, revision);
@@ -70,9 +88,7 @@ export async function readCold(archive: ArchiveStore, workspaceId: string, path:
     if (read.state === 'present') throw new NotAFileError(workspaceId, path, 'not a regular file');
     throw new FileNotFoundError(workspaceId, path, `revision ${tree.revision}`);
   }
-  const node = await nodeAt(archive, tree.root, parts);
-  if (!node) throw new FileNotFoundError(workspaceId, path, `revision ${tree.revision}`);
-  if (node.type !== 'f') throw new NotAFileError(workspaceId, path, FOUND[node.type]);
+  const node = await fileNodeAt(archive, workspaceId, path, parts, { revision: tree.revision, root: tree.root });
   return { content: await archive.objects.readObject(node.object), revision: tree.revision };
 }
 

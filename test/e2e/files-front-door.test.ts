@@ -1,6 +1,7 @@
 // Workspace files through the front doors of a running `fleet up`, for each provider (local, and
 // Vercel through the real SDK against the loopback stand-in): HTTP PUT/GET/tree/DELETE warm, the
-// CLI `fleet files`, then cold after the sandbox is gone, and the cold write restored.
+// CLI `fleet files`, diff, history and restore of kept revisions (warm), then cold after the
+// sandbox is gone, a cold write and a cold restore, both restored by the first provision.
 import { describe, expect, it } from 'vitest';
 import { addCleanup } from '../helpers/cleanup.js';
 import { testEnv } from '../helpers/fleet-env.js';
@@ -23,7 +24,7 @@ const json = async (r: Promise<Response>) => {
 
 for (const provider of ['local', 'vercel'] as const) {
   describe(`workspace files through fleet up (${provider})`, () => {
-    it('HTTP and CLI read, write, list and remove warm; after a reap (local) or a loss (vercel) the file answers; cold reads and writes are restored by the first provision', { timeout: 180_000 }, async () => {
+    it('HTTP and CLI read, write, list and remove warm; diff, history and restore kept revisions warm and cold; after a reap (local) or a loss (vercel) the file answers; cold reads and writes are restored by the first provision', { timeout: 180_000 }, async () => {
       let destroy: (handle: string) => Promise<void>;
       let extra: Record<string, string> = {};
       if (provider === 'vercel') {
@@ -70,6 +71,22 @@ for (const provider of ['local', 'vercel'] as const) {
 
       const persisted = await json(fetch(at('/persist?wait=true'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ generation, delete: true, reason: 'turn-end' }) }));
       expect(persisted.status).toBe(200);
+      // Kept revisions, warm: a diff between two, the history of a path, and a file restored into the live sandbox.
+      const post = (url: string, body: unknown) => json(fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+      const r1 = persisted.body.result.revision as string;
+      expect((await json(fetch(at('/files/src%2Fmain.py'), { method: 'PUT', body: 'broken' }))).status).toBe(200);
+      const r2 = (await post(at('/persist?wait=true'), { generation, delete: true, reason: 'turn-end' })).body.result.revision as string;
+      const diff = await json(fetch(at(`/diff?from=${r1}`)));
+      expect(diff).toMatchObject({ status: 200, body: { from: r1, to: r2, added: [], deleted: [], changed: [{ path: 'src/main.py', size: 6, previousSize: 12 }], truncated: false } });
+      const history = await json(fetch(at('/files/src/main.py/history')));
+      // Added in r1 or in an earlier checkpoint (the provider's schedule may persist before r1), changed in r2.
+      const [changed, added, ...older] = history.body.revisions as { revision: string; change: string }[];
+      expect(changed).toMatchObject({ revision: r2, change: 'changed' });
+      expect(added).toMatchObject({ change: 'added' });
+      expect(added!.revision <= r1).toBe(true);
+      expect(older).toEqual([]);
+      expect(await post(at('/files/src/main.py/restore'), { revision: r1 })).toMatchObject({ status: 200, body: { revision: r1, bytes: 12, source: { kind: 'live' } } });
+      expect(await (await fetch(at('/files/src/main.py'))).text()).toBe('print("hi")\n');
       await destroy!(handle);
       // Vercel: the sandbox vanished at the provider; a read finds it gone and rebuilds it from the archive.
       // Local: the reaped sandbox is stopped; its tree is still the authority and answers.
@@ -83,7 +100,14 @@ for (const provider of ['local', 'vercel'] as const) {
       const coldRead = await fetch(cold('/files/seed/plan.md'));
       expect(coldRead.headers.get('x-fleet-source')).toBe('archive');
       expect(await coldRead.text()).toBe('# plan');
+      const c1 = (await json(fetch(cold('/revisions')))).body.revisions[0].revision as string;
       expect(await fleet(['files', 'put', 'ws-cold', 'second.txt', '--content', 'two'])).toMatchObject({ code: 0 });
+      // Cold restore: a new revision puts the file back as c1 held it; the diff from c1 shows only the other write.
+      expect(await json(fetch(cold('/files/seed%2Fplan.md'), { method: 'PUT', body: '# broken plan' }))).toMatchObject({ status: 200, body: { source: { kind: 'archive' } } });
+      const coldRestore = await json(fetch(cold('/files/seed/plan.md/restore'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ revision: c1 }) }));
+      expect(coldRestore).toMatchObject({ status: 200, body: { revision: c1, bytes: 6, source: { kind: 'archive', revision: expect.any(String) } } });
+      expect((await json(fetch(cold(`/diff?from=${c1}`)))).body).toMatchObject({ to: coldRestore.body.source.revision, added: [{ path: 'second.txt' }], changed: [], deleted: [] });
+      expect((await json(fetch(cold('/files/seed/plan.md/history')))).body.revisions.map((r: { change: string; reason: string }) => `${r.change}:${r.reason}`)).toEqual(['changed:file-write', 'changed:file-write', 'added:file-write']);
       const first = await json(fetch(cold('/provision?wait=true'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ provider }) }));
       expect(first.body.result).toMatchObject({ outcome: 'restored' });
       expect(await fleet(['exec', 'ws-cold', '--', 'cat', 'seed/plan.md', 'second.txt'])).toMatchObject({ code: 0, stdout: '# plantwo' });

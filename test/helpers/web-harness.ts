@@ -37,9 +37,16 @@ export async function answer<T = Record<string, any>>(response: Response | Promi
   return { status: r.status, body: (text ? JSON.parse(text) : null) as T, headers: r.headers };
 }
 
-// The route a request reaches (the first whose template matches, as the mount registers them).
+// The route a request reaches (the first whose template matches, as the mount registers them),
+// matched as the router does: on the path decoded by decodeURI, which leaves `%2F` encoded.
 function routeOf(method: string, path: string): ApiRoute | undefined {
-  const pathname = new URL(path, 'http://x').pathname;
+  const raw = new URL(path, 'http://x').pathname;
+  let pathname = raw;
+  try {
+    pathname = decodeURI(raw);
+  } catch {
+    // A malformed escape is matched as sent.
+  }
   return API_ROUTES.find((route) => {
     if (route.method.toUpperCase() !== method.toUpperCase()) return false;
     const pattern = route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{(\w+)\}/g, (_, name: string) => (name === 'path' ? '.+' : '[^/]+'));

@@ -1,4 +1,4 @@
-// Every file route against hostile paths and trees: traversal, absolute paths, NUL, a symlink
+// Every file route (history and restore too) against hostile paths and trees: traversal, absolute paths, NUL, a symlink
 // planted in the live tree pointing at a host directory, oversize bodies. Each is refused or acts
 // inside the tree only, and nothing outside the tree is read, written or removed; both with
 // namespaced sandboxes (the default here) and without isolation (FLEET_LOCAL_ISOLATION=none).
@@ -26,13 +26,24 @@ for (const isolation of ['default', 'none'] as const) {
       const h = await createWebHarness({ FLEET_FILE_MAX_BYTES: '1024', ...(isolation === 'none' ? { FLEET_LOCAL_ISOLATION: 'none' } : {}) });
       await testWorkers(h.config, ['provision', 'persist']);
       expect((await answer(h.request('/v1/workspaces/ws-h/provision?wait=true', { json: {} }))).status).toBe(200);
+      // A kept revision holding the names a hostile path could be cut down to, gone from the live
+      // tree since: a restore that resolved one of them would write it back.
+      await h.write('ws-h', { 'escape.txt': 'e', 'b': 'b', 'a': 'a', 'etc/passwd': 'p' });
+      const kept = await answer(h.request('/v1/workspaces/ws-h/persist?wait=true', { json: { generation: 1, delete: true, reason: 'turn-end' } }));
+      for (const name of ['escape.txt', 'b', 'a', 'etc']) await removeTree(path.join(h.live('ws-h'), name));
+      const revision = kept.body.result.revision as string;
       const before = await readdir(path.dirname(h.live('ws-h')));
       for (const bad of ['..%2Fescape.txt', '%2E%2E%2F%2E%2E%2Fetc%2Fpasswd', '%2Fetc%2Fpasswd', 'a%00b', 'a%2F%2Fb', '.%2Fa', 'a%2F..%2F..%2Fb']) {
         for (const method of ['GET', 'PUT', 'DELETE']) {
           const r = await answer(h.request(`/v1/workspaces/ws-h/files/${bad}`, { method, ...(method === 'PUT' ? { body: 'x', headers: { 'content-type': 'application/octet-stream' } } : {}) }));
           expect(r, `${method} ${bad}`).toMatchObject({ status: 400, body: { error: { code: 'PayloadInvalid', field: 'path' } } });
         }
+        expect(await answer(h.request(`/v1/workspaces/ws-h/files/${bad}/history`)), `history ${bad}`).toMatchObject({ status: 400, body: { error: { code: 'PayloadInvalid', field: 'path' } } });
+        expect(await answer(h.request(`/v1/workspaces/ws-h/files/${bad}/restore`, { json: { revision } })), `restore ${bad}`).toMatchObject({ status: 400, body: { error: { code: 'PayloadInvalid', field: 'path' } } });
       }
+      // An empty last segment before the suffix (`a/` + `/history`) is refused the same way.
+      expect(await answer(h.request('/v1/workspaces/ws-h/files/a//history'))).toMatchObject({ status: 400, body: { error: { field: 'path' } } });
+      expect(await answer(h.request('/v1/workspaces/ws-h/files/a//restore', { json: { revision } }))).toMatchObject({ status: 400, body: { error: { field: 'path' } } });
       expect(await answer(h.request('/v1/workspaces/ws-h/tree?path=..%2F..'))).toMatchObject({ status: 400, body: { error: { field: 'path' } } });
       expect(await answer(h.request('/v1/workspaces/ws-h/tree?colour=red'))).toMatchObject({ status: 400, body: { error: { field: 'colour' } } });
       const big = await answer(h.request('/v1/workspaces/ws-h/files/big.bin', { method: 'PUT', body: Buffer.alloc(2048, 1), headers: { 'content-type': 'application/octet-stream' } }));
@@ -50,6 +61,11 @@ for (const isolation of ['default', 'none'] as const) {
       expect((await answer(h.request('/v1/workspaces/ws-s/provision?wait=true', { json: {} }))).status).toBe(200);
       const host = await hostDir();
       const root = h.live('ws-s');
+      // A kept revision where esc/ was a real directory holding secret.txt and link.txt was a file.
+      await h.write('ws-s', { 'esc/secret.txt': 'overwritten', 'link.txt': 'overwritten' });
+      const kept = await answer(h.request('/v1/workspaces/ws-s/persist?wait=true', { json: { generation: 1, delete: true, reason: 'turn-end' } }));
+      await removeTree(path.join(root, 'esc'));
+      await removeTree(path.join(root, 'link.txt'));
       await symlink(host, path.join(root, 'esc'));
       await symlink(path.join(host, 'secret.txt'), path.join(root, 'link.txt'));
       await mkdir(path.join(root, 'real'));
@@ -63,6 +79,10 @@ for (const isolation of ['default', 'none'] as const) {
       expect(through.status).toBe(400);
       // A write naming the symlink itself is refused too (never followed, never silently replaced); its target is untouched.
       expect(await answer(h.request('/v1/workspaces/ws-s/files/link.txt', { method: 'PUT', body: 'mine' }))).toMatchObject({ status: 400, body: { error: { field: 'path' } } });
+      // Restoring those files from the kept revision writes through no symlink either.
+      for (const file of ['esc%2Fsecret.txt', 'link.txt']) {
+        expect(await answer(h.request(`/v1/workspaces/ws-s/files/${file}/restore`, { json: { revision: kept.body.result.revision } })), `restore ${file}`).toMatchObject({ status: 400, body: { error: { field: 'path' } } });
+      }
       expect(await readFile(path.join(host, 'secret.txt'), 'utf8')).toBe(SECRET);
 
       // Deleting through the symlink removes nothing on the host; deleting the symlink removes the link only.

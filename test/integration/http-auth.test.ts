@@ -61,6 +61,9 @@ describe('/openapi.json', () => {
         'POST /v1/bake',
         'POST /v1/gc',
         'POST /v1/backfill',
+        'GET /v1/workspaces/{workspaceId}/diff',
+        'GET /v1/workspaces/{workspaceId}/files/{path}/history',
+        'POST /v1/workspaces/{workspaceId}/files/{path}/restore',
       ]),
     );
     // Every success answer is typed: a schema with properties (or a byte/stream content type), never a bare object.
@@ -86,6 +89,16 @@ describe('/openapi.json', () => {
     const exec = doc.paths['/v1/workspaces/{workspaceId}/exec'].post.requestBody.content['application/json'].schema;
     expect(exec.required).toEqual(['cmd']);
     expect(Object.keys(exec.properties).sort()).toEqual(['cmd', 'cwd', 'env', 'timeoutMs']);
+    const diff = doc.paths['/v1/workspaces/{workspaceId}/diff'].get;
+    expect(diff.parameters.map((p: { name: string; required: boolean }) => `${p.name}${p.required ? '' : '?'}`)).toEqual(['workspaceId', 'from', 'to?', 'limit?']);
+    expect(Object.keys(diff.responses['200'].content['application/json'].schema.properties).sort()).toEqual(['added', 'changed', 'counts', 'deleted', 'from', 'to', 'treesRead', 'truncated', 'workspaceId']);
+    expect(Object.keys(diff.responses)).toContain('501');
+    const history = doc.paths['/v1/workspaces/{workspaceId}/files/{path}/history'].get;
+    expect(history.parameters.map((p: { name: string }) => p.name)).toEqual(['workspaceId', 'path', 'limit']);
+    expect(history.responses['200'].content['application/json'].schema.properties.revisions.items.properties.change.enum).toEqual(['added', 'changed', 'deleted']);
+    const restore = doc.paths['/v1/workspaces/{workspaceId}/files/{path}/restore'].post;
+    expect(restore.requestBody.content['application/json'].schema.required).toEqual(['revision']);
+    expect(Object.keys(restore.responses).sort()).toEqual(['200', '400', '401', '403', '404', '409', '413', '415', '500', '501', '502', '503', '504', '507']);
     expect(doc.paths['/v1/gc'].post.requestBody.content['application/json'].schema.properties.kind.enum).toEqual(['unattached', 'retention', 'litter', 'objects', 'bases', 'orphans', 'idle', 'verify']);
   });
 });

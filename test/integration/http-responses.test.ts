@@ -7,7 +7,7 @@ import { answer, createWebHarness } from '../helpers/web-harness.js';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe('HTTP API: typed answers', () => {
-  it('turns, describe and revisions answer their schemas, with ISO 8601 timestamps', async () => {
+  it('turns, describe, revisions and a file\'s history answer their schemas, with ISO 8601 timestamps', async () => {
     const h = await createWebHarness();
     await testWorkers(h.config, ['provision', 'persist']);
     expect((await answer(h.request('/v1/workspaces/ws-t/provision?wait=true', { json: {} }))).status).toBe(200);
@@ -25,5 +25,7 @@ describe('HTTP API: typed answers', () => {
     expect(view.body.runtime.updatedAt).toMatch(ISO);
     const revisions = await answer(h.request('/v1/workspaces/ws-t/revisions'));
     expect(revisions.body.revisions[0].createdAt).toMatch(ISO);
+    const history = await answer(h.request('/v1/workspaces/ws-t/files/a.txt/history'));
+    expect(history.body.revisions[0]).toMatchObject({ revision: revisions.body.revisions[0].revision, change: 'added', createdAt: expect.stringMatching(ISO) });
   });
 });
