@@ -72,15 +72,18 @@ export class EventStore {
   }
 
   /**
-   * Whether events after `afterId` were trimmed before a reader could see them: the stream's
-   * largest deleted id (Redis 7) is past it.
+   * Whether events after `afterId` may have been trimmed before a reader could see them: the
+   * stream has lost entries (XINFO: more added than it holds) and its oldest kept one is past
+   * `afterId`. (Only when `afterId` itself was the last one trimmed is this said needlessly; a
+   * reader told so reads the state again, which costs little.)
    */
   async lostAfter(afterId: string): Promise<boolean> {
     if (!(await this.redis.exists(this.keys.events()))) return false;
     const info = (await this.redis.xinfo('STREAM', this.keys.events())) as unknown[];
-    const at = info.indexOf('max-deleted-entry-id');
-    const deleted = at >= 0 ? String(info[at + 1]) : '0-0';
-    return STREAM_ID_PATTERN.test(deleted) && streamIdBefore(afterId, deleted);
+    const value = (name: string) => Number(info[info.indexOf(name) + 1]);
+    if (!(value('entries-added') > value('length'))) return false;
+    const oldest = await this.oldest();
+    return oldest !== null && streamIdBefore(afterId, oldest);
   }
 
   /** Events after `afterId`, oldest first, at most `count` (no waiting). */
