@@ -5,7 +5,35 @@
  */
 export { createFleetClient, DEFAULT_WAIT_MS } from './producers/fleet-client.js';
 export { connectFleetClient } from './producers/connect-fleet-client.js';
-export type { Enqueued, FleetClient, FleetClientOptions, ProvisionInput, WaitOptions } from './producers/fleet-client.js';
+export type { Enqueued, EnqueueCall, FleetClient, FleetClientOptions, ProvisionInput, WaitOptions, Waited } from './producers/fleet-client.js';
+export { createFleetHttpClient } from './client/fleet-http-client.js';
+export type {
+  DiffAnswer,
+  EventsOptions,
+  ExecAnswer,
+  ExecInput,
+  FleetHttpClient,
+  FleetHttpClientOptions,
+  HistoryAnswer,
+  HttpEnqueueCall,
+  HttpEnqueued,
+  HttpWaited,
+  HttpWaitOptions,
+  JobView,
+  PersistBody,
+  ProvisionBody,
+  RemoveAnswer,
+  ResetAnswer,
+  RestoreAnswer,
+  Revisions,
+  RollbackBody,
+  TreeAnswer,
+  WorkspaceList,
+  WorkspaceView,
+  WriteAnswer,
+} from './client/fleet-http-client.js';
+export type { FleetEvent, FleetEventType } from './state/fleet-event.js';
+export type { ExecEvent } from './http/exec-events.js';
 export type { TurnInput, TurnResult } from './producers/turns.js';
 export type { CheckpointView, RejectCheckpointInput, RejectCheckpointResult } from './producers/reject-checkpoint.js';
 export { loadConfig, CONFIG_VARIABLES } from './config.js';

@@ -7,6 +7,7 @@ import { failureClassNamed } from './failure-classes.js';
 import type { FailureWire } from './failure-wire.js';
 import { FleetError, type RemoteJobRef } from './fleet-error.js';
 import { RemoteJobError } from './remote-job-error.js';
+import { ApiError } from './api-error.js';
 
 // Builds the state of a revived error. Constructed with the listed class as `new.target`, so the
 // instance has that class's prototype (methods, getters, `instanceof`) and name while the class's
@@ -15,17 +16,23 @@ class RevivedFailure extends FleetError {
   readonly code: string;
   readonly retryable: boolean;
 
-  constructor(wire: FailureWire, job: RemoteJobRef) {
-    super(wire.message, { context: wire.context, remoteJob: job });
+  constructor(wire: FailureWire, job: RemoteJobRef | undefined) {
+    super(wire.message, { context: wire.context, ...(job ? { remoteJob: job } : {}) });
     this.code = wire.code;
     this.retryable = wire.retryable;
   }
 }
 
-/** The error `wire` describes, thrown in `job`. */
-export function reviveFailure(wire: FailureWire, job: RemoteJobRef): FleetError {
+/**
+ * The error `wire` describes, thrown in `job`; or, without a job, answered by the HTTP API with
+ * `status` (a class this package does not list is then an `ApiError`).
+ */
+export function reviveFailure(wire: FailureWire, job: RemoteJobRef): FleetError;
+export function reviveFailure(wire: FailureWire, job: undefined, status: number): FleetError;
+export function reviveFailure(wire: FailureWire, job: RemoteJobRef | undefined, status = 0): FleetError {
   const Class = wire.name === undefined ? undefined : failureClassNamed(wire.name);
-  if (!Class) return new RemoteJobError(job.queue, job.jobId, wire.code, wire.message, { retryable: wire.retryable, context: wire.context });
+  if (!Class && !job) return new ApiError(status, wire.code, wire.message, { retryable: wire.retryable, context: wire.context });
+  if (!Class) return new RemoteJobError(job!.queue, job!.jobId, wire.code, wire.message, { retryable: wire.retryable, context: wire.context });
   const error = Reflect.construct(RevivedFailure, [wire, job], Class) as FleetError;
   // A class's own fields are facts its context carries under the same names (`path`, `issues`,
   // `exitCode`): restore them, never over anything the instance or its prototype already has.

@@ -16,6 +16,8 @@ export interface ErrorBody {
     /** Whether sending the same request again may succeed (the error's own retry intent). */
     readonly retryable?: boolean;
     readonly field?: string;
+    /** The error's class (`StaleGenerationError`): the TypeScript client rebuilds it from this. */
+    readonly name?: string;
   };
 }
 
@@ -77,7 +79,7 @@ export function errorResponse(error: unknown): ErrorAnswer {
   const retryAfter = RETRY_AFTER_S_BY_CODE[error.code];
   return {
     status,
-    body: { error: { code: error.code, message: error.message, retryable: error.retryable, ...(field === undefined ? {} : { field }) } },
+    body: { error: { code: error.code, message: error.message, retryable: error.retryable, ...(field === undefined ? {} : { field }), name: error.name } },
     headers: retryAfter === undefined ? {} : { 'Retry-After': String(retryAfter) },
   };
 }

@@ -32,9 +32,9 @@ export const TreeEntrySchema = z.object({
   target: z.string().optional().describe('symlink target (never followed)'),
 });
 
-const WriteResultSchema = z.object({ workspaceId: z.string(), path: z.string(), bytes: z.number().int(), source: IoSourceSchema });
-const RemoveResultSchema = z.object({ workspaceId: z.string(), path: z.string(), removed: z.boolean(), source: IoSourceSchema });
-const TreeResultSchema = z.object({ workspaceId: z.string(), path: z.string(), source: IoSourceSchema, entries: z.array(TreeEntrySchema) });
+export const WriteResultSchema = z.object({ workspaceId: z.string(), path: z.string(), bytes: z.number().int(), source: IoSourceSchema });
+export const RemoveResultSchema = z.object({ workspaceId: z.string(), path: z.string(), removed: z.boolean(), source: IoSourceSchema });
+export const TreeResultSchema = z.object({ workspaceId: z.string(), path: z.string(), source: IoSourceSchema, entries: z.array(TreeEntrySchema) });
 
 const workspaceOf = (params: Readonly<Record<string, string>>) => parsePayload('path', z.object({ workspaceId: WorkspaceId }), { workspaceId: params.workspaceId }).workspaceId;
 

@@ -30,6 +30,7 @@ const ERROR_SCHEMA: JsonObject = {
         message: { type: 'string' },
         retryable: { type: 'boolean', description: 'Whether the same request may succeed if sent again (the error\'s own retry intent)' },
         field: { type: 'string', description: 'First offending field (dotted path) of a PayloadInvalid error' },
+        name: { type: 'string', description: "The error's class (e.g. StaleGenerationError), for clients that rebuild it" },
       },
     },
   },

@@ -64,7 +64,7 @@ const DiffEntrySchema = z.object({
   previousTarget: z.string().optional().describe('changed: the symlink target before'),
 });
 
-const DiffSchema = z.object({
+export const DiffSchema = z.object({
   workspaceId: z.string(),
   from: z.string(),
   to: z.string(),
@@ -76,7 +76,7 @@ const DiffSchema = z.object({
   treesRead: z.number().int().describe('tree objects read to answer (an identical subtree is never read)'),
 });
 
-const HistorySchema = z.object({
+export const HistorySchema = z.object({
   workspaceId: z.string(),
   path: z.string(),
   revisions: z.array(
@@ -95,7 +95,7 @@ const HistorySchema = z.object({
   truncated: z.boolean().describe('older changes exist past the limit, or the kept history ends before its start'),
 });
 
-const RestoreSchema = z.object({ workspaceId: z.string(), path: z.string(), revision: z.string().describe('the revision restored from'), bytes: z.number().int(), source: IoSourceSchema });
+export const RestoreSchema = z.object({ workspaceId: z.string(), path: z.string(), revision: z.string().describe('the revision restored from'), bytes: z.number().int(), source: IoSourceSchema });
 
 const workspaceOf = (params: Readonly<Record<string, string>>) => parsePayload('path', z.object({ workspaceId: WorkspaceId }), { workspaceId: params.workspaceId }).workspaceId;
 

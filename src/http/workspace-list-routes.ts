@@ -14,11 +14,11 @@ export const ListQuery = z
 
 export const ResetQuery = z.object({ confirm: z.enum(['true'], { error: 'must be true: the history is moved aside and the sandbox destroyed' }) }).strict();
 
-const ListSchema = z.object({
+export const ListSchema = z.object({
   workspaces: z.array(z.object({ workspaceId: z.string(), generation: z.number().int(), address: AddressSchema.nullable(), lastActivity: Timestamp.nullable() })),
   nextCursor: z.string().nullable(),
 });
-const ResetSchema = z.object({ workspaceId: z.string(), generation: z.number().int(), archiveMovedTo: z.string().nullable(), destroyed: z.string().nullable() });
+export const ResetSchema = z.object({ workspaceId: z.string(), generation: z.number().int(), archiveMovedTo: z.string().nullable(), destroyed: z.string().nullable() });
 
 export const WORKSPACE_LIST_ROUTES: readonly ApiRoute[] = [
   {

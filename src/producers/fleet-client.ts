@@ -83,6 +83,21 @@ export interface Enqueued<R> {
   readonly result?: R;
 }
 
+/** What a call with `{ wait: true }` resolves with: the job's result is there (a failure throws). */
+export type Waited<R> = Enqueued<R> & { readonly result: R };
+
+/**
+ * An enqueueing call: with `{ wait: true }` its answer carries the job's result (typed, never
+ * optional); without, the job's id (`X`: what the call adds to either answer).
+ */
+export interface EnqueueCall<I, R, X = unknown> {
+  (input: I, options: WaitOptions & { readonly wait: true }): Promise<Waited<R> & X>;
+  (input: I, options?: WaitOptions): Promise<Enqueued<R> & X>;
+}
+
+// The one place the overloads meet the implementation: `add` returns the result whenever `wait` was set.
+const enqueueCall = <I, R, X = unknown>(call: (input: I, options?: WaitOptions) => Promise<Enqueued<R> & X>): EnqueueCall<I, R, X> => call as EnqueueCall<I, R, X>;
+
 export interface FleetClientOptions {
   readonly config: Config;
   /** A `client`-role connection; created (and owned) from `config.redis.url` when omitted. */
@@ -96,8 +111,8 @@ export interface FleetClient {
   readonly addresses: AddressStore;
   readonly intents: PersistIntentStore;
   readonly pool: QueuePool;
-  provision(input: ProvisionInput, options?: WaitOptions): Promise<Enqueued<ProvisionResult>>;
-  persist(input: PersistInput, options?: WaitOptions): Promise<Enqueued<PersistResult> & { seq: number }>;
+  readonly provision: EnqueueCall<ProvisionInput, ProvisionResult>;
+  readonly persist: EnqueueCall<PersistInput, PersistResult, { seq: number }>;
   startCheckpoints(workspaceId: string, options?: { generation?: number; everyMs?: number }): Promise<{ schedulerId: string; queue: string }>;
   /** Removes the workspace's checkpoint scheduler (from `hostId`'s queue, default: its current host). */
   stopCheckpoints(workspaceId: string, options?: { hostId?: string }): Promise<boolean>;
@@ -111,10 +126,10 @@ export interface FleetClient {
    */
   rejectCheckpoint(input: RejectCheckpointInput): Promise<RejectCheckpointResult>;
   /** Makes an earlier revision's content current again (a new revision) and restores the live tree. */
-  rollback(input: RollbackInput, options?: WaitOptions): Promise<Enqueued<RollbackResult>>;
-  backfill(input: BackfillInput, options?: WaitOptions): Promise<Enqueued<unknown>>;
-  gc(input: GcInput, options?: WaitOptions): Promise<Enqueued<unknown>>;
-  bake(input: BakeInput, options?: WaitOptions): Promise<Enqueued<unknown> & { manifestHash: string }>;
+  readonly rollback: EnqueueCall<RollbackInput, RollbackResult>;
+  readonly backfill: EnqueueCall<BackfillInput, unknown>;
+  readonly gc: EnqueueCall<GcInput, unknown>;
+  readonly bake: EnqueueCall<BakeInput, unknown, { manifestHash: string }>;
   /** Generic enqueue by queue name (CLI `fleet enqueue`), with the queue's own rules. */
   enqueue(queue: QueueName, data: unknown, options?: WaitOptions): Promise<Enqueued<unknown>>;
   close(): Promise<void>;
@@ -159,12 +174,12 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
     intents,
     pool,
 
-    async provision(input, options = {}) {
+    provision: enqueueCall(async (input: ProvisionInput, options: WaitOptions = {}) => {
       const payload = parsePayload('provision payload', ProvisionPayload, input);
       return add<ProvisionResult>(PROVISION, PROVISION, payload, { ...provisionJobOptions, deduplication: { id: provisionDedupId(payload.workspaceId) } }, options);
-    },
+    }),
 
-    async persist(input, options = {}) {
+    persist: enqueueCall(async (input: PersistInput, options: WaitOptions = {}) => {
       const payload = parsePayload('persist payload', PersistPayload, input);
       const { bullName } = await hostQueue(PERSIST, payload.workspaceId);
       const events = options.wait ? await pool.events(bullName) : null;
@@ -187,7 +202,7 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
         timeoutMs: options.timeoutMs ?? DEFAULT_WAIT_MS,
       });
       return { queue: bullName, jobId, seq, result };
-    },
+    }),
 
     async startCheckpoints(workspaceId, options = {}) {
       parsePayload('checkpoint workspaceId', WorkspaceId, workspaceId);
@@ -217,7 +232,7 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
     closeTurn: (input) => closeTurn(turns, input),
     rejectCheckpoint: (input) => rejectCheckpoint({ checkpoints }, input),
 
-    async rollback(input, options = {}) {
+    rollback: enqueueCall(async (input: RollbackInput, options: WaitOptions = {}) => {
       const payload = parsePayload('rollback payload', RollbackInput, input);
       const { address, bullName } = await hostQueue(PERSIST, payload.workspaceId);
       const generation = payload.generation ?? address.generation;
@@ -228,24 +243,24 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
         { ...persistJobOptions, deduplication: { id: rollbackDedupId(payload.workspaceId) } },
         options,
       );
-    },
+    }),
 
-    async backfill(input, options = {}) {
+    backfill: enqueueCall(async (input: BackfillInput, options: WaitOptions = {}) => {
       const payload = parsePayload('backfill payload', BackfillPayload, input);
-      return add(BACKFILL, BACKFILL, payload, { ...backfillJobOptions, deduplication: backfillDeduplication(payload) }, options);
-    },
+      return add<unknown>(BACKFILL, BACKFILL, payload, { ...backfillJobOptions, deduplication: backfillDeduplication(payload) }, options);
+    }),
 
-    async gc(input, options = {}) {
+    gc: enqueueCall(async (input: GcInput, options: WaitOptions = {}) => {
       const payload = parsePayload('gc payload', GcPayload, input);
-      return add(GC, GC, payload, { ...gcJobOptions, deduplication: { id: gcDedupId(payload) } }, options);
-    },
+      return add<unknown>(GC, GC, payload, { ...gcJobOptions, deduplication: { id: gcDedupId(payload) } }, options);
+    }),
 
-    async bake(input, options = {}) {
+    bake: enqueueCall(async (input: BakeInput, options: WaitOptions = {}) => {
       const payload = parsePayload('bake payload', BakePayload, input);
       const hash = manifestHash(payload.manifest);
-      const enqueued = await add(BAKE, BAKE, payload, { ...bakeJobOptions, deduplication: { id: bakeDedupId(hash) } }, options);
+      const enqueued = await add<unknown>(BAKE, BAKE, payload, { ...bakeJobOptions, deduplication: { id: bakeDedupId(hash) } }, options);
       return { ...enqueued, manifestHash: hash };
-    },
+    }),
 
     async enqueue(queue, data, options = {}) {
       switch (queue) {

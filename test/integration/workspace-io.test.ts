@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProviderBusyError, ProviderGoneError } from '../../src/providers/provider-errors.js';
+import type { FleetClient, ProvisionInput, WaitOptions } from '../../src/producers/fleet-client.js';
 import { resolveWorkspaceIo } from '../../src/workspace-io/resolve-workspace-io.js';
 import { pick } from '../../src/app/pick.js';
 import { delegatingProvider } from '../helpers/delegating-provider.js';
@@ -138,10 +139,10 @@ describe('workspace I/O resolver', () => {
     const io = resolveWorkspaceIo({
       ...pick(h.services, 'addresses', 'archive', 'checkpoints', 'storeWriters', 'singleFlight', 'quota', 'config'),
       client: {
-        provision: (...args: Parameters<typeof h.services.client.provision>) => {
+        provision: ((input: ProvisionInput, options?: WaitOptions) => {
           provisions++;
-          return h.services.client.provision(...args);
-        },
+          return h.services.client.provision(input, options);
+        }) as FleetClient['provision'],
       },
       providerFor: (address) =>
         delegatingProvider(h.services.providerFor(address), {
@@ -171,10 +172,10 @@ describe('workspace I/O resolver', () => {
     const io = resolveWorkspaceIo({
       ...pick(h.services, 'addresses', 'archive', 'checkpoints', 'storeWriters', 'singleFlight', 'quota', 'config'),
       client: {
-        provision: (...args: Parameters<typeof h.services.client.provision>) => {
+        provision: ((input: ProvisionInput, options?: WaitOptions) => {
           provisions++;
-          return h.services.client.provision(...args);
-        },
+          return h.services.client.provision(input, options);
+        }) as FleetClient['provision'],
       },
       providerFor: (at) =>
         delegatingProvider(h.services.providerFor(at), {

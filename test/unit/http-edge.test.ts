@@ -17,7 +17,7 @@ import { resolveWait } from '../../src/http/wait-query.js';
 
 describe('errorResponse', () => {
   it('maps codes to statuses; remote failures keep the worker code; unknown errors are 500 without detail', () => {
-    expect(errorResponse(new PayloadInvalidError('x', [{ field: 'kind', message: 'bad' }]))).toEqual({ status: 400, body: { error: { code: 'PayloadInvalid', message: 'x: kind: bad', retryable: false, field: 'kind' } }, headers: {} });
+    expect(errorResponse(new PayloadInvalidError('x', [{ field: 'kind', message: 'bad' }]))).toEqual({ status: 400, body: { error: { code: 'PayloadInvalid', message: 'x: kind: bad', retryable: false, field: 'kind', name: 'PayloadInvalidError' } }, headers: {} });
     expect(errorResponse(new WorkspaceNotFoundError('ws')).status).toBe(404);
     expect(errorResponse(new StaleGenerationError('ws', 1, 2)).status).toBe(409);
     expect(errorResponse(new RemoteJobError('persist@h', '1', 'StaleGeneration', 'stale')).status).toBe(409);
@@ -39,7 +39,7 @@ describe('errorResponse', () => {
     const oom = new RedisUnavailableError('10.0.0.5:6379', 'OOM', new ReplyError("OOM command not allowed when used memory > 'maxmemory'."));
     expect(errorResponse(oom)).toEqual({
       status: 503,
-      body: { error: { code: 'RedisUnavailable', message: "Redis at 10.0.0.5:6379 refused the command (OOM): OOM command not allowed when used memory > 'maxmemory'.", retryable: true } },
+      body: { error: { code: 'RedisUnavailable', message: "Redis at 10.0.0.5:6379 refused the command (OOM): OOM command not allowed when used memory > 'maxmemory'.", retryable: true, name: 'RedisUnavailableError' } },
       headers: { 'Retry-After': String(REDIS_RETRY_AFTER_S) },
     });
     expect(errorResponse(new RemoteJobError('gc', '3', 'RedisUnavailable', 'Redis at h:1 refused the command (READONLY): ...'))).toMatchObject({ status: 503, headers: { 'Retry-After': '5' } });
