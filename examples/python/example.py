@@ -1,5 +1,6 @@
-"""The whole app-pod flow over HTTP: provision, write and read files, run a command, persist,
-list revisions, roll back, and a typed error. Prints a JSON summary.
+"""The whole app-pod flow over HTTP: provision, write and read files, run a command (whole, and
+streamed with stdin), persist, learn of it from the event stream, list revisions, diff, history,
+restore one file, roll back, and a typed error. Prints a JSON summary.
 
     python3 examples/python/example.py http://127.0.0.1:7400 [token]
 """
@@ -20,6 +21,14 @@ def main(base_url, token=None):
     second = fleet.persist(ws, live["generation"])
     content, source = fleet.read_file(ws, "state.txt")
     old, _ = fleet.read_file(ws, "state.txt", revision=first["revision"])
+    streamed = list(fleet.exec_stream(ws, ["sh", "-c", "cat; echo to-err >&2"], stdin="piped\n"))
+    # The event stream from its start ("0-0"): the second turn's persist is among what it kept.
+    told = next(e for e in fleet.events(ws, ["persisted"], last_event_id="0-0") if e["revision"] == second["revision"] and e["reason"] == "turn-end")
+    diff = fleet.diff(ws, first["revision"], second["revision"])
+    history = fleet.history(ws, "state.txt")
+    restored = fleet.restore_file(ws, "state.txt", first["revision"])
+    restored_content, _ = fleet.read_file(ws, "state.txt")
+    fleet.write_file(ws, "state.txt", b"v2\n")
     tree = [entry["path"] for entry in fleet.list_tree(ws)]
     rolled = fleet.rollback(ws, first["revision"])
     after, _ = fleet.read_file(ws, "state.txt")
@@ -41,6 +50,14 @@ def main(base_url, token=None):
         "rolledBackTo": rolled["restoredFrom"] == first["revision"],
         "afterRollback": after.decode(),
         "stale": stale,
+        "streamed": "".join(e["data"] for e in streamed if e["type"] == "stdout"),
+        "streamedErr": "".join(e["data"] for e in streamed if e["type"] == "stderr"),
+        "streamExit": streamed[-1]["type"] == "exit" and streamed[-1]["exitCode"] == 0,
+        "told": told["type"],
+        "diffChanged": [e["path"] for e in diff["changed"]],
+        "historyChanges": [h["change"] for h in history][-1],
+        "restored": restored_content.decode(),
+        "restoredFrom": restored["revision"] == first["revision"],
     }))
 
 

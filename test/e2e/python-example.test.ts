@@ -32,6 +32,14 @@ describe('examples/python', () => {
       rolledBackTo: true,
       afterRollback: 'v1\n',
       stale: { status: 409, code: 'StaleGeneration', retryable: false },
+      streamed: 'piped\n',
+      streamedErr: 'to-err\n',
+      streamExit: true,
+      told: 'persisted',
+      diffChanged: ['state.txt'],
+      historyChanges: 'added',
+      restored: 'v1\n',
+      restoredFrom: true,
     });
   });
 });
