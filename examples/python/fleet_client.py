@@ -50,29 +50,11 @@ class FleetClient:
         return FleetError(error.code, detail.get("code"), detail.get("message"), detail.get("retryable", False), detail.get("field"))
 
     def _request(self, method, path, body=None, raw=None, query=None):
-        url = self.base_url + path + ("?" + urllib.parse.urlencode(query) if query else "")
-        headers = {}
-        data = None
-        if self.token:
-            headers["Authorization"] = "Bearer " + self.token
-        if body is not None:
-            data, headers["Content-Type"] = json.dumps(body).encode(), "application/json"
-        elif raw is not None:
-            data, headers["Content-Type"] = raw, "application/octet-stream"
-        request = urllib.request.Request(url, data=data, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                payload = response.read()
-                if response.headers.get_content_type() == "application/json":
-                    return json.loads(payload)
-                return payload, response.headers
-        except urllib.error.HTTPError as error:
-            text = error.read()
-            try:
-                detail = json.loads(text)["error"]
-            except (ValueError, KeyError, TypeError):
-                raise FleetError(error.code, "Http", text.decode(errors="replace")) from None
-            raise FleetError(error.code, detail.get("code"), detail.get("message"), detail.get("retryable", False), detail.get("field")) from None
+        with self._open(method, path, body, raw, query) as response:
+            payload = response.read()
+            if response.headers.get_content_type() == "application/json":
+                return json.loads(payload)
+            return payload, response.headers
 
     @staticmethod
     def _ws(workspace_id):

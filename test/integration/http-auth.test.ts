@@ -88,7 +88,14 @@ describe('/openapi.json', () => {
     expect(persist.parameters.map((p: { name: string }) => p.name)).toEqual(['workspaceId', 'wait', 'timeoutMs']);
     const exec = doc.paths['/v1/workspaces/{workspaceId}/exec'].post.requestBody.content['application/json'].schema;
     expect(exec.required).toEqual(['cmd']);
-    expect(Object.keys(exec.properties).sort()).toEqual(['cmd', 'cwd', 'env', 'timeoutMs']);
+    expect(Object.keys(exec.properties).sort()).toEqual(['cmd', 'cwd', 'env', 'stdin', 'timeoutMs']);
+    // The streamed answers are documented beside the JSON one, each item typed.
+    const execOk = doc.paths['/v1/workspaces/{workspaceId}/exec'].post.responses['200'].content;
+    expect(Object.keys(execOk).sort()).toEqual(['application/json', 'application/x-ndjson', 'text/event-stream']);
+    expect(execOk['application/x-ndjson']['x-item-schema'].oneOf ?? execOk['application/x-ndjson']['x-item-schema'].anyOf).toHaveLength(5);
+    const events = doc.paths['/v1/events'].get;
+    expect(Object.keys(events.responses['200'].content)).toEqual(['text/event-stream']);
+    expect(events.parameters.map((p: { name: string }) => p.name)).toEqual(['workspaceId', 'types', 'since']);
     const diff = doc.paths['/v1/workspaces/{workspaceId}/diff'].get;
     expect(diff.parameters.map((p: { name: string; required: boolean }) => `${p.name}${p.required ? '' : '?'}`)).toEqual(['workspaceId', 'from', 'to?', 'limit?']);
     expect(Object.keys(diff.responses['200'].content['application/json'].schema.properties).sort()).toEqual(['added', 'changed', 'counts', 'deleted', 'from', 'to', 'treesRead', 'truncated', 'workspaceId']);
