@@ -17,5 +17,6 @@ export function persistDeps(services: FleetServices): PersistDeps {
     archiveFormat: services.config.archiveFormat,
     storeWriters: services.storeWriters,
     statCaches: services.statCaches,
+    changeScan: services.config.changeScan,
   };
 }

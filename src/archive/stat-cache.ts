@@ -27,6 +27,26 @@ export interface StatCacheEntry {
 
 export type StatCache = ReadonlyMap<string, StatCacheEntry>;
 
+/**
+ * What the walk that wrote a cache was: `exact` when its revision is the live tree as that walk
+ * found it, nothing kept that the tree lacked and nothing refused (so a directory unchanged since
+ * may be taken from it by id, see changed-dirs.ts); `fullWalkAt` when the last walk of every
+ * directory of this tree was (ms since the epoch; a walk that took directories by id carries it on).
+ */
+export interface ScanFacts {
+  readonly exact: boolean;
+  readonly fullWalkAt: number;
+}
+
+/** A cache with the facts of the walk that wrote it. */
+export interface LoadedStatCache {
+  readonly entries: StatCache;
+  readonly facts: ScanFacts;
+}
+
+/** Facts of a cache written before they were recorded: nothing may be taken by id from it. */
+const NO_FACTS: ScanFacts = { exact: false, fullWalkAt: 0 };
+
 const VERSION = 1;
 
 // One cache row back into an entry; null for anything malformed.
@@ -48,33 +68,34 @@ export interface TreeIdentity {
 export const identityOf = (tree: TreeIdentity) => `${tree.dev}:${tree.ino}`;
 
 /** The cache at `file` when it was written for `revision` and this tree; null when absent, unreadable or another's. */
-export async function loadStatCache(file: string, revision: string, tree: TreeIdentity): Promise<StatCache | null> {
+export async function loadStatCache(file: string, revision: string, tree: TreeIdentity): Promise<LoadedStatCache | null> {
   let raw: unknown;
   try {
     raw = JSON.parse(await readFile(file, 'utf8'));
   } catch {
     return null;
   }
-  const body = raw as { v?: unknown; revision?: unknown; tree?: unknown; entries?: unknown };
+  const body = raw as { v?: unknown; revision?: unknown; tree?: unknown; entries?: unknown; exact?: unknown; fullWalkAt?: unknown };
   if (body?.v !== VERSION || body.revision !== revision || body.tree !== identityOf(tree) || !Array.isArray(body.entries)) return null;
   const cache = new Map<string, StatCacheEntry>();
   for (const row of body.entries) {
     const entry = entryOf(row);
     if (entry) cache.set(entry.path, entry);
   }
-  return cache;
+  const facts = body.exact === true && Number.isSafeInteger(body.fullWalkAt) ? { exact: true, fullWalkAt: body.fullWalkAt as number } : NO_FACTS;
+  return { entries: cache, facts };
 }
 
 /** Rows encoded and written at once (a 100,000-file cache never blocks the event loop in one piece). */
 const ROWS_PER_WRITE = 4_096;
 
 /** Writes the cache for `revision` (temporary file, then rename), a few thousand rows at a time. */
-export async function saveStatCache(file: string, revision: string, tree: TreeIdentity, entries: readonly StatCacheEntry[]): Promise<void> {
+export async function saveStatCache(file: string, revision: string, tree: TreeIdentity, entries: readonly StatCacheEntry[], facts: ScanFacts = NO_FACTS): Promise<void> {
   const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
   const out = await open(tmp, 'wx', 0o600);
   let closed = false;
   try {
-    await out.write(`{"v":${VERSION},"revision":${JSON.stringify(revision)},"tree":${JSON.stringify(identityOf(tree))},"entries":[`);
+    await out.write(`{"v":${VERSION},"revision":${JSON.stringify(revision)},"tree":${JSON.stringify(identityOf(tree))},"exact":${facts.exact},"fullWalkAt":${Math.trunc(facts.fullWalkAt)},"entries":[`);
     for (let at = 0; at < entries.length; at += ROWS_PER_WRITE) {
       const rows = entries.slice(at, at + ROWS_PER_WRITE).map((e) => JSON.stringify([e.path, e.size, e.mode, e.mtimeNs.toString(), e.ctimeNs.toString(), e.ino.toString(), e.object]));
       await out.write(`${at > 0 ? ',' : ''}${rows.join(',')}`);

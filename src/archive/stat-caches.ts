@@ -8,7 +8,7 @@
  * cache for it is what its file says or will say, and any other revision reads the file.
  * Memory is bounded by entries (least recently used trees are forgotten first).
  */
-import { identityOf, loadStatCache, saveStatCache, type StatCache, type StatCacheEntry, type TreeIdentity } from './stat-cache.js';
+import { identityOf, loadStatCache, saveStatCache, type LoadedStatCache, type ScanFacts, type StatCacheEntry, type TreeIdentity } from './stat-cache.js';
 
 /** Entries kept in memory across all trees (about 150 bytes each). */
 export const KEPT_ENTRIES = 2_000_000;
@@ -16,13 +16,14 @@ export const KEPT_ENTRIES = 2_000_000;
 interface Kept {
   readonly revision: string;
   readonly tree: string;
-  readonly cache: StatCache;
+  readonly loaded: LoadedStatCache;
 }
 
 interface Pending {
   readonly revision: string;
   readonly tree: TreeIdentity;
   readonly entries: readonly StatCacheEntry[];
+  readonly facts: ScanFacts;
 }
 
 export class StatCaches {
@@ -39,20 +40,20 @@ export class StatCaches {
   ) {}
 
   /** The cache of the tree at `file` for `revision`: the one kept in memory, else the file's; null when neither is for it. */
-  async load(file: string, revision: string, tree: TreeIdentity): Promise<StatCache | null> {
+  async load(file: string, revision: string, tree: TreeIdentity): Promise<LoadedStatCache | null> {
     const kept = this.#kept.get(file);
     if (kept && kept.revision === revision && kept.tree === identityOf(tree)) {
       this.#kept.delete(file);
       this.#kept.set(file, kept);
-      return kept.cache;
+      return kept.loaded;
     }
     return loadStatCache(file, revision, tree).catch(() => null);
   }
 
   /** Keeps `entries` as the cache of `revision` and writes the file in the background. */
-  save(file: string, revision: string, tree: TreeIdentity, entries: readonly StatCacheEntry[]): void {
-    this.#keep(file, { revision, tree: identityOf(tree), cache: new Map(entries.map((e) => [e.path, e])) });
-    this.#pending.set(file, { revision, tree, entries });
+  save(file: string, revision: string, tree: TreeIdentity, entries: readonly StatCacheEntry[], facts: ScanFacts = { exact: false, fullWalkAt: 0 }): void {
+    this.#keep(file, { revision, tree: identityOf(tree), loaded: { entries: new Map(entries.map((e) => [e.path, e])), facts } });
+    this.#pending.set(file, { revision, tree, entries, facts });
     if (!this.#writing.has(file)) this.#writing.set(file, this.#drain(file));
   }
 
@@ -63,9 +64,9 @@ export class StatCaches {
 
   #keep(file: string, kept: Kept): void {
     this.#drop(file);
-    if (kept.cache.size > this.maxEntries) return;
+    if (kept.loaded.entries.size > this.maxEntries) return;
     this.#kept.set(file, kept);
-    this.#keptEntries += kept.cache.size;
+    this.#keptEntries += kept.loaded.entries.size;
     for (const [oldest] of this.#kept) {
       if (this.#keptEntries <= this.maxEntries) break;
       this.#drop(oldest);
@@ -76,7 +77,7 @@ export class StatCaches {
     const kept = this.#kept.get(file);
     if (!kept) return;
     this.#kept.delete(file);
-    this.#keptEntries -= kept.cache.size;
+    this.#keptEntries -= kept.loaded.entries.size;
   }
 
   // Writes the newest pending cache of `file` until none is pending.
@@ -84,7 +85,7 @@ export class StatCaches {
     try {
       for (let next = this.#pending.get(file); next; next = this.#pending.get(file)) {
         this.#pending.delete(file);
-        await saveStatCache(file, next.revision, next.tree, next.entries).catch((error: unknown) => this.onWriteError(file, error));
+        await saveStatCache(file, next.revision, next.tree, next.entries, next.facts).catch((error: unknown) => this.onWriteError(file, error));
       }
     } finally {
       this.#writing.delete(file);

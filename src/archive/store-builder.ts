@@ -12,7 +12,9 @@
  *   a file written in the second before it is read is read twice and kept only when both reads
  *   agree (store-open-file.ts);
  * - a directory is one tree object, written only when its entries changed; a kept directory
- *   (upload-only) is its previous tree id, whatever it holds.
+ *   (upload-only) is its previous tree id, whatever it holds;
+ * - with `changed` (changed-dirs.ts), a directory that holds no change since the basis's walk is
+ *   its previous tree id, neither opened nor listed; its totals are counted from the trees.
  */
 import type { BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
@@ -31,6 +33,8 @@ import { storedMode } from './stored-mode.js';
 import { sameNode, type DirNode, type FileNode, type TreeNode } from './tree-object.js';
 import { childRel, encodePath, typeOf, vanished } from './tree-walk.js';
 import { WalkTally } from './walk-tally.js';
+import type { ChangedDirs } from './changed-dirs.js';
+import { treeTotal } from './tree-totals.js';
 
 /** Files read and stored at once. */
 const FILE_CONCURRENCY = 16;
@@ -60,6 +64,11 @@ export interface StoreBuilderOptions {
   readonly limits: TreeLimits;
   readonly signal: AbortSignal;
   readonly onProgress?: (walked: number) => void;
+  /**
+   * Which directories hold a change since the basis's walk; the others are taken from the basis
+   * by id. Only for a basis that is exactly what a walk of this very tree found (ScanFacts.exact).
+   */
+  readonly changed?: ChangedDirs | null;
 }
 
 interface Frame {
@@ -114,6 +123,9 @@ export class StoreBuilder {
   newTrees = 0;
   /** Files that kept changing while read (their previous version was kept). */
   unstableFiles = 0;
+  /** Directories taken from the basis by id, unopened (`changed`), and the entries they hold. */
+  reusedDirs = 0;
+  reusedEntries = 0;
 
   constructor(options: StoreBuilderOptions) {
     this.#o = options;
@@ -124,7 +136,12 @@ export class StoreBuilder {
   /** Walks `src` into the store; returns the root tree id. */
   async build(src: DirHandle): Promise<string> {
     try {
-      const prior = this.#o.basis ? await this.#priorMap(this.#o.basis.root) : undefined;
+      const basis = this.#o.basis;
+      if (basis && this.#o.changed?.rootClean) {
+        await this.#reuse(basis.root);
+        return basis.root;
+      }
+      const prior = basis ? await this.#priorMap(basis.root) : undefined;
       const root = await this.#directory({ rel: Buffer.alloc(0), depth: 1, src, prior, priorTree: this.#o.basis?.root, nodes: [], tasks: [] });
       await this.#pool.drain();
       return root;
@@ -230,8 +247,24 @@ export class StoreBuilder {
     }
   }
 
+  // Counts a directory taken from the basis by id as what its tree holds.
+  async #reuse(tree: string): Promise<void> {
+    const total = await treeTotal(this.#o.store, tree);
+    this.files += total.files;
+    this.bytes += total.bytes;
+    this.entries += total.entries;
+    this.tally.walked += total.entries;
+    this.reusedDirs += 1;
+    this.reusedEntries += total.entries;
+  }
+
   async #subdirectory(frame: Frame, item: LiveItem, rel: Buffer, mode: number): Promise<void> {
     const before = frame.prior?.get(item.key);
+    if (before?.type === 'd' && this.#o.changed?.reusable(frame.rel, rel)) {
+      await this.#reuse(before.tree);
+      frame.nodes.push({ type: 'd', name: item.name, mode, tree: before.tree } satisfies DirNode);
+      return;
+    }
     let src: DirHandle;
     try {
       src = await frame.src!.openDir(item.name);

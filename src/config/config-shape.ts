@@ -169,6 +169,9 @@ export const CONFIG_SHAPE = deepFreeze({
     { doc: 'Format of new revisions: `2` content-addressed objects and trees (docs/archive-format.md), `1` hard-linked trees (the default before format 2); both are read' },
     (format): 1 | 2 => (format === '1' ? 1 : 2),
   ),
+  changeScan: variable('FLEET_PERSIST_CHANGE_SCAN', flag(true), {
+    doc: 'Format 2 persists find the directories that changed since the last walk of the same tree with one `find` over its ctimes and take the others from the previous revision by id (a full walk at least every 10 minutes); `false` walks every directory every time',
+  }),
   /** What one persist takes from a live tree (entries over a limit are refused; the rest is archived). */
   treeLimits: {
     maxDepth: variable('FLEET_TREE_MAX_DEPTH', integer(DEFAULT_TREE_LIMITS.maxDepth, 8, 4_096), {

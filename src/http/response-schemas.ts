@@ -42,6 +42,7 @@ export const PersistResultSchema = z.object({
   storedBytes: z.number().int().optional(),
   newObjects: z.number().int().optional(),
   newTrees: z.number().int().optional(),
+  reusedDirectories: z.number().int().optional(),
   walks: z.number().int().optional(),
   pointInTime: z.boolean().optional(),
   transferredBytes: z.number().int().optional(),

@@ -9,8 +9,9 @@
 import { commitRecord } from '../archive/commit-record.js';
 import { countRemoved } from '../archive/revision-reader.js';
 import type { RevisionRecord } from '../archive/revision-record.js';
-import type { StatCache } from '../archive/stat-cache.js';
-import { StoreBuilder, type StoreBasis } from '../archive/store-builder.js';
+import type { StatCache, StatCacheEntry } from '../archive/stat-cache.js';
+import { RACY_MARGIN_NS, StoreBuilder, type StoreBasis } from '../archive/store-builder.js';
+import { FULL_WALK_EVERY_MS, scanChangedDirs, type ChangedDirs } from '../archive/changed-dirs.js';
 import { EmptySourceError } from '../errors/empty-source-error.js';
 import { asStoreWriter, type StoreWriter } from '../state/store-writers.js';
 import { ShrinkGuardError } from '../errors/shrink-guard-error.js';
@@ -115,11 +116,23 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
 
   await ctx.progress({ step: 'link', percent: 10 });
   const src = await DirHandle.open(tree.path);
-  const cache = basis?.native && tree.statCache && currentRevision ? await deps.statCaches.load(tree.statCache, currentRevision, src.stats) : null;
+  const loaded = basis?.native && tree.statCache && currentRevision ? await deps.statCaches.load(tree.statCache, currentRevision, src.stats) : null;
+  const cache = loaded?.entries ?? null;
   const scanStartedAt = BigInt(Date.now()) * 1_000_000n;
+  // When the last walk of every directory of this tree was (a walk that takes directories by id carries it on).
+  let fullWalkAt = loaded?.facts.fullWalkAt ?? 0;
+  // The directories that changed since the walk that found `from`, when `from` is exactly what a
+  // recent walk of this very tree found; null (walk everything) otherwise.
+  const changedSince = async (from: StoreBasis | null, exactFrom: boolean): Promise<ChangedDirs | null> => {
+    if (!deps.changeScan || !from || !exactFrom || Date.now() - fullWalkAt > FULL_WALK_EVERY_MS) return null;
+    // A clock set back since that walk could date a change before it: walk everything.
+    if (BigInt(Date.now()) * 1_000_000n < from.scanStartedAt) return null;
+    return scanChangedDirs(src, { sinceNs: from.scanStartedAt - RACY_MARGIN_NS, maxRecords: deps.treeLimits.maxEntries, systemPath: deps.systemPath, signal: ctx.signal });
+  };
   // One walk of the live tree into the store; `keepMissing`: keep what the tree lacks (upload-only).
-  const walk = async (keepMissing: boolean, from: StoreBasis | null = basis, hint: StatCache | null = cache, report = true) => {
+  const walk = async (keepMissing: boolean, from: StoreBasis | null = basis, hint: StatCache | null = cache, exactFrom = loaded?.facts.exact === true, report = true) => {
     const startedAt = BigInt(Date.now()) * 1_000_000n;
+    const changed = await changedSince(from, exactFrom);
     const builder = new StoreBuilder({
       store: deps.archive.objects,
       basis: from,
@@ -127,6 +140,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
       keepMissing,
       limits: deps.treeLimits,
       signal: ctx.signal,
+      changed,
       onProgress: (done) => {
         if (!report) return;
         const total = Math.max(done, basis?.entries ?? done);
@@ -137,7 +151,13 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     const rootChanged = !(await stillAt(tree.path, src)) || (await src.stat()).nlink === 0n;
     const { tally } = builder;
     const scan = { rootChanged, vanished: tally.vanished, walked: tally.walked, refused: tally.refused, refusedCount: tally.refusedCount, skipped: tally.skipped, strippedModes: tally.strippedModes };
-    return { builder, root, scan, keepMissing, startedAt };
+    if (builder.reusedDirs === 0) fullWalkAt = Number(startedAt / 1_000_000n);
+    // The tree as this walk found it: a directory taken by id keeps its files' cache entries.
+    const entries = new Map<string, StatCacheEntry>(builder.reusedDirs > 0 && hint ? hint : []);
+    for (const entry of builder.cacheEntries) entries.set(entry.path, entry);
+    // Exact: what it found, nothing kept that the tree lacks, nothing refused.
+    const exact = !keepMissing && tally.refusedCount === 0 && !rootChanged;
+    return { builder, root, scan, keepMissing, startedAt, entries, exact };
   };
   type Walk = Awaited<ReturnType<typeof walk>>;
   const exact = request.exact === true && !request.delete;
@@ -158,7 +178,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
       // mix of two moments. A tree that keeps changing is committed as its last walk found it.
       pointInTime = false;
       while (walks.length < SETTLE_WALKS) {
-        const again = await walk(false, { root: built.root, scanStartedAt: built.startedAt }, new Map(built.builder.cacheEntries.map((e) => [e.path, e])), false);
+        const again = await walk(false, { root: built.root, scanStartedAt: built.startedAt }, built.entries, built.exact, false);
         walks.push(again);
         // A walk that kept a file's earlier version (it changed while read) or lost an entry saw the tree move: no proof.
         const still = again.builder.unstableFiles === 0 && again.scan.vanished === 0 && !again.scan.rootChanged;
@@ -173,7 +193,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     }
     if (refused) {
       ctx.logger.info({ workspaceId, reason: refused }, 'checkpoint keeps what the live tree lacks (a reconcile would be refused)');
-      built = await walk(true, basis, cache, false);
+      built = await walk(true, basis, cache, loaded?.facts.exact === true, false);
       walks.push(built);
       pointInTime = undefined;
     }
@@ -190,7 +210,11 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
   reportTree(ctx.logger, workspaceId, scan);
 
   await ctx.progress({ step: 'scan', percent: 50 });
-  if (basis?.native && root === basis.root) return { ...unchanged(), bytes: builder.bytes, files: builder.files, ...treeReport(scan), ...walkReport };
+  if (basis?.native && root === basis.root) {
+    // Nothing changed, but a full walk moved `fullWalkAt`: the cache of the same revision says so.
+    if (tree.statCache && currentRevision && loaded && fullWalkAt !== loaded.facts.fullWalkAt) deps.statCaches.save(tree.statCache, currentRevision, src.stats, [...built.entries.values()], { exact: built.exact, fullWalkAt });
+    return { ...unchanged(), bytes: builder.bytes, files: builder.files, ...treeReport(scan), ...walkReport };
+  }
   const removed = await countRemoved(deps.archive.objects, basis?.root ?? null, root);
   const refusal = request.delete ? shrinkGuardRefusal({ previousFiles: basis?.files ?? 0, removedFiles: removed.files, pct: deps.shrinkGuardPct, force: request.force }) : null;
   if (refusal) throw new ShrinkGuardError(`workspace ${workspaceId}: ${refusal}`, { context: { workspaceId, revision: currentRevision } });
@@ -222,7 +246,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     onStep: (step) => ctx.progress({ step, percent: step === 'commit' ? 70 : 85 }),
   });
   // The stat cache is a hint for the next persist (kept in memory, its file written after this returns).
-  if (tree.statCache) deps.statCaches.save(tree.statCache, revision, src.stats, builder.cacheEntries);
+  if (tree.statCache) deps.statCaches.save(tree.statCache, revision, src.stats, [...built.entries.values()], { exact: built.exact, fullWalkAt });
   await ctx.progress({ step: 'done', percent: 100 });
   return {
     workspaceId,
@@ -238,6 +262,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     storedBytes: sum((b) => b.storedBytes),
     newObjects: sum((b) => b.newObjects),
     newTrees: sum((b) => b.newTrees),
+    reusedDirectories: builder.reusedDirs,
     ...walkReport,
     ...treeReport(scan),
   };

@@ -74,6 +74,8 @@ export interface PersistDeps {
   readonly storeWriters: Pick<StoreWriters, 'begin'>;
   /** Stat caches of live trees (a format 2 persist reads the one of its basis and leaves its own). */
   readonly statCaches: Pick<StatCaches, 'load' | 'save'>;
+  /** Take directories unchanged since the last walk of the tree from the basis by id (archive/changed-dirs.ts). @default false */
+  readonly changeScan?: boolean;
 }
 
 export interface PersistContext {

@@ -62,6 +62,8 @@ export interface PersistResult {
   /** Format 2: objects and tree objects this run wrote. */
   readonly newObjects?: number;
   readonly newTrees?: number;
+  /** Format 2: directories taken from the previous revision by id without being walked (their subtrees held no change). */
+  readonly reusedDirectories?: number;
   /** A checkpoint that walked its live tree more than once (to find a moment the tree held still): how many times. */
   readonly walks?: number;
   /**

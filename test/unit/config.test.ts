@@ -52,6 +52,7 @@ const BAD_VALUES: Record<string, string> = {
   FLEET_ADMIN_READONLY: 'maybe',
   FLEET_VERCEL_API_URL: 'ftp://example.com',
   FLEET_VERCEL_PERSISTENT: 'sometimes',
+  FLEET_PERSIST_CHANGE_SCAN: 'perhaps',
   FLEET_VERCEL_SANDBOX_TIMEOUT_MS: '5',
   FLEET_LOCAL_ISOLATION: 'chroot',
   FLEET_SANDBOX_NETWORK: 'bridge',

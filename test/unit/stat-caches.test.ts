@@ -27,11 +27,13 @@ describe('StatCaches', () => {
     const c = caches();
     c.save(file, 'r1', tree, [entry('a'), entry('b/c')]);
     const kept = await c.load(file, 'r1', tree);
-    expect([...kept!.keys()]).toEqual(['a', 'b/c']);
+    expect([...kept!.entries.keys()]).toEqual(['a', 'b/c']);
     await c.flush();
     // Another process reads the file: the same entries.
     const read = await caches().load(file, 'r1', tree);
-    expect([...read!.values()]).toEqual([entry('a'), entry('b/c')]);
+    expect([...read!.entries.values()]).toEqual([entry('a'), entry('b/c')]);
+    // Written without facts: nothing may be taken from it by id.
+    expect(read!.facts).toEqual({ exact: false, fullWalkAt: 0 });
     // Not for another revision, nor another tree (a restore swapped the root).
     expect(await c.load(file, 'r2', tree)).toBeNull();
     expect(await c.load(file, 'r1', { dev: 1n, ino: 9n })).toBeNull();
@@ -55,7 +57,16 @@ describe('StatCaches', () => {
     const many = Array.from({ length: 10_000 }, (_, i) => entry(`d/${i}`, i));
     c.save(file, 'r1', tree, many);
     await c.flush();
-    expect([...(await caches().load(file, 'r1', tree))!.values()]).toEqual(many);
+    expect([...(await caches().load(file, 'r1', tree))!.entries.values()]).toEqual(many);
+  });
+
+  it('keeps the facts of the walk that wrote a cache, in memory and in its file', async () => {
+    const file = path.join(dir, 'stat-cache.json');
+    const c = caches();
+    c.save(file, 'r1', tree, [entry('a')], { exact: true, fullWalkAt: 1_796_000_000_000 });
+    expect((await c.load(file, 'r1', tree))!.facts).toEqual({ exact: true, fullWalkAt: 1_796_000_000_000 });
+    await c.flush();
+    expect((await caches().load(file, 'r1', tree))!.facts).toEqual({ exact: true, fullWalkAt: 1_796_000_000_000 });
   });
 
   it('forgets the least recently used trees beyond its entry bound; their files still serve', async () => {

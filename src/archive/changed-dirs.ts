@@ -1,0 +1,118 @@
+/**
+ * Which directories of a live tree a persist must walk, from one `find` over the tree (a C
+ * program stat'ing every entry costs a fraction of the walk's per-entry JavaScript): those that
+ * hold, at any depth, an entry whose status changed (ctime) after a moment the previous walk
+ * covered. Every other directory is, name for name and byte for byte, what that walk recorded,
+ * and its previous tree is taken by id without being opened.
+ *
+ * Why ctime: the kernel sets it to the current time on every change of an inode (content,
+ * mode, owner, link count, rename) and nothing in a sandbox can set it back (`utimensat` sets
+ * mtime and atime only; the clock needs CAP_SYS_TIME). A file written, chmodded, linked or
+ * renamed, and a directory whose entries were added, removed or renamed, all get a new ctime.
+ *
+ * What `find` says only ever adds work: it names paths to walk, and the walk itself is the
+ * handle-based one, so nothing here reads through the tree. Anything unexpected (a non-zero
+ * exit, a message on stderr, a vanished entry, more records than the entry limit, the deadline)
+ * answers null and the persist walks everything, as before.
+ */
+import { runCommand } from '../lib/run-command.js';
+import type { DirHandle } from '../tree/dir-handle.js';
+import { keyOf } from './prior-index.js';
+
+/**
+ * The longest a tree goes without a walk of every directory: whatever a change scan could miss
+ * (a filesystem that keeps no ctime, a clock stepped back and forward again) is found within it.
+ */
+export const FULL_WALK_EVERY_MS = 10 * 60_000;
+/** The descriptor the tree's root is given to `find` as (runCommand passes `fds` from 3 on). */
+const CHILD_ROOT_FD = 3;
+/** Longest the scan may take before the persist walks everything instead. */
+const SCAN_DEADLINE_MS = 120_000;
+const SLASH = 0x2f;
+const SPACE = 0x20;
+
+export interface ChangedDirs {
+  /** Whether nothing of the tree changed (the root holds no change and did not change itself). */
+  readonly rootClean: boolean;
+  /**
+   * Whether the directory at `rel` (a child of `parent`) and everything below it are as the
+   * previous walk recorded them: it holds no changed entry, did not change itself, and its parent's
+   * entries did not change (so the name at `rel` still names the directory that walk saw).
+   */
+  reusable(parent: Buffer, rel: Buffer): boolean;
+  /** Entries whose status changed, as `find` listed them. */
+  readonly changedEntries: number;
+}
+
+/** The directories to walk, from `find`'s records `<type> <path>\0` (pure; exported for tests). */
+export function changedDirsOf(output: Buffer): ChangedDirs {
+  // Directories holding a change at any depth, and entries that changed themselves.
+  const holding = new Set<string>();
+  const changed = new Set<string>();
+  let records = 0;
+  for (let start = 0; start < output.length; ) {
+    const end = output.indexOf(0, start);
+    const record = output.subarray(start, end < 0 ? output.length : end);
+    start = end < 0 ? output.length : end + 1;
+    if (record.length < 2 || record[1] !== SPACE) continue;
+    records += 1;
+    const path = record.subarray(2);
+    changed.add(keyOf(path));
+    if (record[0] === 0x64 /* d */) holding.add(keyOf(path));
+    // Every ancestor, the root ('') included, holds the change.
+    if (path.length > 0) holding.add('');
+    for (let at = path.indexOf(SLASH); at >= 0; at = path.indexOf(SLASH, at + 1)) holding.add(keyOf(path.subarray(0, at)));
+  }
+  return {
+    rootClean: !holding.has('') && !changed.has(''),
+    reusable: (parent, rel) => !holding.has(keyOf(rel)) && !changed.has(keyOf(rel)) && !changed.has(keyOf(parent)),
+    changedEntries: records,
+  };
+}
+
+export interface ChangedDirsOptions {
+  /** Entries whose ctime is after this (ns since the epoch) are changed. */
+  readonly sinceNs: bigint;
+  /** More changed entries than this: walk everything (the walk applies the entry limit). */
+  readonly maxRecords: number;
+  /** PATH that finds `find`. */
+  readonly systemPath: string;
+  readonly signal: AbortSignal;
+}
+
+/** The ctime seconds `find -newerct` takes: `@<s>.<9 digits>`. */
+export const findTime = (ns: bigint): string => `@${ns / 1_000_000_000n}.${(ns % 1_000_000_000n).toString().padStart(9, '0')}`;
+
+/** Runs the scan on the tree whose root `root` is; null when it cannot be trusted to be complete. */
+export async function scanChangedDirs(root: DirHandle, options: ChangedDirsOptions): Promise<ChangedDirs | null> {
+  const chunks: Buffer[] = [];
+  let records = 0;
+  let overflow = false;
+  let complained = false;
+  const stop = new AbortController();
+  // `-H` follows only the starting point (the root, by its descriptor); nothing below it is followed.
+  const result = await runCommand('find', ['-H', `/proc/self/fd/${CHILD_ROOT_FD}`, '-newerct', findTime(options.sinceNs), '-printf', '%y %P\\0'], {
+    cwd: '/',
+    env: { PATH: options.systemPath, LC_ALL: 'C' },
+    timeoutMs: SCAN_DEADLINE_MS,
+    signal: AbortSignal.any([options.signal, stop.signal]),
+    fds: [root.fd],
+    maxOutputBytes: 0,
+    // A message (a vanished entry, an unreadable directory) means the listing may be incomplete.
+    onStderr: () => {
+      complained = true;
+    },
+    onStdout: (chunk) => {
+      if (overflow) return;
+      for (let at = chunk.indexOf(0); at >= 0; at = chunk.indexOf(0, at + 1)) records += 1;
+      chunks.push(chunk);
+      if (records > options.maxRecords) {
+        overflow = true;
+        stop.abort();
+      }
+    },
+  }).catch(() => null);
+  options.signal.throwIfAborted();
+  if (!result || overflow || result.exitCode !== 0 || result.timedOut || result.aborted || complained) return null;
+  return changedDirsOf(Buffer.concat(chunks));
+}

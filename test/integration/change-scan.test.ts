@@ -1,0 +1,153 @@
+// Persists that take unchanged directories from the previous revision by id (a `find` over the
+// tree's ctimes says which directories hold a change): over seeded rounds of the changes an agent
+// makes (same-size rewrites with the mtime put back, chmods, renames of files and directories, a
+// directory swapped for a symlink, hard links, FIFOs, deletions, new files deep down), every
+// committed root equals what a full walk of the live tree finds, and the untouched directories
+// were not walked. With the scan off every directory is walked.
+import { chmod, link, mkdir, rename, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { StoreBuilder } from '../../src/archive/store-builder.js';
+import { DirHandle } from '../../src/tree/dir-handle.js';
+import { rng, seedFrom } from '../helpers/rng.js';
+import { waitFor } from '../helpers/wait.js';
+import { createHarness, type Harness } from '../helpers/workspace-harness.js';
+
+const TOP = 8;
+
+// What a walk of every directory of the live tree finds (no basis, no hint): the root tree id.
+async function fullWalkRoot(h: Harness, workspaceId: string): Promise<string> {
+  const src = await DirHandle.open(h.live(workspaceId));
+  try {
+    return await new StoreBuilder({ store: h.services.archive.objects, basis: null, cache: null, keepMissing: false, limits: h.config.treeLimits, signal: AbortSignal.timeout(60_000) }).build(src);
+  } finally {
+    await src.close();
+  }
+}
+
+async function committedRoot(h: Harness, workspaceId: string): Promise<string> {
+  const current = (await h.services.archive.current(workspaceId))!;
+  return (await h.services.archive.readRecord(workspaceId, current))!.root;
+}
+
+// A tree of TOP top directories, each with two levels below and a few files per directory.
+async function plant(root: string): Promise<void> {
+  for (let t = 0; t < TOP; t++) {
+    for (let m = 0; m < 3; m++) {
+      const dir = path.join(root, `top${t}`, `mid${m}`, 'leaf');
+      await mkdir(dir, { recursive: true });
+      for (let f = 0; f < 4; f++) {
+        await writeFile(path.join(root, `top${t}`, `mid${m}`, `f${f}.txt`), `top${t} mid${m} f${f}`);
+        await writeFile(path.join(dir, `g${f}.txt`), `leaf ${t}.${m}.${f}`);
+      }
+    }
+  }
+}
+
+// Waits until the clock is past `ms` (the racily-clean margin must lie behind what was planted).
+const clockPast = (ms: number) => waitFor('the clock to pass the planted tree', () => (Date.now() > ms ? true : undefined), 10_000);
+
+describe('persists walk only the directories that changed', () => {
+  it('every round commits what a full walk finds, and untouched directories are taken by id', { timeout: 180_000 }, async () => {
+    const seed = seedFrom('FLEET_CHANGE_SCAN_SEED');
+    const random = rng(seed);
+    const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2' });
+    await h.provision('ws');
+    const root = h.live('ws');
+    await plant(root);
+    await clockPast(Date.now() + 1_100);
+    expect((await h.persist('ws')).reusedDirectories ?? 0, `seed ${seed}: the first walk is full`).toBe(0);
+
+    const file = (t: number, m: number, f: number) => path.join(root, `top${t}`, `mid${m}`, 'leaf', `g${f}.txt`);
+    const changes: ((round: number) => Promise<string>)[] = [
+      async () => {
+        // Same size, the mtime put back: only the ctime says it changed.
+        const target = file(random.int(0, TOP - 1), random.int(0, 2), random.int(0, 3));
+        const before = await stat(target).catch(() => null);
+        if (!before?.isFile()) return 'skip';
+        await writeFile(target, 'X'.repeat(Number(before.size)));
+        await utimes(target, before.atime, before.mtime);
+        return `rewrite ${target}`;
+      },
+      async () => {
+        const dir = path.join(root, `top${random.int(0, TOP - 1)}`, `mid${random.int(0, 2)}`);
+        await chmod(dir, random.pick([0o700, 0o755, 0o750])).catch(() => undefined);
+        return `chmod dir ${dir}`;
+      },
+      async (round) => {
+        const from = file(random.int(0, TOP - 1), random.int(0, 2), random.int(0, 3));
+        const to = path.join(root, `top${random.int(0, TOP - 1)}`, `moved-${round}.txt`);
+        await rename(from, to).catch(() => undefined);
+        return `move ${from} → ${to}`;
+      },
+      async (round) => {
+        const dir = path.join(root, `top${random.int(0, TOP - 1)}`, `mid${random.int(0, 2)}`);
+        await rename(dir, `${dir}-r${round}`).catch(() => undefined);
+        return `rename dir ${dir}`;
+      },
+      async () => {
+        const dir = path.join(root, `top${random.int(0, TOP - 1)}`, `mid${random.int(0, 2)}`, 'leaf');
+        await rm(dir, { recursive: true, force: true });
+        await symlink('/etc', dir).catch(() => undefined);
+        return `swap ${dir} for a symlink`;
+      },
+      async (round) => {
+        const target = file(random.int(0, TOP - 1), random.int(0, 2), random.int(0, 3));
+        await link(target, path.join(root, `top${random.int(0, TOP - 1)}`, `hard-${round}`)).catch(() => undefined);
+        return `hard link ${target}`;
+      },
+      async (round) => {
+        const at = path.join(root, `top${random.int(0, TOP - 1)}`, `fifo-${round}`);
+        execFileSync('mkfifo', [at]);
+        return `fifo ${at}`;
+      },
+      async () => {
+        const target = file(random.int(0, TOP - 1), random.int(0, 2), random.int(0, 3));
+        await rm(target, { force: true });
+        return `delete ${target}`;
+      },
+      async (round) => {
+        const dir = path.join(root, `top${random.int(0, TOP - 1)}`, `mid${random.int(0, 2)}`, 'leaf', `new-${round}`, 'deeper');
+        await mkdir(dir, { recursive: true }).catch(() => undefined);
+        await writeFile(path.join(dir, 'n.txt'), `new in round ${round}`).catch(() => undefined);
+        return `new ${dir}`;
+      },
+    ];
+
+    let reusedTotal = 0;
+    for (let round = 1; round <= 12; round++) {
+      const made: string[] = [];
+      for (let n = random.int(1, 3); n > 0; n--) made.push(await random.pick(changes)(round));
+      const result = await h.persist('ws');
+      reusedTotal += result.reusedDirectories ?? 0;
+      expect(await committedRoot(h, 'ws'), `seed ${seed}, round ${round} (${made.join('; ')})`).toBe(await fullWalkRoot(h, 'ws'));
+    }
+
+    // One file deep in one top directory: every other top directory is taken by id.
+    await clockPast(Date.now() + 1_100);
+    await h.persist('ws');
+    await writeFile(path.join(root, 'top0', 'only-change.txt'), 'just this');
+    const one = await h.persist('ws');
+    expect(one.changedFiles, `seed ${seed}`).toBe(1);
+    expect(one.reusedDirectories, `seed ${seed}: the untouched top directories are not walked`).toBeGreaterThanOrEqual(TOP - 1);
+    expect(await committedRoot(h, 'ws')).toBe(await fullWalkRoot(h, 'ws'));
+    // Nothing changed at all: the root itself is taken by id.
+    const none = await h.persist('ws');
+    expect(none).toMatchObject({ unchanged: true });
+    expect(reusedTotal, `seed ${seed}: some rounds took directories by id`).toBeGreaterThan(0);
+  });
+
+  it('with FLEET_PERSIST_CHANGE_SCAN=false every directory is walked', async () => {
+    const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2', FLEET_PERSIST_CHANGE_SCAN: 'false' });
+    await h.provision('ws');
+    await plant(h.live('ws'));
+    await clockPast(Date.now() + 1_100);
+    await h.persist('ws');
+    await writeFile(path.join(h.live('ws'), 'top0', 'only-change.txt'), 'just this');
+    const one = await h.persist('ws');
+    expect(one.changedFiles).toBe(1);
+    expect(one.reusedDirectories ?? 0).toBe(0);
+    expect(await committedRoot(h, 'ws')).toBe(await fullWalkRoot(h, 'ws'));
+  });
+});

@@ -1,0 +1,56 @@
+// Which directories a persist walks, from `find`'s records, without I/O: every ancestor of a
+// changed entry (the root included) and a changed directory itself; a directory is taken by id
+// only when it holds no change, did not change, and its parent's entries did not change.
+import { describe, expect, it } from 'vitest';
+import { changedDirsOf, findTime } from '../../src/archive/changed-dirs.js';
+
+const records = (...items: [string, string | Buffer][]) => Buffer.concat(items.map(([type, path]) => Buffer.concat([Buffer.from(`${type} `), Buffer.from(path), Buffer.from([0])])));
+const b = (s: string) => Buffer.from(s);
+
+describe('changedDirsOf', () => {
+  it('nothing changed: the root is clean and every directory reusable', () => {
+    const none = changedDirsOf(Buffer.alloc(0));
+    expect(none.rootClean).toBe(true);
+    expect(none.reusable(b(''), b('a'))).toBe(true);
+    expect(none.changedEntries).toBe(0);
+  });
+
+  it('a changed file makes every ancestor walked, and leaves its siblings reusable', () => {
+    const one = changedDirsOf(records(['f', 'a/b/c.txt']));
+    expect(one.rootClean).toBe(false);
+    expect(one.reusable(b(''), b('a'))).toBe(false);
+    expect(one.reusable(b('a'), b('a/b'))).toBe(false);
+    expect(one.reusable(b(''), b('x'))).toBe(true);
+    expect(one.reusable(b('a'), b('a/other'))).toBe(true);
+  });
+
+  it('a changed directory is walked, and so are its subdirectories (its entries may have been swapped)', () => {
+    const dir = changedDirsOf(records(['d', 'a/b']));
+    expect(dir.reusable(b('a'), b('a/b'))).toBe(false);
+    expect(dir.reusable(b('a/b'), b('a/b/c'))).toBe(false);
+    expect(dir.reusable(b('a'), b('a/sibling'))).toBe(true);
+  });
+
+  it('the root changed itself: the tree is walked, its subdirectories too', () => {
+    const root = changedDirsOf(records(['d', '']));
+    expect(root.rootClean).toBe(false);
+    expect(root.reusable(b(''), b('a'))).toBe(false);
+  });
+
+  it('names are bytes: a newline or invalid UTF-8 in a path is one path', () => {
+    const odd = changedDirsOf(records(['f', Buffer.concat([b('we\nird/'), Buffer.from([0xff, 0xfe]), b('/x')])]));
+    expect(odd.reusable(b(''), b('we\nird'))).toBe(false);
+    expect(odd.reusable(b('we\nird'), Buffer.concat([b('we\nird/'), Buffer.from([0xff, 0xfe])]))).toBe(false);
+    expect(odd.reusable(b(''), b('we'))).toBe(true);
+    expect(odd.changedEntries).toBe(1);
+  });
+
+  it('skips records that are not `<type> <path>`', () => {
+    expect(changedDirsOf(Buffer.from('garbage\0')).changedEntries).toBe(0);
+  });
+
+  it('writes times as find takes them, to the nanosecond', () => {
+    expect(findTime(1_796_300_164_874_022_500n)).toBe('@1796300164.874022500');
+    expect(findTime(5n)).toBe('@0.000000005');
+  });
+});
