@@ -60,11 +60,11 @@ async function footprint(dir: string): Promise<{ bytes: number; entries: number 
 }
 
 // One fleet persist with its phase breakdown.
-async function fleetPersist(fleet: FleetHarness): Promise<PersistPhases & { changedFiles: number }> {
+async function fleetPersist(fleet: FleetHarness): Promise<PersistPhases & { changedFiles: number; reusedDirectories: number }> {
   const probe = persistProbe(fleet.persistDeps());
   const result = await fleet.persist(WS, { deps: probe.deps, onProgress: probe.onProgress });
   if (result.unchanged) throw new Error('bench: persist found no change');
-  return { ...probe.phases(), changedFiles: result.changedFiles };
+  return { ...probe.phases(), changedFiles: result.changedFiles, reusedDirectories: result.reusedDirectories ?? 0 };
 }
 
 // The fleet's restore of the current revision into a new incarnation; returns ms of the restore itself.
@@ -94,7 +94,8 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
   // ~13 KB files (a source tree) at 10,000 and below; ~4 KB files (a node_modules tree) above.
   const totalBytes = files <= 10_000 ? scaled(130 * 1_000_000, 5_000_000) * (files / scaled(10_000, 500)) : files * 4_096;
   return withBenchEnv(`persist-${files}`, async (env) => {
-    const fleet = await startFleetHarness(env, { FLEET_ARCHIVE_FORMAT: '2' });
+    // FLEET_PERSIST_CHANGE_SCAN=false in the bench's environment measures the persist that walks every directory (the figure before the change scan).
+    const fleet = await startFleetHarness(env, { FLEET_ARCHIVE_FORMAT: '2', FLEET_PERSIST_CHANGE_SCAN: process.env.FLEET_PERSIST_CHANGE_SCAN ?? 'true' });
     const mirror = await env.subdir('bare-mirror');
     const scratch = await env.subdir('scratch');
     const archiveRoot = fleet.config.paths.archiveRoot;
@@ -111,6 +112,7 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
 
     const persistRuns: PersistPhases[] = [];
     const changed: number[] = [];
+    const reused: number[] = [];
     const growth = { bytes: [] as number[], entries: [] as number[], changedBytes: [] as number[] };
     const main = { persist_ms: [] as number[], bare_rsync_ms: [] as number[], bare_link_dest_rsync_ms: [] as number[] };
     const restores = { restore_ms: [] as number[], cp_a_ms: [] as number[] };
@@ -125,6 +127,7 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
           const phases = await fleetPersist(fleet);
           persistRuns.push(phases);
           changed.push(phases.changedFiles);
+          reused.push(phases.reusedDirectories);
           return phases.total_ms;
         },
         bare_rsync_ms: async () => {
@@ -143,7 +146,13 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
       const after = await footprint(archiveRoot);
       growth.bytes.push(after.bytes - before.bytes);
       growth.entries.push(after.entries - before.entries);
-
+      ctx.log(
+        `${label}turn ${repeat + 1}: persist ${main.persist_ms[repeat]!.toFixed(0)} / bare rsync ${main.bare_rsync_ms[repeat]!.toFixed(0)} / link-dest ${main.bare_link_dest_rsync_ms[repeat]!.toFixed(0)} ms ` +
+          `(${reused[repeat]} directories taken by id); archive +${growth.bytes[repeat]} bytes, +${growth.entries[repeat]} entries for ${growth.changedBytes[repeat]} changed bytes`,
+      );
+    }
+    // Restores after the turns: a restore swaps in a new live tree, and the turns are the persists of one live tree, turn after turn.
+    for (let repeat = 0; repeat < repeats; repeat++) {
       const restored = await interleave(1, {
         restore_ms: () => fleetRestore(fleet),
         cp_a_ms: async () => {
@@ -156,10 +165,7 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
       }, undefined, repeat);
       restores.restore_ms.push(restored.restore_ms[0]!);
       restores.cp_a_ms.push(restored.cp_a_ms[0]!);
-      ctx.log(
-        `${label}repeat ${repeat + 1}: persist ${main.persist_ms[repeat]!.toFixed(0)} / bare rsync ${main.bare_rsync_ms[repeat]!.toFixed(0)} / link-dest ${main.bare_link_dest_rsync_ms[repeat]!.toFixed(0)} ms; ` +
-          `archive +${growth.bytes[repeat]} bytes, +${growth.entries[repeat]} entries for ${growth.changedBytes[repeat]} changed bytes; restore ${restores.restore_ms[repeat]!.toFixed(0)} / cp -a ${restores.cp_a_ms[repeat]!.toFixed(0)} ms`,
-      );
+      ctx.log(`${label}restore ${repeat + 1}: ${restores.restore_ms[repeat]!.toFixed(0)} / cp -a ${restores.cp_a_ms[repeat]!.toFixed(0)} ms`);
     }
 
     const persistRatio = summarize(pairedRatios(main.persist_ms, main.bare_rsync_ms), 'persist/bare');
@@ -168,7 +174,7 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
     const initialRatio = initial.total_ms / initialRsyncA;
     const changedPaths = Math.max(1, Math.round(files * CHANGED));
     return {
-      params: { files, totalMB: totalBytes / 1e6, changedPct: CHANGED * 100, changedFiles: changed[0], repeats },
+      params: { files, totalMB: totalBytes / 1e6, changedPct: CHANGED * 100, changedFiles: changed[0], repeats, changeScan: fleet.config.changeScan },
       metrics: {
         persist_ms: summarize(main.persist_ms, 'ms'),
         bare_rsync_ms: summarize(main.bare_rsync_ms, 'ms'),
@@ -185,6 +191,7 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
         changed_bytes_per_turn: summarize(growth.changedBytes, 'bytes'),
         'archive bytes added / changed bytes': bytesRatio,
         archive_entries_added_per_revision: summarize(growth.entries, 'entries'),
+        directories_taken_by_id_per_turn: summarize(reused, 'directories'),
       },
       profile: phaseSummaries(persistRuns, 'persist.'),
       targets: [
