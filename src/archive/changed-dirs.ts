@@ -13,7 +13,7 @@
  * What `find` says only ever adds work: it names paths to walk, and the walk itself is the
  * handle-based one, so nothing here reads through the tree. Anything unexpected (a non-zero
  * exit, a message on stderr, a vanished entry, more records than the entry limit, the deadline)
- * answers null and the persist walks everything, as before.
+ * answers null and the persist walks everything, as before. Its output is held up to 64 MiB.
  */
 import { runCommand } from '../lib/run-command.js';
 import type { DirHandle } from '../tree/dir-handle.js';
@@ -28,6 +28,8 @@ export const FULL_WALK_EVERY_MS = 10 * 60_000;
 const CHILD_ROOT_FD = 3;
 /** Longest the scan may take before the persist walks everything instead. */
 const SCAN_DEADLINE_MS = 120_000;
+/** Most bytes of `find` output held: past it the persist walks everything (a tree changed throughout costs that walk anyway). */
+const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 const SLASH = 0x2f;
 const SPACE = 0x20;
 
@@ -87,6 +89,7 @@ export const findTime = (ns: bigint): string => `@${ns / 1_000_000_000n}.${(ns %
 export async function scanChangedDirs(root: DirHandle, options: ChangedDirsOptions): Promise<ChangedDirs | null> {
   const chunks: Buffer[] = [];
   let records = 0;
+  let bytes = 0;
   let overflow = false;
   let complained = false;
   const stop = new AbortController();
@@ -106,7 +109,8 @@ export async function scanChangedDirs(root: DirHandle, options: ChangedDirsOptio
       if (overflow) return;
       for (let at = chunk.indexOf(0); at >= 0; at = chunk.indexOf(0, at + 1)) records += 1;
       chunks.push(chunk);
-      if (records > options.maxRecords) {
+      bytes += chunk.length;
+      if (records > options.maxRecords || bytes > MAX_OUTPUT_BYTES) {
         overflow = true;
         stop.abort();
       }

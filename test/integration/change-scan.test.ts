@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StoreBuilder } from '../../src/archive/store-builder.js';
+import { scanChangedDirs } from '../../src/archive/changed-dirs.js';
 import { DirHandle } from '../../src/tree/dir-handle.js';
 import { rng, seedFrom } from '../helpers/rng.js';
 import { waitFor } from '../helpers/wait.js';
@@ -149,5 +150,43 @@ describe('persists walk only the directories that changed', () => {
     expect(one.changedFiles).toBe(1);
     expect(one.reusedDirectories ?? 0).toBe(0);
     expect(await committedRoot(h, 'ws')).toBe(await fullWalkRoot(h, 'ws'));
+  });
+});
+
+describe('scanChangedDirs (the real find)', () => {
+  it('names what changed after a time, beneath the root it was handed; answers null when it cannot be complete', async () => {
+    const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2' });
+    await h.provision('ws');
+    const root = h.live('ws');
+    await mkdir(path.join(root, 'a', 'b'), { recursive: true });
+    await writeFile(path.join(root, 'a', 'b', 'old.txt'), 'old');
+    await mkdir(path.join(root, 'quiet'), { recursive: true });
+    await clockPast(Date.now() + 50);
+    const since = BigInt(Date.now()) * 1_000_000n;
+    await clockPast(Date.now() + 50);
+    await writeFile(path.join(root, 'a', 'b', 'old.txt'), 'new');
+    const handle = await DirHandle.open(root);
+    try {
+      const options = { sinceNs: since, maxRecords: 1_000, systemPath: h.config.systemPath, signal: AbortSignal.timeout(30_000) };
+      const scanned = (await scanChangedDirs(handle, options))!;
+      expect(scanned.changedEntries).toBe(1);
+      expect(scanned.rootClean).toBe(false);
+      expect(scanned.reusable(Buffer.from('a'), Buffer.from('a/b'))).toBe(false);
+      expect(scanned.reusable(Buffer.from(''), Buffer.from('quiet'))).toBe(true);
+      // More changed entries than allowed: walk everything.
+      expect(await scanChangedDirs(handle, { ...options, maxRecords: 0 })).toBeNull();
+      // A find that complained (an entry vanished under it) or failed may have missed something: walk everything.
+      const shims = path.join(h.config.paths.home, 'shims');
+      await mkdir(shims, { recursive: true });
+      await writeFile(path.join(shims, 'find'), "#!/bin/sh\nprintf 'f a/x\\0'\necho \"find: './a/y': No such file or directory\" >&2\n", { mode: 0o755 });
+      expect(await scanChangedDirs(handle, { ...options, systemPath: shims })).toBeNull();
+      await writeFile(path.join(shims, 'find'), "#!/bin/sh\nprintf 'f a/x\\0'\nexit 1\n", { mode: 0o755 });
+      expect(await scanChangedDirs(handle, { ...options, systemPath: shims })).toBeNull();
+      // The same shim, quiet and successful, is believed (so the two refusals above are the complaint and the exit).
+      await writeFile(path.join(shims, 'find'), "#!/bin/sh\nprintf 'f a/x\\0'\n", { mode: 0o755 });
+      expect((await scanChangedDirs(handle, { ...options, systemPath: `${shims}:${h.config.systemPath}` }))?.changedEntries).toBe(1);
+    } finally {
+      await handle.close();
+    }
   });
 });
