@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 await withBenchEnv('prof', async (env) => {
   const fleet = await startFleetHarness(env, { FLEET_ARCHIVE_FORMAT: '2', FLEET_PERSIST_CHANGE_SCAN: process.env.SCAN ?? 'true' });
   await fleet.provision('ws');
-  const tree = planTree({ files: 10_000, totalBytes: 130_000_000 });
+  const tree = planTree({ files: Number(process.env.FILES ?? 10_000), totalBytes: Number(process.env.FILES ?? 10_000) * 4_096 });
   const content = rng(7);
   await writeTree(fleet.live('ws'), tree, content);
   await fleet.persist('ws');

@@ -21,7 +21,7 @@
  * The page cache is flushed (`sync`) before every timed step so no step pays for another's dirty data.
  */
 import { execFile } from 'node:child_process';
-import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { restoreWorkspace } from '../src/restore/restore-workspace.js';
@@ -113,6 +113,7 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
     const persistRuns: PersistPhases[] = [];
     const changed: number[] = [];
     const reused: number[] = [];
+    let clusteredReused = 0;
     const growth = { bytes: [] as number[], entries: [] as number[], changedBytes: [] as number[] };
     const main = { persist_ms: [] as number[], bare_rsync_ms: [] as number[], bare_link_dest_rsync_ms: [] as number[] };
     const restores = { restore_ms: [] as number[], cp_a_ms: [] as number[] };
@@ -151,6 +152,33 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
           `(${reused[repeat]} directories taken by id); archive +${growth.bytes[repeat]} bytes, +${growth.entries[repeat]} entries for ${growth.changedBytes[repeat]} changed bytes`,
       );
     }
+    // An agent's usual turn: a few files of one directory (the random 1 % above touches most directories).
+    // A change made in the second before a persist is looked at again by the next one (the racily-clean
+    // margin), so a first such turn settles the random turns' changes and the second one is measured.
+    const leaves = [...new Set(tree.map((f) => path.posix.dirname(f.rel)))];
+    const changeLeaf = async (leaf: string) => {
+      const files = tree.filter((f) => path.posix.dirname(f.rel) === leaf).slice(0, 10);
+      for (const f of files) await writeFile(path.join(fleet.live(WS), f.rel), content.bytes(f.size));
+      return files;
+    };
+    await changeLeaf(leaves[0]!);
+    await fleet.persist(WS);
+    const settledAt = Date.now() + 1_100;
+    while (Date.now() < settledAt) await new Promise((resolve) => setTimeout(resolve, 50));
+    const clusteredFiles = await changeLeaf(leaves[leaves.length - 1]!);
+    const clustered = await interleave(1, {
+      clustered_persist_ms: async () => {
+        await syncAll();
+        const phases = await fleetPersist(fleet);
+        clusteredReused = phases.reusedDirectories;
+        return phases.total_ms;
+      },
+      clustered_bare_rsync_ms: async () => {
+        await syncAll();
+        return timed(() => run('rsync', ['-rlptD', '--delete', `${fleet.live(WS)}/`, `${mirror}/`]));
+      },
+    });
+    ctx.log(`${label}clustered turn (${clusteredFiles.length} files of one directory): persist ${clustered.clustered_persist_ms[0]!.toFixed(0)} / bare rsync ${clustered.clustered_bare_rsync_ms[0]!.toFixed(0)} ms (${clusteredReused} directories taken by id)`);
     // Restores after the turns: a restore swaps in a new live tree, and the turns are the persists of one live tree, turn after turn.
     for (let repeat = 0; repeat < repeats; repeat++) {
       const restored = await interleave(1, {
@@ -192,6 +220,9 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
         'archive bytes added / changed bytes': bytesRatio,
         archive_entries_added_per_revision: summarize(growth.entries, 'entries'),
         directories_taken_by_id_per_turn: summarize(reused, 'directories'),
+        clustered_persist_ms: summarize(clustered.clustered_persist_ms, 'ms'),
+        clustered_bare_rsync_ms: summarize(clustered.clustered_bare_rsync_ms, 'ms'),
+        'clustered persist / bare_rsync': summarize(pairedRatios(clustered.clustered_persist_ms, clustered.clustered_bare_rsync_ms), 'persist/bare'),
       },
       profile: phaseSummaries(persistRuns, 'persist.'),
       targets: [
