@@ -2,7 +2,8 @@
  * What every CLI command gets: its I/O, the `--json` flag, and lazily the configuration with
  * the Redis URL resolved (REDIS_URL or the embedded server started by `fleet up` here).
  */
-import { loadConfig, withRedisUrl, type Config } from '../config.js';
+import { CONFIG_VARIABLES, loadConfig, withRedisUrl, type Config } from '../config.js';
+import { unknownVariables, unknownVariableWarning } from '../config/unknown-variables.js';
 import { resolveRedisUrl } from '../embedded/embedded-redis.js';
 import { createLogger, type Logger } from '../logger.js';
 import { redisUrlAddress } from '../redis.js';
@@ -26,7 +27,13 @@ export function createCliContext(io: CliIO, env: Readonly<Record<string, string 
   const ctx: CliContext = {
     io,
     env,
-    config: () => (config ??= loadConfig(env)),
+    config: () => {
+      if (config) return config;
+      config = loadConfig(env);
+      // Once per command, after the configuration parsed: a typo of a variable would leave its default in force unseen.
+      for (const unknown of unknownVariables(env, CONFIG_VARIABLES)) io.stderr(`${unknownVariableWarning(unknown)}\n`);
+      return config;
+    },
     async connectedConfig() {
       const base = ctx.config();
       const url = await resolveRedisUrl(base.redis.url, base.paths.home);

@@ -5,6 +5,10 @@
 import path from 'node:path';
 import { ConfigError } from '../errors/config-error.js';
 import type { CompileContext } from './config-variable.js';
+import { redacted } from './redacted.js';
+
+/** The shortest Bull Board password accepted (the board can retry and drain every queue). */
+export const MIN_ADMIN_PASSWORD_CHARS = 12;
 
 // Refuses a production Redis without a password while sandboxes are isolated (see README).
 export function requireRedisPassword(url: string | null, { parsed }: CompileContext): string | null {
@@ -19,10 +23,18 @@ export function requireRedisPassword(url: string | null, { parsed }: CompileCont
     throw new ConfigError(
       'REDIS_URL',
       'a URL with a password (redis://:<password>@host:port): sandboxes must not be able to use the fleet\'s Redis (FLEET_LOCAL_ISOLATION=none exempts it)',
-      url,
+      redacted(url),
     );
   }
   return url;
+}
+
+// A Bull Board password long enough not to be guessed (the board is an operator's whole control of the queues).
+export function adminPassword(password: string | null): string | null {
+  if (password !== null && [...password].length < MIN_ADMIN_PASSWORD_CHARS) {
+    throw new ConfigError('FLEET_ADMIN_PASSWORD', `a password of at least ${MIN_ADMIN_PASSWORD_CHARS} characters (unset disables the board)`, redacted(password));
+  }
+  return password;
 }
 
 // Host networking puts the loopback HTTP API in every sandbox's reach: it must not be open.

@@ -8,7 +8,7 @@ import { API_TOKEN_PATTERN } from './api-tokens.js';
 import { DEFAULT_TREE_LIMITS } from '../tree/tree-limits.js';
 import { derived, fixed, variable } from './config-variable.js';
 import { deepFreeze } from './deep-freeze.js';
-import { absolutePath, httpHost, objectGraceMs, requireRedisPassword, requireTokensForHostNetwork, rootUnderHome } from './config-rules.js';
+import { absolutePath, adminPassword, httpHost, MIN_ADMIN_PASSWORD_CHARS, objectGraceMs, requireRedisPassword, requireTokensForHostNetwork, rootUnderHome } from './config-rules.js';
 import { anyText, DAY, durationMs, flag, HOUR, integer, list, matching, oneOf, percentage } from './env-fields.js';
 import { gcSchedule } from './gc-schedule.js';
 import { uidRange } from './uid-range.js';
@@ -27,7 +27,7 @@ export const CONFIG_SHAPE = deepFreeze({
     url: variable(
       'REDIS_URL',
       matching(/^rediss?:\/\/\S+$/, 'a redis:// or rediss:// URL (unset = embedded redis-server)', null),
-      { default: '(unset: embedded)', doc: 'Redis to use; unset makes `fleet up` run a private redis-server under `.fleet/redis`' },
+      { default: '(unset: embedded)', doc: 'Redis to use; unset makes `fleet up` run a private redis-server under `.fleet/redis`', secret: true },
       requireRedisPassword,
     ),
     prefix: variable('FLEET_PREFIX', matching(/^[^\s:]*\{[^{}\s]+\}[^\s:]*$/, 'a key prefix containing a {hash-tag}, e.g. {fleet}', '{fleet}'), {
@@ -75,6 +75,7 @@ export const CONFIG_SHAPE = deepFreeze({
     apiTokens: variable('FLEET_API_TOKENS', list(API_TOKEN_PATTERN, 'tokens of at least 16 characters without spaces or ";", each optionally followed by ;scope=app|operator and ;workspaces=<pattern>', []), {
       default: '(none: loopback only)',
       doc: 'Comma-separated bearer tokens of the HTTP API, each ≥ 16 characters; `<token>;scope=app|operator;workspaces=team-a-*` limits one to app or operator routes and to matching workspace ids',
+      secret: true,
     }),
     waitCapMs: variable('FLEET_HTTP_WAIT_CAP_MS', durationMs(60_000, 100, HOUR), {
       doc: 'Longest wait of `?wait=true` on the HTTP API (a request asking longer is cut to it; 504 after)',
@@ -87,7 +88,7 @@ export const CONFIG_SHAPE = deepFreeze({
     }),
   },
   admin: {
-    password: variable('FLEET_ADMIN_PASSWORD', anyText(null), { default: '(none: board disabled)', doc: 'Password of Bull Board at /admin/queues (user `admin`)' }),
+    password: variable('FLEET_ADMIN_PASSWORD', anyText(null), { default: '(none: board disabled)', doc: `Password of Bull Board at /admin/queues (user \`admin\`), at least ${MIN_ADMIN_PASSWORD_CHARS} characters`, secret: true }, adminPassword),
     readOnly: variable('FLEET_ADMIN_READONLY', flag(false), { doc: 'Make Bull Board read-only on every queue' }),
   },
   quota: {
@@ -209,14 +210,14 @@ export const CONFIG_SHAPE = deepFreeze({
     }),
   },
   vercel: {
-    token: variable('FLEET_VERCEL_TOKEN', anyText(null), { default: '(none)', doc: 'Vercel access token' }),
+    token: variable('FLEET_VERCEL_TOKEN', anyText(null), { default: '(none)', doc: 'Vercel access token', secret: true }),
     teamId: variable('FLEET_VERCEL_TEAM_ID', anyText(null), { default: '(none)', doc: 'Vercel team id' }),
     projectId: variable('FLEET_VERCEL_PROJECT_ID', anyText(null), { default: '(none)', doc: 'Vercel project id' }),
     apiUrl: variable('FLEET_VERCEL_API_URL', matching(/^https?:\/\/\S+$/, 'an http:// or https:// URL', null), {
       default: '(Vercel default)',
       doc: 'Override of the Vercel API base URL (proxies, tests)',
     }),
-    oidcToken: variable('VERCEL_OIDC_TOKEN', anyText(null), { default: '(none)', doc: 'OIDC token used when no access token is configured' }),
+    oidcToken: variable('VERCEL_OIDC_TOKEN', anyText(null), { default: '(none)', doc: 'OIDC token used when no access token is configured', secret: true }),
     /** Stop snapshots the filesystem; resume restores it. */
     persistent: variable('FLEET_VERCEL_PERSISTENT', flag(true), { doc: 'Create persistent Vercel sandboxes' }),
     /** Sent at create. */

@@ -21,13 +21,18 @@ export interface CompileContext {
 export type Compile<T, U> = (value: T, ctx: CompileContext) => U;
 
 /** The documentation of a variable. A `null` default has no spelling, so it must be described. */
-export type VariableDocs<T> = null extends T ? { readonly default: string; readonly doc: string } : { readonly default?: string; readonly doc: string };
+export type VariableDocs<T> = (null extends T ? { readonly default: string; readonly doc: string } : { readonly default?: string; readonly doc: string }) & {
+  /** The value is a credential (or holds one): never printed, logged or carried in an error (`shownValue`). */
+  readonly secret?: boolean;
+};
 
 export class ConfigVariable<N extends string, T, U> {
   /** The default as the README and `fleet env` show it. */
   readonly defaultText: string;
   /** What the variable means (one README cell: markdown, no `|`). */
   readonly doc: string;
+  /** The value is a credential: `shownValue` redacts it. */
+  readonly secret: boolean;
 
   constructor(
     readonly name: N,
@@ -40,6 +45,7 @@ export class ConfigVariable<N extends string, T, U> {
     if (text === null || docs.doc === '') throw new Error(`${name}: a config record needs a default text and a doc`);
     this.defaultText = text;
     this.doc = docs.doc;
+    this.secret = docs.secret === true;
     Object.freeze(this);
   }
 }

@@ -3,7 +3,11 @@ import { ConfigError } from '../errors/config-error.js';
 import { compileShape, type Compiled } from './compile-shape.js';
 import { CONFIG_SHAPE } from './config-shape.js';
 import { deepFreeze } from './deep-freeze.js';
-import { CONFIG_VARIABLES, EnvSchema } from './env-schema.js';
+import { CONFIG_RECORDS, CONFIG_VARIABLES, EnvSchema } from './env-schema.js';
+import { redacted } from './redacted.js';
+
+/** Variables whose values are credentials: an error shows them redacted. */
+const SECRET_VARIABLES: ReadonlySet<string> = new Set(CONFIG_RECORDS.filter((record) => record.secret).map((record) => record.name));
 
 /** The compiled configuration. All paths are absolute; all durations are milliseconds. */
 export type Config = Compiled<typeof CONFIG_SHAPE>;
@@ -23,7 +27,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const variable = String(issue.path[0]);
-    throw new ConfigError(variable, issue.message, raw[variable]);
+    const value = raw[variable];
+    throw new ConfigError(variable, issue.message, value !== undefined && SECRET_VARIABLES.has(variable) ? redacted(value) : value);
   }
   return deepFreeze(compileShape(CONFIG_SHAPE, { cwd, env, parsed: parsed.data }) as Config);
 }

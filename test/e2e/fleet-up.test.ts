@@ -74,4 +74,25 @@ describe('npm start', () => {
     expect(result.code).toBe(1);
     expect(result.stderr.trim()).toBe('fleet: ConfigInvalid: FLEET_CHECKPOINT_INTERVAL_MS: expected a whole number of milliseconds between 1000 and 2592000000, got "30s"');
   });
+
+  it('a secret variable\'s value is never printed: a short admin password fails start-up by its length', async () => {
+    const home = await tempDir('fleet-secret');
+    const result = await runFleet(['up'], { FLEET_HOME: home, FLEET_ADMIN_PASSWORD: 'swordfish' });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe('fleet: ConfigInvalid: FLEET_ADMIN_PASSWORD: expected a password of at least 12 characters (unset disables the board), got "(redacted, 9 characters)"');
+    expect(result.stdout + result.stderr).not.toContain('swordfish');
+  });
+
+  it('an unknown FLEET_ variable is warned about with the name it most likely meant', async () => {
+    const home = await tempDir('fleet-typo');
+    const result = await runFleet(['status'], { FLEET_HOME: home, FLEET_PERSIT_CHANGE_SCAN: 'false', FLEET_TOTALLY_MADE_UP: '1' });
+    const lines = result.stderr.trim().split('\n');
+    expect(lines.slice(0, 2)).toEqual([
+      'warning: FLEET_PERSIT_CHANGE_SCAN is not a variable the fleet reads and is ignored (did you mean FLEET_PERSIST_CHANGE_SCAN?); `fleet env` lists them',
+      'warning: FLEET_TOTALLY_MADE_UP is not a variable the fleet reads and is ignored; `fleet env` lists them',
+    ]);
+    // The command itself goes on as it would (here: no Redis is running).
+    expect(result.code).toBe(1);
+    expect(lines[2]).toContain('fleet up');
+  });
 });

@@ -48,6 +48,7 @@ const BAD_VALUES: Record<string, string> = {
   FLEET_VERIFY_READ_DATA_PCT: '0',
   FLEET_BASE_RETENTION_MS: '14d',
   FLEET_API_TOKENS: 'short',
+  FLEET_ADMIN_PASSWORD: 'x',
   FLEET_GC_SCHEDULE: 'idle=5',
   FLEET_ADMIN_READONLY: 'maybe',
   FLEET_VERCEL_API_URL: 'ftp://example.com',
@@ -133,6 +134,39 @@ describe('loadConfig', () => {
     expect(loadConfig({ FLEET_GC_SCHEDULE: 'objects=off,verify=600000' }, '/x').retention.gcSchedule).toMatchObject({ objects: 0, verify: 600_000 });
   });
 
+  it('never shows a secret variable\'s value in an error: tokens and passwords by length, a URL with its credentials masked', () => {
+    const refusal = (env: Record<string, string>): ConfigError => {
+      try {
+        loadConfig(env);
+      } catch (error) {
+        if (error instanceof ConfigError) return error;
+        throw error;
+      }
+      throw new Error(`accepted ${JSON.stringify(Object.keys(env))}`);
+    };
+    const shown = (error: ConfigError) => error.message + JSON.stringify(error.context);
+    const tokens = refusal({ FLEET_API_TOKENS: 'aaaaaaaaaaaaaaaa,hunter2 short' });
+    expect(tokens.variable).toBe('FLEET_API_TOKENS');
+    expect(shown(tokens)).not.toContain('hunter2');
+    expect(shown(tokens)).not.toContain('aaaaaaaaaaaaaaaa');
+    expect(tokens.message).toMatch(/got "\(redacted, 30 characters\)"$/);
+    const password = refusal({ FLEET_ADMIN_PASSWORD: 'swordfish' });
+    expect(password.message).toBe('FLEET_ADMIN_PASSWORD: expected a password of at least 12 characters (unset disables the board), got "(redacted, 9 characters)"');
+    expect(shown(password)).not.toContain('swordfish');
+    const scheme = refusal({ REDIS_URL: 'http://admin:s3cretpw@redis.internal:6379/0' });
+    expect(shown(scheme)).not.toContain('s3cretpw');
+    expect(shown(scheme)).not.toContain('admin');
+    expect(scheme.message).toContain('redis.internal:6379');
+    const nopass = refusal({ REDIS_URL: 'redis://operator@redis.internal:6379' });
+    expect(shown(nopass)).not.toContain('operator');
+    // A non-secret value is still shown, so an operator can see the typo.
+    expect(refusal({ FLEET_PROVIDER: 'dockr' }).message).toContain('"dockr"');
+    expect(loadConfig({ FLEET_ADMIN_PASSWORD: 'correct horse battery' }).admin.password).toBe('correct horse battery');
+    // Characters, not UTF-16 units or bytes: twelve emoji are twelve characters.
+    expect(loadConfig({ FLEET_ADMIN_PASSWORD: '🔑'.repeat(12) }).admin.password).toBe('🔑'.repeat(12));
+    expect(() => loadConfig({ FLEET_ADMIN_PASSWORD: '🔑'.repeat(11) })).toThrow(ConfigError);
+  });
+
   it('declares every variable once', () => {
     expect(new Set(CONFIG_VARIABLES).size).toBe(CONFIG_VARIABLES.length);
     expect(CONFIG_VARIABLES.length).toBeGreaterThan(60);
@@ -166,7 +200,7 @@ describe('loadConfig', () => {
   }
 
   it('covers every variable that has a validation rule', () => {
-    const free = new Set(['FLEET_HOME', 'FLEET_LIVE_ROOT', 'FLEET_ARCHIVE_ROOT', 'FLEET_SNAPSHOT_ROOT', 'FLEET_VERCEL_MIRROR_ROOT', 'FLEET_LEGACY_ROOT', 'FLEET_SANDBOX_CGROUP_ROOT', 'FLEET_HTTP_HOST', 'FLEET_ADMIN_PASSWORD', 'FLEET_VERCEL_TOKEN', 'FLEET_VERCEL_TEAM_ID', 'FLEET_VERCEL_PROJECT_ID', 'VERCEL_OIDC_TOKEN']);
+    const free = new Set(['FLEET_HOME', 'FLEET_LIVE_ROOT', 'FLEET_ARCHIVE_ROOT', 'FLEET_SNAPSHOT_ROOT', 'FLEET_VERCEL_MIRROR_ROOT', 'FLEET_LEGACY_ROOT', 'FLEET_SANDBOX_CGROUP_ROOT', 'FLEET_HTTP_HOST', 'FLEET_VERCEL_TOKEN', 'FLEET_VERCEL_TEAM_ID', 'FLEET_VERCEL_PROJECT_ID', 'VERCEL_OIDC_TOKEN']);
     const untested = CONFIG_VARIABLES.filter((v) => !free.has(v) && !(v in BAD_VALUES));
     expect(untested).toEqual([]);
   });

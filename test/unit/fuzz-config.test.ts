@@ -52,12 +52,35 @@ describe('fuzz: configuration environment', () => {
   });
 
   it('free-text variables accept anything without crashing', () => {
-    const free = CONFIG_VARIABLES.filter((v) => !CHECKED.includes(v));
+    // The admin password is free text with a minimum length (its own property below).
+    const free = CONFIG_VARIABLES.filter((v) => !CHECKED.includes(v) && v !== 'FLEET_ADMIN_PASSWORD');
     fc.assert(
       fc.property(fc.constantFrom(...free), hostileString, (variable, value) => {
         loadConfig({ [variable]: value }, '/work');
       }),
       { numRuns: 2_000, seed: 3_001 },
+    );
+  });
+
+  it('an admin password is accepted from 12 characters on; a shorter one is refused without being shown', () => {
+    fc.assert(
+      fc.property(hostileString, (value) => {
+        let caught: unknown;
+        try {
+          loadConfig({ FLEET_ADMIN_PASSWORD: value }, '/work');
+        } catch (error) {
+          caught = error;
+        }
+        const chars = [...value.trim()].length;
+        if (chars >= 12 && caught !== undefined) throw new Error(`refused a ${chars}-character password: ${String(caught)}`);
+        if (chars > 0 && chars < 12) {
+          if (!(caught instanceof ConfigError) || caught.variable !== 'FLEET_ADMIN_PASSWORD') throw new Error(`accepted a ${chars}-character password`);
+          // Exactly the template with the length: nothing of the value itself.
+          const expected = `FLEET_ADMIN_PASSWORD: expected a password of at least 12 characters (unset disables the board), got "(redacted, ${chars} characters)"`;
+          if (caught.message !== expected || caught.context.value !== `(redacted, ${chars} characters)`) throw new Error(`showed the password: ${caught.message}`);
+        }
+      }),
+      { numRuns: 2_000, seed: 3_002 },
     );
   });
 });
