@@ -1,17 +1,23 @@
 #!/usr/bin/env node
 // The one place that makes sure the system tools the fleet shells out to are present:
-// redis-server (embedded mode, tests), rsync (persist/restore) and, for tests, chromium. Runs before `npm start`
+// redis-server (embedded mode, tests), rsync (persist/restore) and, for tests, chromium and promtool. Runs before `npm start`
 // and `npm test`. As root on a system with apt-get it installs what is missing, saying so in
 // one line; otherwise it says exactly how to install them and exits non-zero.
 import { execFileSync, spawnSync } from 'node:child_process';
 
-// `--tests` adds what only the test suite needs: Chromium for the Bull Board browser test.
+// `--tests` adds what only the test suite needs: Chromium for the Bull Board browser test, promtool for the alert rules.
 const TOOLS = [
   { bin: 'redis-server', apt: 'redis-server', brew: 'redis' },
   { bin: 'rsync', apt: 'rsync', brew: 'rsync' },
   // Namespaced local sandboxes (FLEET_LOCAL_ISOLATION); without it `auto` falls back to none with a warning.
   ...(process.platform === 'linux' ? [{ bin: 'bwrap', apt: 'bubblewrap', brew: 'bubblewrap' }] : []),
-  ...(process.argv.includes('--tests') ? [{ bin: 'chromium', apt: 'chromium', brew: '--cask chromium' }] : []),
+  ...(process.argv.includes('--tests')
+    ? [
+        { bin: 'chromium', apt: 'chromium', brew: '--cask chromium' },
+        // promtool: the alert rules' check and unit tests (examples/prometheus).
+        { bin: 'promtool', apt: 'prometheus', brew: 'prometheus' },
+      ]
+    : []),
 ];
 
 /** @param {string} bin */

@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import { MetricsHash } from '../state/metrics-hash.js';
+import { archiveFilesystem, type ArchiveFilesystem } from './archive-filesystem.js';
 import { readFleetSnapshot, COUNT_STATES, type FleetStatus } from '../status/fleet-status.js';
 import type { LagSummary } from '../status/persist-lag.js';
 import { RECORDED_FAMILIES, type RecordedFamily } from './metric-families.js';
@@ -25,6 +26,8 @@ interface Snapshot {
   readonly hash: Readonly<Record<string, string>>;
   /** Workspaces over their quota now. */
   readonly overQuota: number;
+  /** Space on the archive's filesystem (null: statfs failed or timed out). */
+  readonly archiveFs: ArchiveFilesystem | null;
 }
 
 // A prom-client metric whose values come from the current snapshot.
@@ -101,6 +104,26 @@ export function createFleetMetrics({ redis, keys, config }: { redis: Redis; keys
       this.set(current().lag.maxPersistLagMs / 1000);
     },
   });
+  new Gauge({
+    name: 'fleet_archive_filesystem_avail_bytes',
+    help: 'Bytes available to the fleet on the filesystem of FLEET_ARCHIVE_ROOT, as the serving process sees it (absent when statfs fails); a full archive stops every persist',
+    registers: [registry],
+    collect() {
+      this.reset();
+      const fs = current().archiveFs;
+      if (fs) this.set(fs.availBytes);
+    },
+  });
+  new Gauge({
+    name: 'fleet_archive_filesystem_size_bytes',
+    help: 'Size of the filesystem of FLEET_ARCHIVE_ROOT (absent when statfs fails)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      const fs = current().archiveFs;
+      if (fs) this.set(fs.sizeBytes);
+    },
+  });
   registry.registerMetric(
     snapshotMetric({ name: 'fleet_fence_rejections_total', help: 'Writes refused by the generation fence (stale incarnations)', type: 'counter' }, () => [
       { labels: {}, value: current().status.fenceRejections },
@@ -114,8 +137,13 @@ export function createFleetMetrics({ redis, keys, config }: { redis: Redis; keys
   // Scrapes run one at a time, so a collector never sees another scrape's snapshot.
   let queue: Promise<unknown> = Promise.resolve();
   const renderOnce = async () => {
-    const [{ status, lag }, hash, overQuota] = await Promise.all([readFleetSnapshot(redis, keys, config), new MetricsHash(redis, keys).read(), redis.zcard(keys.overQuota())]);
-    snapshot = { status, lag, hash, overQuota };
+    const [{ status, lag }, hash, overQuota, archiveFs] = await Promise.all([
+      readFleetSnapshot(redis, keys, config),
+      new MetricsHash(redis, keys).read(),
+      redis.zcard(keys.overQuota()),
+      archiveFilesystem(config.paths.archiveRoot),
+    ]);
+    snapshot = { status, lag, hash, overQuota, archiveFs };
     return { contentType: registry.contentType, body: await registry.metrics() };
   };
   return {

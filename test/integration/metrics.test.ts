@@ -2,9 +2,11 @@
 // through real workers, a fenced stale persist, and lock contention and loss, all read back
 // fleet-wide from Redis.
 import { execFileSync } from 'node:child_process';
+import { readFileSync, statfsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HOSTILE_FIXTURE } from '../helpers/hostile-tree.js';
+import { ROOT } from '../helpers/processes.js';
 import { SingleFlight } from '../../src/locks/single-flight.js';
 import { lockMetricsObserver } from '../../src/metrics/lock-metrics-observer.js';
 import { testWorkers, silentLogger } from '../helpers/fleet-harness.js';
@@ -94,5 +96,14 @@ describe('/metrics', () => {
     expect(sampleValue(samples, 'fleet_workers')).toBe(1);
     // Every family is prefixed fleet_.
     expect([...types.keys()].every((name) => name.startsWith('fleet_'))).toBe(true);
+    // The archive's filesystem, as statfs of FLEET_ARCHIVE_ROOT sees it.
+    const fs = statfsSync(h.config.paths.archiveRoot);
+    expect(sampleValue(samples, 'fleet_archive_filesystem_size_bytes')).toBe(fs.blocks * fs.bsize);
+    expect(sampleValue(samples, 'fleet_archive_filesystem_avail_bytes')).toBeGreaterThan(0);
+    // Every metric the shipped alert rules name is one this endpoint serves.
+    const rules = readFileSync(path.join(ROOT, 'examples/prometheus/alerts.yml'), 'utf8');
+    const named = new Set([...rules.matchAll(/\b(fleet_[a-z_]+)/g)].map((m) => m[1]!));
+    expect(named.size).toBeGreaterThan(5);
+    expect([...named].filter((name) => !types.has(name))).toEqual([]);
   });
 });
