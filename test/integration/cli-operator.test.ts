@@ -13,7 +13,7 @@ import type { Config } from '../../src/config.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir, testConfig, testConnection } from '../helpers/fleet-env.js';
 import { testClient, testWorkers } from '../helpers/fleet-harness.js';
-import { startFleet } from '../helpers/processes.js';
+import { FLEET_BIN, startFleet } from '../helpers/processes.js';
 
 // Runs `fleet <args>` in this process with captured output.
 async function fleet(args: string[], env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
@@ -114,14 +114,54 @@ describe('fleet top', () => {
     expect(snapshot.lag.maxPersistLagMs).toBe(0);
   });
 
-  it('refreshes in place until interrupted', async () => {
+  it('off a terminal prints plain frames one after another until interrupted', async () => {
     const { env } = await testConfig();
     const top = startFleet(['top', '--interval', '100'], env);
-    const frames = new RegExp(`(${CLEAR_SCREEN.replace(/[[\]\\]/g, '\\$&')}[\\s\\S]*){3}`);
-    await top.waitForOutput(frames);
-    expect(top.stdout()).toContain('workers: none alive');
+    await top.waitForOutput(/(workers: none alive[\s\S]*){3}/);
+    expect(top.stdout()).not.toContain(CLEAR_SCREEN);
     top.child.kill('SIGINT');
     expect((await top.exited).code).toBe(0);
+  });
+
+  it('piped into head, ends quietly when head exits (no EPIPE)', async () => {
+    const { env } = await testConfig();
+    const shell = { env: { ...env, PATH: process.env.PATH ?? '/usr/bin:/bin' }, encoding: 'utf8' as const, timeout: 60_000 };
+    const piped = spawnSync('bash', ['--norc', '--noprofile', '-o', 'pipefail', '-c', `"${process.execPath}" "${FLEET_BIN}" top --interval 50 | head -n 3`], shell);
+    expect(piped.stderr).toBe('');
+    expect(piped.status).toBe(0);
+    expect(piped.stdout.split('\n')).toHaveLength(4);
+    // A single frame written whole into a pipe that closes after its first line: the same quiet end.
+    const once = spawnSync('bash', ['--norc', '--noprofile', '-o', 'pipefail', '-c', `"${process.execPath}" "${FLEET_BIN}" top --once | head -n 1`], shell);
+    expect(once.stderr).toBe('');
+    expect(once.status).toBe(0);
+  });
+
+  it('on a terminal refreshes in place and quits on q', async () => {
+    const { env } = await testConfig();
+    // A pseudo-terminal (Python's pty): waits for two frames, types q, reports the exit code.
+    const script = [
+      'import os, pty, sys, select',
+      'pid, fd = pty.fork()',
+      'if pid == 0:',
+      '    os.execv(sys.argv[1], sys.argv[1:])',
+      'out = b""',
+      'while out.count(b"\\x1b[H\\x1b[2J") < 2:',
+      '    select.select([fd], [], [], 30)',
+      '    out += os.read(fd, 65536)',
+      'os.write(fd, b"q")',
+      'while True:',
+      '    try:',
+      '        chunk = os.read(fd, 65536)',
+      '    except OSError:',
+      '        break',
+      '    if not chunk:',
+      '        break',
+      '    out += chunk',
+      '_, status = os.waitpid(pid, 0)',
+      'print(os.waitstatus_to_exitcode(status), out.count(b"\\x1b[H\\x1b[2J") >= 2, b"workers: none alive" in out)',
+    ].join('\n');
+    const result = spawnSync('python3', ['-c', script, process.execPath, FLEET_BIN, 'top', '--interval', '100'], { env: { ...env, PATH: process.env.PATH ?? '/usr/bin:/bin' }, encoding: 'utf8', timeout: 60_000 });
+    expect(result.stdout.trim()).toBe('0 True True');
   });
 });
 

@@ -13,7 +13,7 @@ export const CLEAR_SCREEN = '\x1b[H\x1b[2J';
 export function registerTop(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
   program
     .command('top')
-    .description('live view of queues, persist lag and workers (Ctrl-C to quit)')
+    .description('live view of queues, persist lag and workers (q or Ctrl-C quits; plain frames, one after another, off a terminal)')
     .option('--once', 'print one frame and exit')
     .option('--interval <ms>', 'refresh interval', '2000')
     .option('--json', 'print one snapshot as JSON and exit')
@@ -35,18 +35,29 @@ export function registerTop(program: Command, ctx: CliContext, run: (action: () 
             stopped = true;
             wake();
           };
+          // `fleet top | head`: the reader went away; stop quietly instead of dying of EPIPE.
+          const onStdoutError = (error: NodeJS.ErrnoException) => {
+            if (error.code === 'EPIPE') stop();
+          };
+          // On a terminal a frame replaces the last one; into a pipe or a file, frames follow each other.
+          const tty = process.stdout.isTTY === true;
+          process.stdout.on('error', onStdoutError);
           process.once('SIGINT', stop);
           process.once('SIGTERM', stop);
+          const stopListening = process.stdin.isTTY === true ? quitOnKey(stop) : () => undefined;
           try {
             while (!stopped) {
               const frame = await readTopSnapshot(redis, keys, config).then(renderTopFrame, (error: unknown) => `fleet top: ${(error as Error).message} (retrying)`);
-              ctx.io.stdout(`${CLEAR_SCREEN}${frame}\n`);
+              if (stopped) break;
+              ctx.io.stdout(tty ? `${CLEAR_SCREEN}${frame}\n` : `${frame}\n\n`);
               await new Promise<void>((resolve) => {
                 wake = resolve;
                 setTimeout(resolve, intervalMs).unref();
               });
             }
           } finally {
+            stopListening();
+            process.stdout.off('error', onStdoutError);
             process.off('SIGINT', stop);
             process.off('SIGTERM', stop);
           }
@@ -56,4 +67,23 @@ export function registerTop(program: Command, ctx: CliContext, run: (action: () 
         }
       }),
     );
+}
+
+/**
+ * Reads single keys from the terminal (raw mode): `q`, `Q` or Ctrl-C calls `stop`. Returns the
+ * function that gives the terminal back as it was.
+ */
+function quitOnKey(stop: () => void): () => void {
+  const stdin = process.stdin;
+  const onData = (data: Buffer) => {
+    if (data.includes(0x71) || data.includes(0x51) || data.includes(0x03)) stop();
+  };
+  stdin.setRawMode(true);
+  stdin.on('data', onData);
+  stdin.resume();
+  return () => {
+    stdin.off('data', onData);
+    stdin.setRawMode(false);
+    stdin.pause();
+  };
 }
