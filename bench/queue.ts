@@ -4,8 +4,8 @@
  *
  * - fleet: payloads validated by the gc queue's schema and added with the gc queue's job options
  *   through the fleet client's queue pool; consumed by `startWorkers` (the fleet's wrapper:
- *   validation, deadline, job logger, one log line per job) with a no-op gc processor, logging
- *   at the fleet's default level (`info`) into /dev/null.
+ *   validation, deadline, job logger; a success logs at debug, so nothing per job at the
+ *   fleet's default level `info`) with a no-op gc processor, logging into /dev/null.
  * - bare: `Queue.addBulk` + `Worker` with the same concurrency and BullMQ's default job options.
  * - two attribution variants locate a gap: bare BullMQ with the fleet's job options, and the
  *   fleet with logging off.
@@ -167,12 +167,12 @@ export default async function queueBench(ctx: BenchContext): Promise<BenchResult
         'wrapper: extra node CPU (fleet no-log - bare+fleet opts)': extra(nodeCpu.fleet_logging_off, nodeCpu.bare_fleet_job_options),
         'logging: extra node CPU (fleet - fleet no-log)': extra(nodeCpu.fleet, nodeCpu.fleet_logging_off),
       },
-      targets: [target('fleet/bare throughput ratio (median of paired ratios)', ratio.median, '>=', 0.8)],
+      targets: [target('fleet/bare throughput ratio (median of paired ratios)', ratio.median, '>=', 0.9)],
       notes: [
         'CPU per job is the steadier figure on a shared machine: node = this process (producer and worker), redis = the private redis-server',
         'job options: the fleet bounds retention (removeOnComplete count/age, removeOnFail), so completions also trim old jobs in Redis',
         'wrapper: payload validation, deadline timer, AbortController, child logger per job (logging off)',
-        "logging: the one 'job completed' info line per job (pino, synchronous write to /dev/null here, to stderr in production)",
+        "logging: what the fleet logs per job at info (since issue 16 nothing for a success: 'job completed' is at debug)",
       ],
     };
   });

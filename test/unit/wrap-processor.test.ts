@@ -33,9 +33,10 @@ function job(data: unknown, over: Partial<{ id: string; attemptsMade: number; at
   return { id: over.id ?? '42', data, opts: { attempts: over.attempts ?? 3 }, attemptsMade: over.attemptsMade ?? 0, updateProgress: async () => undefined } as unknown as Job;
 }
 
-function wrap(processor: WrapOptions['processor'], over: Partial<WrapOptions> = {}) {
+function wrap(processor: WrapOptions['processor'], over: Partial<WrapOptions> | 'info' = {}) {
   const out = sink();
-  const logger = createLogger({ level: 'debug', destination: out.stream as never });
+  const logger = createLogger({ level: over === 'info' ? 'info' : 'debug', destination: out.stream as never });
+  if (over === 'info') over = {};
   const fn = wrapProcessor({ definition: QUEUES.persist, bullQueueName: 'persist@h1', processor, deadlineMs: 60_000, logger, abortGraceMs: 50, ...over });
   return { fn, out };
 }
@@ -57,7 +58,18 @@ describe('wrapProcessor', () => {
     expect(seen!.ctx.signal.aborted).toBe(false);
     expect(out.lines).toHaveLength(1);
     expect(Object.keys(out.lines[0]!)).toEqual(['level', 'time', 'pid', 'queue', 'jobId', 'attempt', 'maxAttempts', 'workspaceId', 'durationMs', 'msg']);
-    expect(out.lines[0]).toMatchObject({ level: 30, queue: 'persist@h1', jobId: '42', attempt: 2, maxAttempts: 3, workspaceId: 'ws-1', msg: 'job completed' });
+    expect(out.lines[0]).toMatchObject({ level: 20, queue: 'persist@h1', jobId: '42', attempt: 2, maxAttempts: 3, workspaceId: 'ws-1', msg: 'job completed' });
+  });
+
+  it('logs a success at debug only: at the default level info, a completed job writes nothing', async () => {
+    const { fn, out } = wrap(async () => ({ ok: true }), 'info');
+    await expect(fn(job(PAYLOAD), 'token', new AbortController().signal)).resolves.toEqual({ ok: true });
+    expect(out.lines).toEqual([]);
+    const failing = wrap(async () => {
+      throw new Error('boom');
+    }, 'info');
+    await expect(failing.fn(job(PAYLOAD), 'token', new AbortController().signal)).rejects.toThrow();
+    expect(failing.out.lines).toEqual([expect.objectContaining({ level: 50, msg: 'job failed (attempt 1 of 3)' })]);
   });
 
   it('binds the job scope to lines the processor logs, and the completion line stays the same', async () => {
