@@ -57,10 +57,21 @@ function listen(app: { fetch: (request: Request) => Response | Promise<Response>
 }
 
 // Closes the HTTP server, dropping idle keep-alive connections so close() does not hang.
-function closeServer(server: ServerType): Promise<void> {
+/**
+ * Stops accepting connections and lets requests in flight finish (a `?wait=true` call answers
+ * when its job does), closing idle keep-alive connections at once; whatever still runs after
+ * `graceMs` is cut (80 % of the shutdown grace: the rest of the shutdown needs its time too).
+ */
+function closeServer(server: ServerType, graceMs: number): Promise<void> {
+  const http = server as { closeAllConnections?: () => void; closeIdleConnections?: () => void };
   return new Promise((resolve) => {
-    server.close(() => resolve());
-    (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+    const cut = setTimeout(() => http.closeAllConnections?.(), graceMs);
+    cut.unref();
+    server.close(() => {
+      clearTimeout(cut);
+      resolve();
+    });
+    http.closeIdleConnections?.();
   });
 }
 
@@ -98,7 +109,8 @@ export async function startWebServer({ config, logger, services: shared }: Start
       logger.warn({ host }, `no FLEET_API_TOKENS: the HTTP API is unauthenticated and bound to ${LOOPBACK} only${note}`);
     }
     const { server, port } = await listen(app, host, config.http.port);
-    releasers.add('http server', () => closeServer(server));
+    // Released first (the releasers run newest first): requests in flight still have Redis and the services.
+    releasers.add('http server', () => closeServer(server, Math.floor(config.shutdown.graceMs * 0.8)));
     const shownHost = host.includes(':') ? `[${host}]` : host;
     logger.info({ host, port }, 'web listening');
     let closing: Promise<void> | null = null;

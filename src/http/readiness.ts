@@ -1,9 +1,11 @@
 /**
- * `/readyz`: the web process can serve traffic when Redis answers within a short timeout and
- * accepts writes (a PING answers even when Redis is out of memory, read-only or refusing writes
- * after a failed snapshot, so a write probe on a fleet-owned key with a TTL is what proves
- * writability), at least one worker process is alive (heartbeat), and the archive root is
- * writable. Each check is time-boxed (an NFS archive can hang) and reported by name.
+ * `/readyz`: the web process itself can serve traffic when Redis answers within a short timeout
+ * and accepts writes (a PING answers even when Redis is out of memory, read-only or refusing
+ * writes after a failed snapshot, so a write probe on a fleet-owned key with a TTL is what proves
+ * writability) and the archive root is writable. Whether any worker process is alive is reported
+ * too, but does not make this process unready: a load balancer that took every web replica out
+ * because the workers are gone would also take away the API that shows it (`FleetNoWorkers`
+ * alerts on that). Each check is time-boxed (an NFS archive can hang) and reported by name.
  */
 import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
@@ -70,5 +72,5 @@ export async function checkReadiness({ redis, keys, config }: { redis: Redis; ke
     }),
   ]);
   const checks = { redis: redisCheck, redisWritable, workers, archive };
-  return { ready: redisCheck.ok && redisWritable.ok && workers.ok && archive.ok, checks };
+  return { ready: redisCheck.ok && redisWritable.ok && archive.ok, checks };
 }

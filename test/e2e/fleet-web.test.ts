@@ -48,4 +48,27 @@ describe('fleet web', () => {
     web.child.kill('SIGTERM');
     expect((await web.exited).code).toBe(0);
   });
+
+  it('SIGTERM lets a ?wait=true request in flight finish (its job runs after the signal) before the process exits', async () => {
+    const env = await testEnv({ FLEET_HTTP_PORT: '0', FLEET_SHUTDOWN_GRACE_MS: '60000', FLEET_LOG_LEVEL: 'info' });
+    const web = startFleet(['web'], env);
+    await web.waitForOutput(/^web http:\/\/127\.0\.0\.1:\d+$/m);
+    const url = /^web (http:\/\/\S+)$/m.exec(web.stdout())![1]!;
+    // No worker serves gc yet: the call waits for its job.
+    const inFlight = fetch(`${url}/v1/gc?wait=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'litter', dryRun: true }) });
+    await waitFor('the gc job to wait in its queue', async () => {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      return /^fleet_queue_jobs\{queue="gc",state="waiting"\} 1$/m.test(text) ? true : undefined;
+    });
+    web.child.kill('SIGTERM');
+    await waitFor('the web process to begin its shutdown', () => (web.stderr().includes('shutting down gracefully') ? true : undefined));
+    // The job runs only now, after the signal; the request still gets its answer.
+    const worker = startFleet(['worker', '--queues', 'gc'], env);
+    const answered = await inFlight;
+    expect(answered.status).toBe(200);
+    expect(await answered.json()).toMatchObject({ queue: 'gc', result: expect.any(Object) });
+    expect((await web.exited).code).toBe(0);
+    worker.child.kill('SIGTERM');
+    expect((await worker.exited).code).toBe(0);
+  });
 });
