@@ -3,9 +3,10 @@
  * `/metrics`, `/healthz`, `/readyz`, and Bull Board under `/admin/queues` (basic auth +
  * same-origin), or a 404 there when no admin password is configured.
  */
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { TrieRouter } from 'hono/router/trie-router';
 import { RedisUnavailableError } from '../errors/redis-unavailable-error.js';
+import { BoardDisabledError } from '../errors/board-disabled-error.js';
 import { RouteNotFoundError } from '../errors/route-not-found-error.js';
 import { redisAddress } from '../redis.js';
 import type { Logger } from '../logger.js';
@@ -69,6 +70,14 @@ export function createWebApp({ config, redis, keys, api, metrics, logger, board 
     app.use(BOARD_PATH, adminGuard(config.admin.password));
     app.use(`${BOARD_PATH}/*`, adminGuard(config.admin.password));
     app.route(BOARD_PATH, board.app);
+  } else {
+    // Off: say so and how to turn it on, rather than "no route".
+    const disabled = (c: Context) => {
+      const { status, body } = errorResponse(new BoardDisabledError(c.req.path));
+      return c.json(body, status as 404);
+    };
+    app.all(BOARD_PATH, disabled);
+    app.all(`${BOARD_PATH}/*`, disabled);
   }
   mountApi(app, API_ROUTES, api, config);
   return app;

@@ -42,6 +42,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<string, number>> = Object.free
   CrossOriginRefused: 403,
   Forbidden: 403,
   NotFound: 404,
+  BoardDisabled: 404,
   WorkspaceNotFound: 404,
   CheckpointNotFound: 404,
   FileNotFound: 404,

@@ -134,8 +134,11 @@ describe('Bull Board', () => {
   it('is disabled (404) without FLEET_ADMIN_PASSWORD, and refuses writes (405) when FLEET_ADMIN_READONLY=true', async () => {
     const off = await createWebHarness();
     expect(off.web.board).toBeNull();
-    expect((await fetch(`${off.web.url}/admin/queues`)).status).toBe(404);
-    expect((await fetch(`${off.web.url}/admin/queues/api/queues`, { headers: { authorization: basic('admin', 'anything') } })).status).toBe(404);
+    // Off, it says so and how to turn it on (not "no route").
+    for (const answered of [await fetch(`${off.web.url}/admin/queues`), await fetch(`${off.web.url}/admin/queues/api/queues`, { headers: { authorization: basic('admin', 'anything') } })]) {
+      expect(answered.status).toBe(404);
+      expect(await answered.json()).toMatchObject({ error: { code: 'BoardDisabled', message: expect.stringContaining('set FLEET_ADMIN_PASSWORD') } });
+    }
 
     const ro = await createWebHarness({ FLEET_ADMIN_PASSWORD: PASSWORD, FLEET_ADMIN_READONLY: 'true' });
     const headers = { authorization: basic('admin', PASSWORD), origin: new URL(ro.web.url).origin };
