@@ -1,8 +1,10 @@
 /**
- * Logging: one pino root logger per process, writing JSON lines to stderr (stdout belongs to
- * command output), and a child logger per job bound to its queue, job id, workspace and attempt.
+ * Logging: one pino root logger per process, writing to stderr (stdout belongs to command
+ * output) as JSON lines, or as readable lines on a terminal (`FLEET_LOG_FORMAT`), and a child
+ * logger per job bound to its queue, job id, workspace and attempt.
  */
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { PinoPretty } from 'pino-pretty';
 
 export type { Logger } from 'pino';
 
@@ -12,15 +14,17 @@ export interface LoggerOptions {
   readonly bindings?: Readonly<Record<string, unknown>>;
   /** Where lines go. @default stderr */
   readonly destination?: DestinationStream;
+  /** `json` lines, `pretty` lines, or `auto`: pretty when stderr is a terminal. @default json */
+  readonly format?: 'auto' | 'json' | 'pretty';
 }
 
 /** Creates the process root logger. */
-export function createLogger({ level, bindings = {}, destination }: LoggerOptions): Logger {
-  const logger = pino(
-    { level, base: { pid: process.pid, ...bindings }, timestamp: pino.stdTimeFunctions.isoTime },
-    destination ?? pino.destination({ fd: 2, sync: true }),
-  );
-  return logger;
+export function createLogger({ level, bindings = {}, destination, format = 'json' }: LoggerOptions): Logger {
+  const pretty = format === 'pretty' || (format === 'auto' && destination === undefined && process.stderr.isTTY === true);
+  const out = pretty
+    ? PinoPretty({ destination: destination ?? 2, sync: true, colorize: destination === undefined && process.stderr.isTTY === true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+    : (destination ?? pino.destination({ fd: 2, sync: true }));
+  return pino({ level, base: { pid: process.pid, ...bindings }, timestamp: pino.stdTimeFunctions.isoTime }, out);
 }
 
 /** Scope of a job's log lines. */

@@ -41,7 +41,7 @@ export function createCliContext(io: CliIO, env: Readonly<Record<string, string 
       return withRedisUrl(base, url);
     },
     redisAddress: () => address ?? (config?.redis.url ? redisUrlAddress(config.redis.url) : null),
-    logger: (bindings = {}) => createLogger({ level: ctx.config().logLevel, bindings }),
+    logger: (bindings = {}) => createLogger({ level: ctx.config().logLevel, format: ctx.config().logFormat, bindings }),
   };
   return ctx;
 }

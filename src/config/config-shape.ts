@@ -100,6 +100,9 @@ export const CONFIG_SHAPE = deepFreeze({
     }),
   },
   logLevel: variable('FLEET_LOG_LEVEL', oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'), { doc: 'pino log level' }),
+  logFormat: variable('FLEET_LOG_FORMAT', oneOf(['auto', 'json', 'pretty'] as const, 'auto'), {
+    doc: 'Log lines on stderr: `json` (one JSON object a line, for collectors), `pretty` (a readable, colored line per record, its fields and stack indented below it) or `auto`: pretty on a terminal, JSON otherwise',
+  }),
   worker: {
     /** `null` = each queue's own default (see queues/index.ts). */
     concurrency: variable('FLEET_CONCURRENCY', integer(null, 1, 256), {

@@ -71,4 +71,20 @@ describe('fleet web', () => {
     worker.child.kill('SIGTERM');
     expect((await worker.exited).code).toBe(0);
   });
+
+  it('logs readable lines with FLEET_LOG_FORMAT=pretty, JSON lines into a pipe by default (auto)', async () => {
+    const env = await testEnv({ FLEET_LOG_LEVEL: 'info' });
+    const pretty = startFleet(['worker', '--queues', 'gc'], { ...env, FLEET_LOG_FORMAT: 'pretty' });
+    await pretty.waitForOutput('serving gc');
+    await waitFor('the readable start-up line', () => (/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: workers started$/m.test(pretty.stderr()) ? true : undefined));
+    expect(pretty.stderr()).not.toMatch(/^\{/m);
+    const auto = startFleet(['worker', '--queues', 'gc'], env);
+    await auto.waitForOutput('serving gc');
+    const line = await waitFor('the JSON start-up line', () => auto.stderr().split('\n').find((l) => l.includes('"workers started"')));
+    expect(JSON.parse(line)).toMatchObject({ level: 30, component: 'worker', msg: 'workers started' });
+    for (const p of [pretty, auto]) {
+      p.child.kill('SIGTERM');
+      expect((await p.exited).code).toBe(0);
+    }
+  });
 });
