@@ -13,6 +13,17 @@ import { readFleetSnapshot, COUNT_STATES, type FleetStatus } from '../status/fle
 import type { LagSummary } from '../status/persist-lag.js';
 import { RECORDED_FAMILIES, type RecordedFamily } from './metric-families.js';
 import { familyValues, groupFields } from './recorded-series.js';
+import { FLEET_VERSION } from '../version.js';
+
+/** The outcomes of `fleet_jobs_total`, each pre-created at 0 per queue. */
+const JOB_OUTCOMES = ['completed', 'retry', 'failed'] as const;
+
+// `values` plus a 0 for every queue × outcome it lacks.
+function withZeroJobSeries(values: ReturnType<typeof familyValues>, queues: readonly string[]): ReturnType<typeof familyValues> {
+  const present = new Set(values.map((v) => `${v.labels.queue}\u0000${v.labels.outcome}`));
+  const zeros = queues.flatMap((queue) => JOB_OUTCOMES.filter((outcome) => !present.has(`${queue}\u0000${outcome}`)).map((outcome) => ({ labels: { queue, outcome }, value: 0 })));
+  return [...values, ...zeros];
+}
 
 export interface FleetMetrics {
   readonly registry: Registry;
@@ -73,6 +84,22 @@ export function createFleetMetrics({ redis, keys, config }: { redis: Redis; keys
     },
   });
   new Gauge({
+    name: 'fleet_queue_oldest_waiting_seconds',
+    help: 'How long the oldest waiting job of each BullMQ queue has waited (0 when none waits; of prioritized jobs, the highest and the lowest priority are looked at)',
+    labelNames: ['queue'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [queue, ms] of Object.entries(current().status.oldestWaitingMs)) this.set({ queue }, ms / 1000);
+    },
+  });
+  new Gauge({
+    name: 'fleet_build_info',
+    help: 'Always 1; the labels say which fleet and Node.js versions serve these metrics',
+    labelNames: ['version', 'node'],
+    registers: [registry],
+  }).set({ version: FLEET_VERSION, node: process.version }, 1);
+  new Gauge({
     name: 'fleet_workers',
     help: 'Live worker processes (heartbeat within three intervals)',
     registers: [registry],
@@ -130,7 +157,9 @@ export function createFleetMetrics({ redis, keys, config }: { redis: Redis; keys
     ]),
   );
   for (const family of Object.values(RECORDED_FAMILIES) as RecordedFamily[]) {
-    registry.registerMetric(snapshotMetric(family, () => familyValues(family, groupFields(current().hash).get(family.name) ?? [])));
+    const values = () => familyValues(family, groupFields(current().hash).get(family.name) ?? []);
+    // Job outcomes exist from the first scrape for every queue, at 0: rate() and ratios of them work before the first failure.
+    registry.registerMetric(snapshotMetric(family, family === RECORDED_FAMILIES.jobs ? () => withZeroJobSeries(values(), Object.keys(current().status.byQueue)) : values));
   }
   collectDefaultMetrics({ register: registry, prefix: 'fleet_web_' });
 

@@ -34,6 +34,8 @@ export interface FleetStatus {
   readonly queues: Record<QueueName, JobCounts>;
   /** Counts per BullMQ queue name (e.g. `persist@host-a`, `persist@vercel`, `hostops@host-b`). */
   readonly byQueue: Record<string, JobCounts>;
+  /** Per BullMQ queue, how long its oldest waiting job has waited (0: none waits). */
+  readonly oldestWaitingMs: Record<string, number>;
   readonly workers: number;
   readonly hosts: readonly string[];
   /** Workspaces with a live incarnation. */
@@ -50,18 +52,29 @@ export interface FleetStatus {
 
 const zero = (): JobCounts => ({ waiting: 0, active: 0, delayed: 0, completed: 0, failed: 0 });
 
-// The job counts of one BullMQ queue.
-async function countJobs(redis: Redis, prefix: string, bullName: string): Promise<JobCounts> {
+// The job counts of one BullMQ queue, and when its oldest waiting job was added (null: none waits).
+async function countJobs(redis: Redis, prefix: string, bullName: string): Promise<{ counts: JobCounts; oldestWaitingAt: number | null }> {
   const queue = new Queue(bullName, { connection: redis, prefix });
   try {
     // BullMQ 6: 'prioritized' jobs are waiting too; 'waiting-children' is not used by the fleet.
     const counts = await queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed');
+    // The wait list's oldest; of prioritized jobs (ordered by priority) the first and the last,
+    // the last being the lowest priority: the one that starves when the queue never empties.
+    const oldest = [
+      ...((counts.waiting ?? 0) > 0 ? await queue.getJobs(['wait'], 0, 0, true) : []),
+      ...((counts.prioritized ?? 0) > 0 ? [...(await queue.getJobs(['prioritized'], 0, 0, true)), ...(await queue.getJobs(['prioritized'], 0, 0, false))] : []),
+    ]
+      .map((job) => job?.timestamp)
+      .filter((at): at is number => typeof at === 'number' && Number.isFinite(at));
     return {
-      waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
-      active: counts.active ?? 0,
-      delayed: counts.delayed ?? 0,
-      completed: counts.completed ?? 0,
-      failed: counts.failed ?? 0,
+      counts: {
+        waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
+        active: counts.active ?? 0,
+        delayed: counts.delayed ?? 0,
+        completed: counts.completed ?? 0,
+        failed: counts.failed ?? 0,
+      },
+      oldestWaitingAt: oldest.length > 0 ? Math.min(...oldest) : null,
     };
   } finally {
     await queue.close();
@@ -85,10 +98,12 @@ export async function readFleetSnapshot(redis: Redis, keys: FleetKeys, config: C
   const names = await fleetQueueNames(redis, keys, config);
   const queues = Object.fromEntries(QUEUE_NAMES.map((n) => [n, zero()])) as Record<QueueName, JobCounts>;
   const byQueue: Record<string, JobCounts> = {};
+  const oldestWaitingMs: Record<string, number> = {};
   await Promise.all(
     names.map(async (bullName) => {
-      const row = await countJobs(redis, config.redis.prefix, bullName);
+      const { counts: row, oldestWaitingAt } = await countJobs(redis, config.redis.prefix, bullName);
       byQueue[bullName] = row;
+      oldestWaitingMs[bullName] = oldestWaitingAt === null ? 0 : Math.max(0, now - oldestWaitingAt);
       const base = parseQueueName(bullName)?.name;
       if (base) for (const state of COUNT_STATES) queues[base][state] += row[state];
     }),
@@ -103,6 +118,6 @@ export async function readFleetSnapshot(redis: Redis, keys: FleetKeys, config: C
   const lag = await readPersistLag({ addresses: new AddressStore(redis, keys), intents: new PersistIntentStore(redis, keys), runtime: new RuntimeStore(redis, keys) }, now);
   const fenceRejections = await readFenceRejections(redis, keys);
   const isolation = await new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs).isolationOf(hosts);
-  const status = { queues, byQueue, workers, hosts, activeWorkspaces: lag.activeWorkspaces, maxPersistLagMs: lag.maxPersistLagMs, fenceRejections, unservedQueues, isolation };
+  const status = { queues, byQueue, oldestWaitingMs, workers, hosts, activeWorkspaces: lag.activeWorkspaces, maxPersistLagMs: lag.maxPersistLagMs, fenceRejections, unservedQueues, isolation };
   return { status, lag };
 }

@@ -7,6 +7,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HOSTILE_FIXTURE } from '../helpers/hostile-tree.js';
 import { ROOT } from '../helpers/processes.js';
+import { Queue } from 'bullmq';
+import { FLEET_VERSION } from '../../src/version.js';
 import { SingleFlight } from '../../src/locks/single-flight.js';
 import { lockMetricsObserver } from '../../src/metrics/lock-metrics-observer.js';
 import { testWorkers, silentLogger } from '../helpers/fleet-harness.js';
@@ -37,6 +39,11 @@ describe('/metrics', () => {
       await rejectsWith(locks.using('bake:contended', async () => undefined), 'LockUnavailable');
     });
     await locks.using('bake:held-too-long', (lock) => new Promise<void>((resolve) => lock.signal.addEventListener('abort', () => resolve(), { once: true })));
+
+    // A gc job that has waited a minute (no gc worker runs here): the oldest-waiting gauge shows it.
+    const gc = new Queue('gc', { connection: h.services.redis, prefix: h.config.redis.prefix });
+    await gc.add('gc', { kind: 'litter', dryRun: true }, { jobId: 'waits-a-minute', timestamp: Date.now() - 60_000 });
+    await gc.close();
 
     const read = async () => {
       const response = await h.request('/metrics');
@@ -96,6 +103,14 @@ describe('/metrics', () => {
     expect(sampleValue(samples, 'fleet_workers')).toBe(1);
     // Every family is prefixed fleet_.
     expect([...types.keys()].every((name) => name.startsWith('fleet_'))).toBe(true);
+    // The oldest waiting job's age per queue, 0 where nothing waits.
+    expect(sampleValue(samples, 'fleet_queue_oldest_waiting_seconds', { queue: 'gc' })).toBeGreaterThanOrEqual(60);
+    expect(sampleValue(samples, 'fleet_queue_oldest_waiting_seconds', { queue: 'provision' })).toBe(0);
+    // Job outcome series exist at 0 before anything happened (rate() and ratios work from the start).
+    expect(sampleValue(samples, 'fleet_jobs_total', { queue: 'gc', outcome: 'failed' })).toBe(0);
+    expect(sampleValue(samples, 'fleet_jobs_total', { queue: 'provision', outcome: 'retry' })).toBe(0);
+    // Which build serves the metrics.
+    expect(sampleValue(samples, 'fleet_build_info', { version: FLEET_VERSION, node: process.version })).toBe(1);
     // The archive's filesystem, as statfs of FLEET_ARCHIVE_ROOT sees it.
     const fs = statfsSync(h.config.paths.archiveRoot);
     expect(sampleValue(samples, 'fleet_archive_filesystem_size_bytes')).toBe(fs.blocks * fs.bsize);
