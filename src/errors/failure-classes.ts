@@ -9,6 +9,7 @@
 import type { FleetError } from './fleet-error.js';
 import { BackfillDeferredError } from './backfill-deferred-error.js';
 import { BakeFailedError } from './bake-failed-error.js';
+import { BoardDisabledError } from './board-disabled-error.js';
 import { ChecksumMismatchError } from './checksum-mismatch-error.js';
 import { ConfigError } from './config-error.js';
 import { CrossDeviceError } from './cross-device-error.js';
@@ -60,6 +61,7 @@ export type FailureClass = abstract new (...args: never[]) => FleetError;
 export const FAILURE_CLASSES: readonly FailureClass[] = [
   BackfillDeferredError,
   BakeFailedError,
+  BoardDisabledError,
   ChecksumMismatchError,
   ConfigError,
   CrossDeviceError,

@@ -40,6 +40,7 @@ import { ReadOnlyStorageError } from '../../src/errors/read-only-storage-error.j
 import { RedisUnavailableError } from '../../src/errors/redis-unavailable-error.js';
 import { RemoteJobError } from '../../src/errors/remote-job-error.js';
 import { RouteNotFoundError } from '../../src/errors/route-not-found-error.js';
+import { BoardDisabledError } from '../../src/errors/board-disabled-error.js';
 import { SandboxUidsExhaustedError } from '../../src/errors/sandbox-uids-exhausted-error.js';
 import { ShrinkGuardError } from '../../src/errors/shrink-guard-error.js';
 import { SnapshotUnavailableError } from '../../src/providers/snapshot-unavailable-error.js';
@@ -105,6 +106,7 @@ const SPECIMENS: readonly FleetError[] = [
   new ReadOnlyStorageError({ ...failure, errno: 'EROFS' }, 'read-only'),
   new RedisUnavailableError('10.0.0.5:6379', 'READONLY', new ReplyError("READONLY You can't write against a read only replica.")),
   new RouteNotFoundError('GET', '/nope'),
+  new BoardDisabledError('/admin/queues'),
   new SandboxUidsExhaustedError('ws', { first: 100_000, last: 100_009 }),
   new ShrinkGuardError('refused', { context: { workspaceId: 'ws', before: 10, after: 0 } }),
   new StaleGenerationError('ws', 1, 2),
