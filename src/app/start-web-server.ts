@@ -56,7 +56,6 @@ function listen(app: { fetch: (request: Request) => Response | Promise<Response>
   });
 }
 
-// Closes the HTTP server, dropping idle keep-alive connections so close() does not hang.
 /**
  * Stops accepting connections and lets requests in flight finish (a `?wait=true` call answers
  * when its job does), closing idle keep-alive connections at once; whatever still runs after

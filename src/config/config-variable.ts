@@ -22,7 +22,7 @@ export type Compile<T, U> = (value: T, ctx: CompileContext) => U;
 
 /** The documentation of a variable. A `null` default has no spelling, so it must be described. */
 export type VariableDocs<T> = (null extends T ? { readonly default: string; readonly doc: string } : { readonly default?: string; readonly doc: string }) & {
-  /** The value is a credential (or holds one): never printed, logged or carried in an error (`shownValue`). */
+  /** The value is a credential (or holds one): never printed, logged or carried in an error (`redacted`). */
   readonly secret?: boolean;
 };
 
@@ -31,7 +31,7 @@ export class ConfigVariable<N extends string, T, U> {
   readonly defaultText: string;
   /** What the variable means (one README cell: markdown, no `|`). */
   readonly doc: string;
-  /** The value is a credential: `shownValue` redacts it. */
+  /** The value is a credential: an error shows it `redacted`. */
   readonly secret: boolean;
 
   constructor(

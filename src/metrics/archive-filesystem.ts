@@ -4,6 +4,7 @@
  * statfs fails or does not answer within `deadlineMs` (a hung network mount must not hang a scrape).
  */
 import { statfs } from 'node:fs/promises';
+import { withTimeout } from '../lib/with-timeout.js';
 
 export interface ArchiveFilesystem {
   readonly availBytes: number;
@@ -11,14 +12,6 @@ export interface ArchiveFilesystem {
 }
 
 export async function archiveFilesystem(root: string, deadlineMs = 2_000): Promise<ArchiveFilesystem | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), deadlineMs);
-  });
-  try {
-    const stats = await Promise.race([statfs(root).catch(() => null), late]);
-    return stats === null ? null : { availBytes: stats.bavail * stats.bsize, sizeBytes: stats.blocks * stats.bsize };
-  } finally {
-    clearTimeout(timer);
-  }
+  const stats = await withTimeout(statfs(root), deadlineMs, () => new Error(`statfs ${root} timed out`)).catch(() => null);
+  return stats === null ? null : { availBytes: stats.bavail * stats.bsize, sizeBytes: stats.blocks * stats.bsize };
 }

@@ -131,26 +131,23 @@ export function createFleetMetrics({ redis, keys, config }: { redis: Redis; keys
       this.set(current().lag.maxPersistLagMs / 1000);
     },
   });
-  new Gauge({
-    name: 'fleet_archive_filesystem_avail_bytes',
-    help: 'Bytes available to the fleet on the filesystem of FLEET_ARCHIVE_ROOT, as the serving process sees it (absent when statfs fails); a full archive stops every persist',
-    registers: [registry],
-    collect() {
-      this.reset();
-      const fs = current().archiveFs;
-      if (fs) this.set(fs.availBytes);
-    },
-  });
-  new Gauge({
-    name: 'fleet_archive_filesystem_size_bytes',
-    help: 'Size of the filesystem of FLEET_ARCHIVE_ROOT (absent when statfs fails)',
-    registers: [registry],
-    collect() {
-      this.reset();
-      const fs = current().archiveFs;
-      if (fs) this.set(fs.sizeBytes);
-    },
-  });
+  // Space on the archive's filesystem; absent when statfs failed.
+  const archiveGauges = [
+    ['fleet_archive_filesystem_avail_bytes', 'Bytes available to the fleet on the filesystem of FLEET_ARCHIVE_ROOT, as the serving process sees it (absent when statfs fails); a full archive stops every persist', 'availBytes'],
+    ['fleet_archive_filesystem_size_bytes', 'Size of the filesystem of FLEET_ARCHIVE_ROOT (absent when statfs fails)', 'sizeBytes'],
+  ] as const;
+  for (const [name, help, field] of archiveGauges) {
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        const fs = current().archiveFs;
+        if (fs) this.set(fs[field]);
+      },
+    });
+  }
   registry.registerMetric(
     snapshotMetric({ name: 'fleet_fence_rejections_total', help: 'Writes refused by the generation fence (stale incarnations)', type: 'counter' }, () => [
       { labels: {}, value: current().status.fenceRejections },
