@@ -60,6 +60,10 @@ export async function checkInvariants(
         note(`${ws}: acknowledged file ${file} ${got === undefined ? 'missing' : 'changed'} in ${current}`);
       }
     }
+    for (const loss of model.restoreLosses) {
+      report.lost += 1;
+      note(`${ws}: acknowledged file ${loss}`);
+    }
     // 0 fence violations: attached heads never go back in generation, and none is ahead of the address.
     const attached = await services.checkpoints.attachedIds(ws);
     let previous = 0;

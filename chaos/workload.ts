@@ -33,6 +33,8 @@ export interface WorkspaceModel {
   deletedSinceAck: Set<string>;
   turns: number;
   acks: number;
+  /** Acknowledged files a re-provisioned live tree came back without (each one is a loss). */
+  restoreLosses: string[];
 }
 
 export interface WorkloadContext {
@@ -58,7 +60,7 @@ async function readLive(provider: SandboxProvider, handle: string): Promise<Map<
 }
 
 export function newModel(workspaceId: string, provider: ProviderName = 'local'): WorkspaceModel {
-  return { workspaceId, provider, generation: 0, hostId: null, present: new Map(), acked: new Map(), writtenSinceAck: new Map(), deletedSinceAck: new Set(), turns: 0, acks: 0 };
+  return { workspaceId, provider, generation: 0, hostId: null, present: new Map(), acked: new Map(), writtenSinceAck: new Map(), deletedSinceAck: new Set(), turns: 0, acks: 0, restoreLosses: [] };
 }
 
 /** One turn of one agent. Never throws: a failed step just means the turn is not acknowledged. */
@@ -74,6 +76,13 @@ export async function runTurn(ctx: WorkloadContext, model: WorkspaceModel): Prom
       model.generation = r.generation;
       model.hostId = r.hostId;
       model.present = await readLive(provider, r.handle);
+      // A restore (or a resumed sandbox) must give back every file the last ack promised.
+      for (const [file, hash] of model.acked) {
+        if (model.deletedSinceAck.has(file)) continue;
+        const got = model.present.get(file);
+        if (got === hash || (got !== undefined && (model.writtenSinceAck.get(file)?.has(got) ?? false))) continue;
+        model.restoreLosses.push(`${file} ${got === undefined ? 'missing' : 'changed'} after re-provision to ${r.hostId} generation ${r.generation}`);
+      }
     }
     const files = Array.from({ length: rng.int(1, 3) }, (_, k) => {
       const rel = `t${model.turns}/f${k}-${rng.bytes(3).toString('hex')}.txt`;
@@ -89,7 +98,13 @@ export async function runTurn(ctx: WorkloadContext, model: WorkspaceModel): Prom
     }
     if (model.present.size > 6 && rng() < 0.5) {
       const victim = rng.pick([...model.present.keys()]);
-      const rm = await provider.exec(r.handle, { cmd: ['rm', '-f', '--', victim], timeoutMs: 10_000, signal: AbortSignal.timeout(15_000) });
+      // A failed call does not say whether the command ran (a dropped connection after the
+      // sandbox started it): the file may be gone, so no later ack may require it.
+      const rm = await provider.exec(r.handle, { cmd: ['rm', '-f', '--', victim], timeoutMs: 10_000, signal: AbortSignal.timeout(15_000) }).catch((error: unknown) => {
+        model.present.delete(victim);
+        model.deletedSinceAck.add(victim);
+        throw error;
+      });
       if (rm.exitCode === 0) {
         model.present.delete(victim);
         model.deletedSinceAck.add(victim);
