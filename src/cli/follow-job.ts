@@ -18,26 +18,28 @@ export interface FollowOptions {
   readonly continuationDedupId?: string;
 }
 
-// Renders a progress report as a bar update.
-function show(bar: ProgressBar, data: unknown): void {
-  const p = data as { done?: number; total?: number; migrated?: number; failed?: number; step?: string } | null;
+/** Renders a job's progress report (`{ done, total }` counts, or a `{ step, percent }` phase) on a bar. */
+export function showJobProgress(bar: ProgressBar, data: unknown): void {
+  const p = data as { done?: unknown; total?: unknown; percent?: unknown; migrated?: number; failed?: number; step?: unknown } | null;
   if (!p || typeof p !== 'object') return;
-  const note = p.migrated !== undefined ? `migrated ${p.migrated}, failed ${p.failed ?? 0}` : p.step;
-  if (typeof p.done === 'number') bar.update(p.done, p.total, note);
+  const step = typeof p.step === 'string' ? p.step : undefined;
+  const note = p.migrated !== undefined ? `migrated ${p.migrated}, failed ${p.failed ?? 0}` : step;
+  if (typeof p.done === 'number') bar.update(p.done, typeof p.total === 'number' ? p.total : undefined, note);
+  else if (typeof p.percent === 'number') bar.phase(p.percent, step);
 }
 
 export async function followJob<R>({ queue, events, jobId, bar, timeoutMs, continuationDedupId }: FollowOptions): Promise<R> {
   const deadline = Date.now() + timeoutMs;
   let current = jobId;
   const onProgress = ({ jobId: id, data }: { jobId: string; data: unknown }) => {
-    if (id === current) show(bar, data);
+    if (id === current) showJobProgress(bar, data);
   };
   events.on('progress', onProgress);
   try {
     for (;;) {
       const job = await queue.getJob(current);
       if (!job) throw new RemoteJobError(queue.name, current, 'JobMissing', 'the job no longer exists (removed, or trimmed by retention)');
-      show(bar, job.progress);
+      showJobProgress(bar, job.progress);
       const result = await waitForJob<R>(queue, current, events, Math.max(1, deadline - Date.now()));
       const next = continuationDedupId && (result as { status?: string } | null)?.status === 'continued' ? await queue.getDeduplicationJobId(continuationDedupId) : null;
       if (!next || next === current) return result;

@@ -33,6 +33,7 @@ import { registerExport } from './commands/export.js';
 import { registerArchive } from './commands/archive.js';
 import { registerTurn } from './commands/turn.js';
 import { registerFiles } from './commands/files.js';
+import { registerJobs } from './commands/jobs.js';
 
 export type Register = (program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>) => void;
 
@@ -53,6 +54,7 @@ const COMMANDS: Register[] = [
   registerGc,
   registerWeb,
   registerQueues,
+  registerJobs,
   registerTop,
   registerCompletion,
   registerEnv,

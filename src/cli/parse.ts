@@ -56,3 +56,21 @@ export function parsePercent(flag: string, raw: string): number {
   if (!(value > 0 && value <= 100)) throw new UsageError(`${flag}: expected a percentage like 1% (above 0, at most 100%), got ${JSON.stringify(raw)}`);
   return value;
 }
+
+const SINCE_UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `--since 90s|30m|1h|2d` (before `now`) or an ISO 8601 time → epoch milliseconds. */
+export function parseSince(flag: string, raw: string, now: number): number {
+  const relative = /^(\d+)([smhd])$/.exec(raw);
+  if (relative) return now - Number(relative[1]) * SINCE_UNITS[relative[2]!]!;
+  const at = /^\d{4}-\d{2}-\d{2}T/.test(raw) ? Date.parse(raw) : NaN;
+  if (!Number.isFinite(at)) throw new UsageError(`${flag}: expected a duration like 90s, 30m, 1h, 2d or an ISO 8601 time, got ${JSON.stringify(raw)}`);
+  return at;
+}
+
+/** A whole number from `min` to `max`. */
+export function parseCount(flag: string, raw: string, min: number, max: number): number {
+  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= min && value <= max)) throw new UsageError(`${flag}: expected a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  return value;
+}

@@ -4,6 +4,7 @@ import { WorkspaceId, parsePayload } from '../queues/index.js';
 import type { ApiRoute } from './api-route.js';
 import { AddressSchema, Timestamp } from './response-schemas.js';
 import { isoOf, isoOrNull } from './iso-timestamps.js';
+import { listWorkspaces } from '../status/list-workspaces.js';
 
 export const ListQuery = z
   .object({
@@ -34,16 +35,9 @@ export const WORKSPACE_LIST_ROUTES: readonly ApiRoute[] = [
     response: ListSchema,
     result: '200 { workspaces: [{ workspaceId, generation, address, lastActivity }], nextCursor }',
     async handle(deps, { query, allows }) {
-      const limit = Number(query.limit ?? 100);
-      const ids = (await deps.addresses.known()).filter((id) => allows(id) && (query.cursor === undefined || id > query.cursor));
-      const page = ids.slice(0, limit);
-      const workspaces = await Promise.all(
-        page.map(async (workspaceId) => {
-          const [address, generation, last] = await Promise.all([deps.addresses.get(workspaceId), deps.addresses.generation(workspaceId), deps.addresses.lastActivity(workspaceId)]);
-          return { workspaceId, generation, address: address ? { ...address, publishedAt: isoOf(address.publishedAt) } : null, lastActivity: isoOrNull(last) };
-        }),
-      );
-      return { status: 200, body: { workspaces, nextCursor: ids.length > limit ? page.at(-1)! : null } };
+      const listing = await listWorkspaces(deps.addresses, { limit: Number(query.limit ?? 100), allows, ...(query.cursor === undefined ? {} : { cursor: query.cursor }) });
+      const workspaces = listing.workspaces.map((w) => ({ ...w, address: w.address ? { ...w.address, publishedAt: isoOf(w.address.publishedAt) } : null, lastActivity: isoOrNull(w.lastActivity) }));
+      return { status: 200, body: { workspaces, nextCursor: listing.nextCursor } };
     },
   },
   {

@@ -6,7 +6,7 @@
  * Producers never import from `src/workers`.
  */
 import type { Redis } from 'ioredis';
-import type { JobsOptions } from 'bullmq';
+import type { JobsOptions, QueueEvents } from 'bullmq';
 import type { Config } from '../config.js';
 import { WorkspaceNotFoundError } from '../errors/workspace-not-found-error.js';
 import { fleetKeys, type FleetKeys } from '../keys.js';
@@ -74,6 +74,19 @@ export interface WaitOptions {
   readonly timeoutMs?: number;
   /** BullMQ priority (1 = highest). */
   readonly priority?: number;
+  /** With `wait`: called with each progress report of the job waited for (`{ step, percent, done, total }`). */
+  readonly onProgress?: (progress: unknown) => void;
+}
+
+// Forwards the progress events of job `jobId()` (known once added) until the returned stop is called.
+function forwardProgress(events: QueueEvents | null, options: WaitOptions, jobId: () => string | undefined): () => void {
+  const onProgress = options.onProgress;
+  if (!events || !onProgress) return () => undefined;
+  const listener = ({ jobId: id, data }: { jobId: string; data: unknown }) => {
+    if (id === jobId()) onProgress(data);
+  };
+  events.on('progress', listener);
+  return () => events.off('progress', listener);
 }
 
 export interface Enqueued<R> {
@@ -154,11 +167,18 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
   async function add<R>(bullName: string, name: string, data: unknown, opts: JobsOptions, options: WaitOptions): Promise<Enqueued<R>> {
     const queue = pool.queue(bullName);
     const events = options.wait ? await pool.events(bullName) : null;
-    const job = await queue.add(name, data, { ...opts, ...(options.priority ? { priority: options.priority } : {}) });
-    const jobId = String(job.id);
-    if (!events) return { queue: bullName, jobId };
-    const result = await waitForJob<R>(queue, jobId, events, options.timeoutMs ?? DEFAULT_WAIT_MS);
-    return { queue: bullName, jobId, result };
+    let added: string | undefined;
+    const stop = forwardProgress(events, options, () => added);
+    try {
+      const job = await queue.add(name, data, { ...opts, ...(options.priority ? { priority: options.priority } : {}) });
+      const jobId = String(job.id);
+      added = jobId;
+      if (!events) return { queue: bullName, jobId };
+      const result = await waitForJob<R>(queue, jobId, events, options.timeoutMs ?? DEFAULT_WAIT_MS);
+      return { queue: bullName, jobId, result };
+    } finally {
+      stop();
+    }
   }
 
   // The host-bound queue of a workspace's live incarnation.
@@ -183,25 +203,32 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
       const payload = parsePayload('persist payload', PersistPayload, input);
       const { bullName } = await hostQueue(PERSIST, payload.workspaceId);
       const events = options.wait ? await pool.events(bullName) : null;
-      // The merge and the job add are one transaction: no intent without its job (add-persist-job.ts).
-      const { seq, jobId } = await addPersistJob({
-        queue: pool.queue(bullName),
-        intents,
-        payload,
-        opts: { ...persistJobOptions, deduplication: persistDeduplication(payload.workspaceId), ...(options.priority ? { priority: options.priority } : {}) },
-        redisAddress: redisAddress(redis),
-      });
-      if (!events) return { queue: bullName, jobId, seq };
-      const result = await waitForPersist<PersistResult>({
-        intents,
-        events,
-        workspaceId: payload.workspaceId,
-        seq,
-        queue: bullName,
-        jobId,
-        timeoutMs: options.timeoutMs ?? DEFAULT_WAIT_MS,
-      });
-      return { queue: bullName, jobId, seq, result };
+      let added: string | undefined;
+      const stop = forwardProgress(events, options, () => added);
+      try {
+        // The merge and the job add are one transaction: no intent without its job (add-persist-job.ts).
+        const { seq, jobId } = await addPersistJob({
+          queue: pool.queue(bullName),
+          intents,
+          payload,
+          opts: { ...persistJobOptions, deduplication: persistDeduplication(payload.workspaceId), ...(options.priority ? { priority: options.priority } : {}) },
+          redisAddress: redisAddress(redis),
+        });
+        added = jobId;
+        if (!events) return { queue: bullName, jobId, seq };
+        const result = await waitForPersist<PersistResult>({
+          intents,
+          events,
+          workspaceId: payload.workspaceId,
+          seq,
+          queue: bullName,
+          jobId,
+          timeoutMs: options.timeoutMs ?? DEFAULT_WAIT_MS,
+        });
+        return { queue: bullName, jobId, seq, result };
+      } finally {
+        stop();
+      }
     }),
 
     async startCheckpoints(workspaceId, options = {}) {

@@ -97,6 +97,7 @@ export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs
     else bullSignal?.addEventListener('abort', onCancel, { once: true });
     const forced = afterAbort(controller.signal, abortGraceMs);
 
+    let lastStep: string | undefined;
     const ctx = {
       logger,
       signal: controller.signal,
@@ -107,7 +108,13 @@ export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs
       deadlineAt,
       progress: async (update: Progress) => {
         try {
-          await job.updateProgress({ ...update, at: Date.now() });
+          const at = Date.now();
+          // Each new phase is also a line of the job's log (Bull Board's Logs tab, `fleet jobs show`).
+          if (update.step !== lastStep) {
+            lastStep = update.step;
+            await job.log(`${new Date(at).toISOString()} ${update.step} (${at - started} ms)`);
+          }
+          await job.updateProgress({ ...update, at });
         } catch (error) {
           logger.warn({ err: error }, 'progress update failed');
         }

@@ -30,7 +30,7 @@ function sink() {
 
 // A job as BullMQ hands it to a processor.
 function job(data: unknown, over: Partial<{ id: string; attemptsMade: number; attempts: number }> = {}): Job {
-  return { id: over.id ?? '42', data, opts: { attempts: over.attempts ?? 3 }, attemptsMade: over.attemptsMade ?? 0, updateProgress: async () => undefined } as unknown as Job;
+  return { id: over.id ?? '42', data, opts: { attempts: over.attempts ?? 3 }, attemptsMade: over.attemptsMade ?? 0, updateProgress: async () => undefined, log: async () => 0 } as unknown as Job;
 }
 
 function wrap(processor: WrapOptions['processor'], over: Partial<WrapOptions> | 'info' = {}) {
@@ -44,6 +44,24 @@ function wrap(processor: WrapOptions['processor'], over: Partial<WrapOptions> | 
 const PAYLOAD = { workspaceId: 'ws-1', generation: 2 };
 
 describe('wrapProcessor', () => {
+  it('writes each new progress step as one line of the job log, and every report as progress', async () => {
+    const logged: string[] = [];
+    const reported: unknown[] = [];
+    const j = { ...job(PAYLOAD), log: async (row: string) => logged.push(row), updateProgress: async (p: unknown) => void reported.push(p) } as unknown as Job;
+    const { fn } = wrap(async (_payload, ctx) => {
+      await ctx.progress({ step: 'link', percent: 10 });
+      await ctx.progress({ step: 'link', done: 5, total: 10 });
+      await ctx.progress({ step: 'commit', percent: 70 });
+      return null;
+    });
+    await fn(j, 'token', new AbortController().signal);
+    expect(logged).toHaveLength(2);
+    expect(logged[0]).toMatch(/^\d{4}-\d{2}-\d{2}T\S+Z link \(\d+ ms\)$/);
+    expect(logged[1]).toMatch(/ commit \(\d+ ms\)$/);
+    expect(reported).toHaveLength(3);
+    expect(reported[1]).toMatchObject({ step: 'link', done: 5, total: 10 });
+  });
+
   it('passes the parsed payload and the job context, returns the result and logs one completion line', async () => {
     let seen: { payload: unknown; ctx: ProcessorContext } | undefined;
     const { fn, out } = wrap(async (payload, ctx) => {

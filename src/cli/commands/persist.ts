@@ -7,6 +7,8 @@ import type { CliContext } from '../context.js';
 import { parseMs } from '../parse.js';
 import { printResult } from '../output.js';
 import { withServices } from '../../app/with-services.js';
+import { progressBar } from '../progress-bar.js';
+import { showJobProgress } from '../follow-job.js';
 
 export function registerPersist(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
   program
@@ -28,10 +30,12 @@ export function registerPersist(program: Command, ctx: CliContext, run: (action:
         return withServices(ctx, ['addresses', 'client'], async (services) => {
           const address = await services.addresses.get(workspaceId);
           if (!address) throw new WorkspaceNotFoundError(workspaceId);
+          const bar = opts.wait && !opts.json ? progressBar(ctx.io, `persist ${workspaceId}`) : null;
           const enqueued = await services.client.persist(
             { workspaceId, generation: address.generation, delete: Boolean(opts.delete), force: Boolean(opts.force), reason: opts.reason as PersistReason, ...(opts.turn ? { turnId: opts.turn } : {}) },
-            { wait: Boolean(opts.wait), timeoutMs },
+            { wait: Boolean(opts.wait), timeoutMs, ...(bar ? { onProgress: (p: unknown) => showJobProgress(bar, p) } : {}) },
           );
+          bar?.done();
           printResult(ctx.io, Boolean(opts.json), enqueued, () => {
             const r = enqueued.result;
             if (!r) return `persist of ${workspaceId} enqueued (job ${enqueued.jobId}, request ${enqueued.seq})`;

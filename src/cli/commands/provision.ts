@@ -5,6 +5,8 @@ import type { ProvisionResult } from '../../queues/provision.js';
 import type { CliContext } from '../context.js';
 import { parseMs } from '../parse.js';
 import { printResult } from '../output.js';
+import { progressBar } from '../progress-bar.js';
+import { showJobProgress } from '../follow-job.js';
 
 export function registerProvision(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
   program
@@ -22,10 +24,12 @@ export function registerProvision(program: Command, ctx: CliContext, run: (actio
         const config = await ctx.connectedConfig();
         const client = createFleetClient({ config });
         try {
+          const bar = opts.wait && !opts.json ? progressBar(ctx.io, `provision ${workspace}`) : null;
           const enqueued = await client.provision(
             { workspaceId: workspace, lane: opts.lane, ...(opts.provider ? { provider: opts.provider as 'local' } : {}) },
-            { wait: Boolean(opts.wait), timeoutMs },
+            { wait: Boolean(opts.wait), timeoutMs, ...(bar ? { onProgress: (p: unknown) => showJobProgress(bar, p) } : {}) },
           );
+          bar?.done();
           const result = enqueued.result as ProvisionResult | undefined;
           printResult(ctx.io, Boolean(opts.json), result ?? enqueued, () =>
             result

@@ -5,6 +5,8 @@ import type { CliContext } from '../context.js';
 import { parseMs } from '../parse.js';
 import { printResult } from '../output.js';
 import { withServices } from '../../app/with-services.js';
+import { progressBar } from '../progress-bar.js';
+import { showJobProgress } from '../follow-job.js';
 
 export function registerRollback(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
   program
@@ -19,7 +21,9 @@ export function registerRollback(program: Command, ctx: CliContext, run: (action
       run(async () => {
         const timeoutMs = parseMs('--timeout', opts.timeout, 300_000);
         return withServices(ctx, ['client'], async (services) => {
-          const enqueued = await services.client.rollback({ workspaceId, revision }, { wait: Boolean(opts.wait), timeoutMs });
+          const bar = opts.wait && !opts.json ? progressBar(ctx.io, `rollback ${workspaceId}`) : null;
+          const enqueued = await services.client.rollback({ workspaceId, revision }, { wait: Boolean(opts.wait), timeoutMs, ...(bar ? { onProgress: (p: unknown) => showJobProgress(bar, p) } : {}) });
+          bar?.done();
           const result = enqueued.result as RollbackResult | undefined;
           printResult(ctx.io, Boolean(opts.json), result ?? enqueued, () =>
             result ? `${workspaceId}: revision ${result.revision} now holds the content of ${result.restoredFrom} (${result.files} files); live tree restored` : `rollback of ${workspaceId} enqueued (job ${enqueued.jobId})`,

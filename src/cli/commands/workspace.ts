@@ -1,4 +1,4 @@
-/** `fleet workspace show <ws>` and `fleet workspace reset <ws> --confirm`. */
+/** `fleet workspace list`, `fleet workspace show <ws>` and `fleet workspace reset <ws> --confirm`. */
 import type { Command } from 'commander';
 import { UsageError } from '../../errors/usage-error.js';
 import { resetWorkspace } from '../../provision/reset-workspace.js';
@@ -7,9 +7,44 @@ import { describeWorkspace } from '../../status/describe-workspace.js';
 import type { CliContext } from '../context.js';
 import { printResult, table } from '../output.js';
 import { withServices } from '../../app/with-services.js';
+import { listWorkspaces } from '../../status/list-workspaces.js';
+import { parseCount } from '../parse.js';
 
 export function registerWorkspace(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
-  const workspace = program.command('workspace').description('inspect or reset one workspace');
+  const workspace = program.command('workspace').description('list the workspaces, inspect or reset one');
+  workspace
+    .command('list')
+    .description('the workspaces the fleet knows, by id: generation, live sandbox (handle, host, provider), last activity')
+    .option('--limit <n>', 'page size (1-1000)', '100')
+    .option('--cursor <id>', 'start after this workspace id (the nextCursor of the previous page)')
+    .option('--json', 'print { workspaces: [{ workspaceId, generation, address, lastActivity }], nextCursor } (times in ISO 8601)')
+    .addHelpText('after', '\nExamples:\n  fleet workspace list\n  fleet workspace list --limit 500 --json | jq -r \'.workspaces[].workspaceId\'\n  fleet workspace list --cursor ws-0500')
+    .action((opts: { limit: string; cursor?: string; json?: boolean }) =>
+      run(async () => {
+        const limit = parseCount('--limit', opts.limit, 1, 1_000);
+        const cursor = opts.cursor === undefined ? undefined : parsePayload('--cursor', WorkspaceId, opts.cursor);
+        return withServices(ctx, ['addresses'], async (services) => {
+          const listing = await listWorkspaces(services.addresses, { limit, ...(cursor === undefined ? {} : { cursor }) });
+          const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+          const data = {
+            workspaces: listing.workspaces.map((w) => ({ ...w, address: w.address ? { ...w.address, publishedAt: iso(w.address.publishedAt) } : null, lastActivity: iso(w.lastActivity) })),
+            nextCursor: listing.nextCursor,
+          };
+          printResult(ctx.io, Boolean(opts.json), data, () =>
+            [
+              data.workspaces.length === 0
+                ? 'no workspaces'
+                : table(
+                    ['workspace', 'generation', 'handle', 'host', 'provider', 'last activity'],
+                    data.workspaces.map((w) => [w.workspaceId, w.generation, w.address?.handle, w.address?.hostId, w.address?.provider, w.lastActivity]),
+                  ),
+              ...(data.nextCursor ? [`more: fleet workspace list --cursor ${data.nextCursor}`] : []),
+            ].join('\n'),
+          );
+          return 0;
+        });
+      }),
+    );
   workspace
     .command('show')
     .description('address, generation, runtime resource, current revision and persist lag')
