@@ -34,6 +34,8 @@ export interface JobScope {
   readonly attempt: number;
   readonly maxAttempts: number;
   readonly workspaceId?: string;
+  /** The HTTP request that caused the job (job-trace.ts). */
+  readonly reqId?: string;
 }
 
 /** A child logger bound to one job. */

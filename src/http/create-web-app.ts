@@ -14,6 +14,7 @@ import type { FleetMetrics } from '../metrics/fleet-metrics.js';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
+import { accessLog, requestIdOf } from './access-log.js';
 import { adminGuard } from './admin-guard.js';
 import type { RouteDeps } from './api-route.js';
 import { API_ROUTES } from './api-routes.js';
@@ -45,9 +46,10 @@ export function createWebApp({ config, redis, keys, api, metrics, logger, board 
   const openapi = openApiDocument(API_ROUTES);
 
   const address = redisAddress(redis);
+  app.use('*', accessLog(logger));
   app.onError((error, c) => {
     const { status, body, headers } = errorResponse(RedisUnavailableError.from(error, address) ?? error);
-    if (status >= 500 && status !== 502 && status !== 504) logger.error({ err: error, method: c.req.method, path: c.req.path }, 'request failed');
+    if (status >= 500 && status !== 502 && status !== 504) logger.error({ err: error, reqId: requestIdOf(c), method: c.req.method, path: c.req.path }, 'request failed');
     return c.json(body, status as 500, headers);
   });
   app.notFound((c) => {

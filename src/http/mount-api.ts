@@ -11,6 +11,7 @@ import { parsePayload } from '../queues/payload.js';
 import type { ApiRoute, RouteDeps, RouteResult } from './api-route.js';
 import { authorizeRoute, bearerAuth, workspaceFilter } from './bearer-auth.js';
 import { readJsonBody } from './read-json-body.js';
+import { noteRequestJob, requestIdOf } from './access-log.js';
 import { resolveWait, WaitQuery, type WaitOptions } from './wait-query.js';
 
 /**
@@ -57,6 +58,9 @@ function respond(c: Context, result: RouteResult): Response {
   return c.json(result.body as object, result.status, headers);
 }
 
+// The wait options with the request's id, which the route hands to the client with them.
+const withRequestId = (wait: WaitOptions, reqId: string | undefined): WaitOptions => (reqId === undefined ? wait : { ...wait, reqId });
+
 export function mountApi(app: Hono, routes: readonly ApiRoute[], deps: RouteDeps, config: Config): void {
   app.use('/v1/*', bearerAuth(config.http.apiTokens));
   for (const route of routes) {
@@ -79,10 +83,12 @@ export function mountApi(app: Hono, routes: readonly ApiRoute[], deps: RouteDeps
         bytes,
         query,
         header: (name) => c.req.header(name),
-        wait,
+        wait: withRequestId(wait, requestIdOf(c)),
         allows: workspaceFilter(c),
         signal: c.req.raw.signal,
       });
+      const enqueued = result.kind === undefined || result.kind === 'json' ? (result.body as { queue?: unknown; jobId?: unknown } | null) : null;
+      if (typeof enqueued?.queue === 'string' && typeof enqueued.jobId === 'string') noteRequestJob(c, enqueued.queue, enqueued.jobId);
       return respond(c, result);
     });
   }

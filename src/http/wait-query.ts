@@ -16,6 +16,8 @@ export type WaitQuery = z.infer<typeof WaitQuery>;
 export interface WaitOptions {
   readonly wait: boolean;
   readonly timeoutMs: number;
+  /** The request's id (`X-Request-Id`), carried into the jobs it enqueues. */
+  readonly reqId?: string;
 }
 
 /** Parses the query (400 on bad values or unknown parameters) and applies the cap. */

@@ -19,6 +19,7 @@ import { Job, type JobsOptions, type Queue } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
 import { RedisUnavailableError } from '../errors/redis-unavailable-error.js';
 import { PERSIST, type PersistPayload } from '../queues/persist.js';
+import { withTrace } from '../observability/job-trace.js';
 import type { PersistIntentStore } from '../state/persist-intent.js';
 
 export interface AddPersistJobOptions {
@@ -28,6 +29,8 @@ export interface AddPersistJobOptions {
   readonly opts: JobsOptions;
   /** `host:port` of the Redis (for a refusal's error). */
   readonly redisAddress: string;
+  /** The HTTP request that caused the persist (job-trace.ts), carried in the job's data only. */
+  readonly reqId?: string;
 }
 
 export interface AddedPersistJob {
@@ -40,15 +43,16 @@ export interface AddedPersistJob {
 // One reply of an EXEC: the error, or the reply value.
 type Reply = [Error | null, unknown];
 
-export async function addPersistJob({ queue, intents, payload, opts, redisAddress }: AddPersistJobOptions): Promise<AddedPersistJob> {
+export async function addPersistJob({ queue, intents, payload, opts, redisAddress, reqId }: AddPersistJobOptions): Promise<AddedPersistJob> {
   const refused = (error: unknown) => RedisUnavailableError.from(error, redisAddress) ?? error;
   const requestId = randomUUID();
   const data = { ...payload, requestId };
+  const jobData = withTrace(data, reqId);
   // BullMQ's transaction wraps an ioredis MULTI (the Redis backend of a Queue built on ioredis).
   const multi = (await queue.getBackend().client).multi();
   intents.queueMerge(multi as unknown as ChainableCommander, payload.workspaceId, data);
   // What Queue#add builds (queue defaults under the job's options), queued instead of sent.
-  await new Job(queue, PERSIST, data, { ...queue.jobsOpts, ...opts }).addJob(multi);
+  await new Job(queue, PERSIST, jobData, { ...queue.jobsOpts, ...opts }).addJob(multi);
   let replies: Reply[];
   try {
     replies = ((await multi.exec()) ?? []) as Reply[];
@@ -67,7 +71,7 @@ export async function addPersistJob({ queue, intents, payload, opts, redisAddres
     }
   };
   const seq = mergeError ? await again(() => intents.merge(payload.workspaceId, data)) : Number(seqReply);
-  const jobId = addError ? (await again(() => queue.add(PERSIST, data, opts))).id : jobReply;
+  const jobId = addError ? (await again(() => queue.add(PERSIST, jobData, opts))).id : jobReply;
   if (typeof jobId !== 'string') throw new Error(`adding the persist job failed with code ${String(jobId)}`);
   return { seq, jobId };
 }

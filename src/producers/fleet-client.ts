@@ -58,6 +58,7 @@ import { QueuePool } from './queue-pool.js';
 import { addPersistJob } from './add-persist-job.js';
 import { waitForJob } from './wait-for-job.js';
 import { waitForPersist } from './wait-for-persist.js';
+import { withTrace } from '../observability/job-trace.js';
 import { ActivityStore } from '../state/activity-store.js';
 import { closeTurn, openTurn, type TurnInput, type TurnResult } from './turns.js';
 import { CheckpointStore } from '../state/checkpoint-store.js';
@@ -74,6 +75,8 @@ export interface WaitOptions {
   readonly timeoutMs?: number;
   /** BullMQ priority (1 = highest). */
   readonly priority?: number;
+  /** The HTTP request that caused the call: carried in the job's data, bound to its log lines (job-trace.ts). */
+  readonly reqId?: string;
   /** With `wait`: called with each progress report of the job waited for (`{ step, percent, done, total }`). */
   readonly onProgress?: (progress: unknown) => void;
 }
@@ -170,7 +173,7 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
     let added: string | undefined;
     const stop = forwardProgress(events, options, () => added);
     try {
-      const job = await queue.add(name, data, { ...opts, ...(options.priority ? { priority: options.priority } : {}) });
+      const job = await queue.add(name, withTrace(data as object, options.reqId), { ...opts, ...(options.priority ? { priority: options.priority } : {}) });
       const jobId = String(job.id);
       added = jobId;
       if (!events) return { queue: bullName, jobId };
@@ -213,6 +216,7 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
           payload,
           opts: { ...persistJobOptions, deduplication: persistDeduplication(payload.workspaceId), ...(options.priority ? { priority: options.priority } : {}) },
           redisAddress: redisAddress(redis),
+          ...(options.reqId === undefined ? {} : { reqId: options.reqId }),
         });
         added = jobId;
         if (!events) return { queue: bullName, jobId, seq };

@@ -4,6 +4,7 @@
  * jobs finish within the grace period and is raced against a timer (BullMQ's `close()` hangs
  * forever when Redis is gone).
  */
+import { splitTrace } from '../observability/job-trace.js';
 import type { WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
@@ -101,13 +102,13 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     });
     worker.on('completed', (job, result) => {
       if (!onCompleted || !publicName) return;
-      Promise.resolve(onCompleted(publicName, job.name, job.data, result)).catch((hookError: unknown) => logger.warn({ err: hookError, queue: bullName }, 'completion hook failed'));
+      Promise.resolve(onCompleted(publicName, job.name, splitTrace(job.data).payload, result)).catch((hookError: unknown) => logger.warn({ err: hookError, queue: bullName }, 'completion hook failed'));
     });
     worker.on('failed', (job, error) => {
       if (!job || !onFinalFailure || !publicName) return;
       const final = error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
       if (final) {
-        Promise.resolve(onFinalFailure(publicName, job.data, job.failedReason ?? error.message, { queue: bullName, jobId: String(job.id) })).catch((hookError: unknown) =>
+        Promise.resolve(onFinalFailure(publicName, splitTrace(job.data).payload, job.failedReason ?? error.message, { queue: bullName, jobId: String(job.id) })).catch((hookError: unknown) =>
           logger.warn({ err: hookError, queue: bullName }, 'final-failure hook failed'),
         );
       }

@@ -13,6 +13,7 @@ import { jobLogger, type Logger } from '../logger.js';
 import { parsePayload } from '../queues/payload.js';
 import type { QueueDefinition } from '../queues/index.js';
 import type { Processor, Progress } from '../jobs/processor-context.js';
+import { splitTrace } from '../observability/job-trace.js';
 import { noopMetrics, type MetricsRecorder } from '../metrics/metrics-recorder.js';
 import { UnreadableJobData } from './unreadable-job-data.js';
 
@@ -72,15 +73,16 @@ export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs
   return async (job, _token, bullSignal) => {
     const maxAttempts = job.opts.attempts ?? 1;
     const attempt = job.attemptsMade + 1;
-    const data = job.data as { workspaceId?: unknown } | null;
-    const workspaceId = typeof data?.workspaceId === 'string' ? data.workspaceId : undefined;
-    const logger = jobLogger(root, { queue: bullQueueName, jobId: String(job.id), attempt, maxAttempts, ...(workspaceId ? { workspaceId } : {}) });
+    // The request that caused the job (`_trace`), off the payload and onto every log line.
+    const { payload: data, requestId } = job.data instanceof UnreadableJobData ? { payload: job.data, requestId: null } : splitTrace(job.data);
+    const workspaceId = typeof (data as { workspaceId?: unknown } | null)?.workspaceId === 'string' ? (data as { workspaceId: string }).workspaceId : undefined;
+    const logger = jobLogger(root, { queue: bullQueueName, jobId: String(job.id), attempt, maxAttempts, ...(workspaceId ? { workspaceId } : {}), ...(requestId ? { reqId: requestId } : {}) });
     const started = Date.now();
 
     let payload: unknown;
     try {
       if (job.data instanceof UnreadableJobData) throw await quarantine(job, job.data, bullQueueName, logger);
-      payload = parsePayload(`${definition.name} payload`, definition.schema, job.data);
+      payload = parsePayload(`${definition.name} payload`, definition.schema, data);
     } catch (error) {
       logger.error({ err: error, durationMs: 0 }, 'job refused: invalid payload');
       await metrics.jobFinished(bullQueueName, 'failed', Date.now() - started);
