@@ -6,7 +6,7 @@
  * schema, `Config`, the README table and `fleet env` derive from the records. A bad value fails
  * start-up with one line naming the variable, the expectation and the value (see `ConfigError`).
  */
-export { loadConfig, withRedisUrl, type Config, type SandboxLimitsConfig } from './config/load-config.js';
+export { loadConfig, withAdminPassword, withRedisUrl, type Config, type SandboxLimitsConfig } from './config/load-config.js';
 export { CONFIG_VARIABLES, EnvSchema, type ConfigVariableName } from './config/env-schema.js';
 export { CONFIG_DOCS } from './config/config-docs.js';
 export { GC_SCHEDULE_DEFAULTS } from './config/gc-schedule.js';

@@ -83,6 +83,10 @@ export const CONFIG_SHAPE = deepFreeze({
     fileMaxBytes: variable('FLEET_FILE_MAX_BYTES', integer(16 * 1024 * 1024, 1, 1024 * 1024 * 1024, ' of bytes'), {
       doc: 'Largest file read or written through the workspace file API (`/v1/workspaces/{id}/files/...`, `fleet files`; 413 above)',
     }),
+    publicUrl: variable('FLEET_PUBLIC_URL', matching(/^https?:\/\/([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?\/?$/, 'an http(s) origin like https://fleet.example.com (scheme, host and port only)', null), {
+      default: '(none)',
+      doc: 'The origin browsers reach this service by behind a proxy (`https://fleet.example.com`): Bull Board accepts state changes whose `Origin` names it as well as the `Host` the request arrived with',
+    }),
     bodyLimitBytes: variable('FLEET_HTTP_BODY_LIMIT_BYTES', integer(2 * 1024 * 1024, 1_024, 256 * 1024 * 1024, ' of bytes'), {
       doc: 'Largest request body the HTTP API accepts (413 above)',
     }),

@@ -37,3 +37,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
 export function withRedisUrl(config: Config, url: string): Config {
   return deepFreeze<Config>({ ...config, redis: { ...config.redis, url } });
 }
+
+/** The configuration with Bull Board's password set (`fleet up`'s generated one). */
+export function withAdminPassword(config: Config, password: string): Config {
+  return deepFreeze<Config>({ ...config, admin: { ...config.admin, password } });
+}

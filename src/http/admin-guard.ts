@@ -36,18 +36,22 @@ function hostOf(value: string | undefined): string | null {
   }
 }
 
-/** Throws CrossOriginError unless a state-changing request comes from this host. */
-export function assertSameOrigin(c: Context): void {
+/**
+ * Throws CrossOriginError unless a state-changing request comes from this host: the `Host` it
+ * arrived with, or the public origin (`FLEET_PUBLIC_URL`) a proxy in front of it serves.
+ */
+export function assertSameOrigin(c: Context, publicUrl: string | null = null): void {
   if (SAFE_METHODS.has(c.req.method)) return;
   const site = c.req.header('sec-fetch-site');
   if (site === 'cross-site' || site === 'same-site') throw new CrossOriginError(`refused ${c.req.method} from another site (Sec-Fetch-Site: ${site})`);
   const host = (c.req.header('host') ?? '').toLowerCase();
   const origin = hostOf(c.req.header('origin')) ?? hostOf(c.req.header('referer'));
   if (!origin) throw new CrossOriginError(`refused ${c.req.method} without Origin or Referer (state changes must come from the board's page)`);
-  if (origin !== host) throw new CrossOriginError(`refused ${c.req.method} from origin ${origin} (expected ${host})`);
+  const publicHost = hostOf(publicUrl ?? undefined);
+  if (origin !== host && origin !== publicHost) throw new CrossOriginError(`refused ${c.req.method} from origin ${origin} (expected ${host}${publicHost ? ` or ${publicHost}` : ''})`);
 }
 
-export function adminGuard(password: string): MiddlewareHandler {
+export function adminGuard(password: string, publicUrl: string | null = null): MiddlewareHandler {
   return async (c, next) => {
     const credentials = basicCredentials(c.req.header('authorization'));
     // Both parts are always compared, so a wrong user costs the same as a wrong password.
@@ -57,7 +61,7 @@ export function adminGuard(password: string): MiddlewareHandler {
       c.header('WWW-Authenticate', `Basic realm="${ADMIN_REALM}", charset="UTF-8"`);
       throw new UnauthorizedError(credentials ? 'wrong admin credentials' : 'admin credentials required');
     }
-    assertSameOrigin(c);
+    assertSameOrigin(c, publicUrl);
     return next();
   };
 }

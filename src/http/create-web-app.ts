@@ -69,8 +69,9 @@ export function createWebApp({ config, redis, keys, api, metrics, logger, board 
   app.get('/openapi.json', (c) => c.json(openapi));
 
   if (board && config.admin.password) {
-    app.use(BOARD_PATH, adminGuard(config.admin.password));
-    app.use(`${BOARD_PATH}/*`, adminGuard(config.admin.password));
+    const guard = adminGuard(config.admin.password, config.http.publicUrl);
+    app.use(BOARD_PATH, guard);
+    app.use(`${BOARD_PATH}/*`, guard);
     app.route(BOARD_PATH, board.app);
   } else {
     // Off: say so and how to turn it on, rather than "no route".

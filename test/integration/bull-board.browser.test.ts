@@ -2,7 +2,7 @@
 // every fleet queue (including a host that appears later) with real jobs, retry a failed job from
 // the UI; and without credentials, get nothing. Also: disabled without a password, read-only mode,
 // and the same-origin guard on writes.
-import { copyFile, mkdir, mkdtemp } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Queue } from 'bullmq';
@@ -11,9 +11,10 @@ import { describe, expect, it } from 'vitest';
 import { ProviderPermanentError } from '../../src/providers/provider-errors.js';
 import { allQueueNames } from '../../src/status/fleet-status.js';
 import { addCleanup } from '../helpers/cleanup.js';
-import { testConnection } from '../helpers/fleet-env.js';
+import { testConnection, testEnv } from '../helpers/fleet-env.js';
+import { loadConfig } from '../../src/config.js';
 import { testWorkers } from '../helpers/fleet-harness.js';
-import { ROOT } from '../helpers/processes.js';
+import { killGroup, ROOT, startFleet } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 import { answer, createWebHarness } from '../helpers/web-harness.js';
 
@@ -129,6 +130,54 @@ describe('Bull Board', () => {
     const forged = await fetch(`${h.web.url}/admin/queues/api/queues/gc/clean/completed`, { method: 'PUT', headers: { authorization: basic('admin', PASSWORD), origin: 'http://evil.example' } });
     expect(forged.status).toBe(403);
     expect(await queue.getJobState(job!.id!)).toBe('completed');
+  });
+
+  it('is on in fleet up with a generated password (kept across restarts), hostops queues included; FLEET_PUBLIC_URL is a same origin', { timeout: 240_000 }, async () => {
+    const env = await testEnv({ FLEET_HTTP_PORT: '0', FLEET_PUBLIC_URL: 'https://fleet.example.com', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
+    const start = async () => {
+      const up = startFleet(['up'], env);
+      addCleanup(() => killGroup(up.child, 'SIGKILL'));
+      await up.waitForOutput(/board\s+http:\/\/\S+ \(user admin, password \S+, kept in \S+\)/, 60_000);
+      const [, url, password, file] = /board\s+(http:\/\/\S+)\/admin\/queues \(user admin, password (\S+), kept in (\S+)\)/.exec(up.stdout())!;
+      return { up, url: url!, password: password!, file: file! };
+    };
+    const first = await start();
+    expect(first.file).toBe(path.join(env.FLEET_HOME!, 'admin-password'));
+    expect((await readFile(first.file, 'utf8')).trim()).toBe(first.password);
+    expect((await stat(first.file)).mode & 0o777).toBe(0o600);
+    expect(first.password).toMatch(/^[A-Za-z0-9_-]{24}$/);
+    // A hostops queue that holds a job (a foreign host's provider operation) is on the board too.
+    const hostops = new Queue('hostops@local', { connection: testConnection(loadConfig(env)), prefix: env.FLEET_PREFIX });
+    addCleanup(() => hostops.close());
+    await hostops.add('hostops', { op: 'nothing' });
+
+    const context = await browser({ username: 'admin', password: first.password });
+    const page = await context.newPage();
+    const overview = await page.goto(`${first.url}/admin/queues`, { waitUntil: 'domcontentloaded' });
+    expect(overview?.status()).toBe(200);
+    await page.getByText('provision').first().waitFor();
+    await waitFor('hostops@local on the board', async () => {
+      await page.reload({ waitUntil: 'domcontentloaded' });
+      return (await page.locator('body').innerText()).includes('hostops@local') ? true : undefined;
+    }, 90_000, 1_000);
+    const sidebar = await page.locator('body').innerText();
+    for (const name of ['provision', 'persist@local', 'checkpoint@local', 'gc', 'bake', 'backfill']) expect(sidebar).toContain(name);
+
+    // Behind a proxy the browser's Origin is the public one, not the Host the request arrived with.
+    const auth = { authorization: basic('admin', first.password) };
+    const viaProxy = await fetch(`${first.url}/admin/queues/api/queues/gc/clean/completed`, { method: 'PUT', headers: { ...auth, origin: 'https://fleet.example.com' } });
+    expect(viaProxy.status).toBe(204);
+    const forged = await fetch(`${first.url}/admin/queues/api/queues/gc/clean/completed`, { method: 'PUT', headers: { ...auth, origin: 'https://evil.example.com' } });
+    expect(forged.status).toBe(403);
+
+    // Restarted, the same password.
+    killGroup(first.up.child, 'SIGTERM');
+    expect((await first.up.exited).code).toBe(0);
+    const second = await start();
+    expect(second.password).toBe(first.password);
+    expect((await fetch(`${second.url}/admin/queues/api/queues`, { headers: auth })).status).toBe(200);
+    killGroup(second.up.child, 'SIGTERM');
+    expect((await second.up.exited).code).toBe(0);
   });
 
   it('is disabled (404) without FLEET_ADMIN_PASSWORD, and refuses writes (405) when FLEET_ADMIN_READONLY=true', async () => {

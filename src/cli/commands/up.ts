@@ -1,6 +1,7 @@
 /** `fleet up`: embedded Redis if needed + every worker in one process, until a signal. */
 import type { Command } from 'commander';
-import { withRedisUrl } from '../../config.js';
+import { withAdminPassword, withRedisUrl, type Config } from '../../config.js';
+import { ensureAdminPassword } from '../../embedded/admin-password.js';
 import { startEmbeddedRedis } from '../../embedded/embedded-redis.js';
 import { QUEUE_NAMES } from '../../queues/index.js';
 import { providerHostsInUse } from '../../providers/provider-hosts.js';
@@ -11,6 +12,16 @@ import { assertSystemTools } from '../../system-tools.js';
 import type { CliContext } from '../context.js';
 import { printResult, table } from '../output.js';
 import { redactedRedisUrl } from '../../redis.js';
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
+
+// The generated board password of a fleet up whose web side only listens on loopback (no API
+// tokens, or a loopback FLEET_HTTP_HOST) and has no FLEET_ADMIN_PASSWORD; null otherwise.
+async function boardPassword(config: Config) {
+  if (config.admin.password) return null;
+  const loopbackOnly = config.http.apiTokens.length === 0 || LOOPBACK_HOSTS.has(config.http.host);
+  return loopbackOnly ? ensureAdminPassword(config.paths.home) : null;
+}
 
 export function registerUp(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
   program
@@ -32,7 +43,9 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
             url = embedded.url;
             redisNote = `embedded${embedded.adopted ? ', adopted' : ''}, data ${embedded.state.dataDir}`;
           }
-          const config = withRedisUrl(base, url);
+          // The board is on in a loopback-only fleet up: with a generated password when none is set.
+          const board = await boardPassword(base);
+          const config = withRedisUrl(board ? withAdminPassword(base, board.password) : base, url);
           // Every host-bound queue a provider in use needs: this host's, and persist@vercel / checkpoint@vercel.
           const fleet = await startFleetProcess({ config, queues: QUEUE_NAMES, hosts: [config.hostId, ...providerHostsInUse(config)], logger });
           releasers.add('workers', () => fleet.close());
@@ -47,6 +60,7 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
             workers: { queues: fleet.workers.queueNames, concurrency: config.worker.concurrency ?? 'per queue', hostId: config.hostId },
             web: web.url,
             board: web.board ? `${web.url}/admin/queues` : null,
+            boardPasswordFile: board?.file ?? null,
             archive: config.paths.archiveRoot,
             live: config.paths.liveRoot,
           };
@@ -58,7 +72,7 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
                 ['redis', `${redactedRedisUrl(url)} (${redisNote})`],
                 ['workers', `${fleet.workers.queueNames.join(', ')} (concurrency ${config.worker.concurrency ?? 'per queue'})`],
                 ['web', web.url],
-                ['board', web.board ? `${web.url}/admin/queues` : 'disabled (set FLEET_ADMIN_PASSWORD)'],
+                ['board', !web.board ? 'disabled (set FLEET_ADMIN_PASSWORD)' : board ? `${web.url}/admin/queues (user admin, password ${board.password}, kept in ${board.file})` : `${web.url}/admin/queues (user admin, FLEET_ADMIN_PASSWORD)`],
                 ['archive', config.paths.archiveRoot],
                 ['live', config.paths.liveRoot],
               ],
