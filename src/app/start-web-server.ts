@@ -18,6 +18,7 @@ import { buildWorkspaceIo } from './build-workspace-io.js';
 import { resetWorkspace } from '../provision/reset-workspace.js';
 import type { RouteDeps } from '../http/api-route.js';
 import { createWebApp } from '../http/create-web-app.js';
+import { isLoopbackAddress } from '../http/loopback-only.js';
 import { BOARD_PATH, createFleetBoard, type FleetBoard } from '../http/fleet-board.js';
 
 export const LOOPBACK = '127.0.0.1';
@@ -101,11 +102,10 @@ export async function startWebServer({ config, logger, services: shared }: Start
     const metrics = createFleetMetrics({ redis, keys, config });
     const app = createWebApp({ config, redis, keys, api: routeDeps(services), metrics, logger, board });
 
-    const open = config.http.apiTokens.length === 0;
-    const host = open ? LOOPBACK : config.http.host;
-    if (open) {
-      const note = config.http.host === LOOPBACK ? '' : ` (FLEET_HTTP_HOST=${config.http.host} ignored)`;
-      logger.warn({ host }, `no FLEET_API_TOKENS: the HTTP API is unauthenticated and bound to ${LOOPBACK} only${note}`);
+    const host = config.http.host;
+    if (config.http.apiTokens.length === 0) {
+      const wider = isLoopbackAddress(host) ? '' : `; on ${host} only /healthz, /readyz and /metrics answer other addresses`;
+      logger.warn({ host }, `no FLEET_API_TOKENS: the HTTP API is unauthenticated and answers loopback clients only${wider}`);
     }
     const { server, port } = await listen(app, host, config.http.port);
     // Released first (the releasers run newest first): requests in flight still have Redis and the services.

@@ -67,7 +67,7 @@ export const CONFIG_SHAPE = deepFreeze({
       anyText(null),
       {
         default: '127.0.0.1 (0.0.0.0 with tokens)',
-        doc: 'Address of the HTTP API; ignored without `FLEET_API_TOKENS` (then always 127.0.0.1, and start-up logs a warning saying so)',
+        doc: 'Address the HTTP server binds; without `FLEET_API_TOKENS` the API and the board answer loopback clients only (403 otherwise) while `/healthz`, `/readyz` and `/metrics` answer on this address, and start-up logs a warning saying so',
       },
       httpHost,
     ),

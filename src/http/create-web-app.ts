@@ -15,6 +15,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import { accessLog, requestIdOf } from './access-log.js';
+import { loopbackOnly } from './loopback-only.js';
 import { adminGuard } from './admin-guard.js';
 import type { RouteDeps } from './api-route.js';
 import { API_ROUTES } from './api-routes.js';
@@ -56,6 +57,9 @@ export function createWebApp({ config, redis, keys, api, metrics, logger, board 
     const { status, body } = errorResponse(new RouteNotFoundError(c.req.method, c.req.path));
     return c.json(body, status as 404);
   });
+
+  // No tokens: the API and the board for loopback clients only; probes and scrapes from anywhere.
+  if (config.http.apiTokens.length === 0) app.use('*', loopbackOnly());
 
   app.get('/healthz', (c) => c.json({ status: 'ok', pid: process.pid }));
   app.get('/readyz', async (c) => {

@@ -23,7 +23,7 @@ describe('fleet web', () => {
     });
     expect(metrics).toMatch(/^fleet_workers 1$/m);
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
-    expect(web.stderr()).toContain('unauthenticated and bound to 127.0.0.1 only');
+    expect(web.stderr()).toContain('unauthenticated and answers loopback clients only');
     expect(web.stdout()).toContain(`board ${url}/admin/queues`);
 
     web.child.kill('SIGTERM');

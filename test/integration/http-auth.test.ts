@@ -1,6 +1,9 @@
 // Bearer tokens on the API, loopback-only without tokens, the OpenAPI document, and health.
 import { validate, compileErrors } from '@readme/openapi-parser';
 import { chmod } from 'node:fs/promises';
+import { networkInterfaces } from 'node:os';
+import { Queue } from 'bullmq';
+import { addCleanup } from '../helpers/cleanup.js';
 import { describe, expect, it } from 'vitest';
 import { API_ROUTES } from '../../src/http/api-routes.js';
 import { testWorkers } from '../helpers/fleet-harness.js';
@@ -28,11 +31,28 @@ describe('API authentication', () => {
     expect((await h.request('/openapi.json')).status).toBe(200);
   });
 
-  it('without tokens the API is open but bound to 127.0.0.1, whatever FLEET_HTTP_HOST says', async () => {
-    const h = await createWebHarness({ FLEET_HTTP_HOST: '0.0.0.0' });
-    expect(h.web.host).toBe('127.0.0.1');
-    expect(h.web.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  it('without tokens the API is open to loopback clients only; on FLEET_HTTP_HOST=0.0.0.0 other addresses reach the probes and /metrics alone', async () => {
+    const loopbackOnly = await createWebHarness();
+    expect(loopbackOnly.web.host).toBe('127.0.0.1');
+    const h = await createWebHarness({ FLEET_HTTP_HOST: '0.0.0.0', FLEET_ADMIN_PASSWORD: 'board-password-for-tests' });
+    expect(h.web.host).toBe('0.0.0.0');
     expect((await answer(h.request('/v1/gc', { json: { kind: 'litter' } }))).status).toBe(202);
+    // The same server through this machine's own non-loopback address: the peer is not loopback.
+    const outside = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+    expect(outside, 'this test needs a non-loopback IPv4 address on the machine').toBeDefined();
+    const base = `http://${outside}:${h.web.port}`;
+    const gc = new Queue('gc', { connection: h.services.redis, prefix: h.config.redis.prefix });
+    addCleanup(() => gc.close());
+    const counts = async () => (await gc.getJobCounts()) as Record<string, number>;
+    const before = await counts();
+    const refused = await fetch(`${base}/v1/gc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"litter"}' });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ error: { code: 'Forbidden', message: expect.stringContaining('/v1/gc answers loopback clients only while FLEET_API_TOKENS is unset') } });
+    expect(await counts()).toEqual(before);
+    for (const target of ['/v1/workspaces', '/openapi.json', '/admin/queues']) expect((await fetch(`${base}${target}`)).status, target).toBe(403);
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    expect([200, 503]).toContain((await fetch(`${base}/readyz`)).status);
+    expect(await (await fetch(`${base}/metrics`)).text()).toContain('fleet_build_info');
   });
 });
 
