@@ -107,6 +107,13 @@ export const CONFIG_SHAPE = deepFreeze({
   logFormat: variable('FLEET_LOG_FORMAT', oneOf(['auto', 'json', 'pretty'] as const, 'auto'), {
     doc: 'Log lines on stderr: `json` (one JSON object a line, for collectors), `pretty` (a readable, colored line per record, its fields and stack indented below it) or `auto`: pretty on a terminal, JSON otherwise',
   }),
+  tracing: {
+    endpoint: variable('FLEET_OTEL_ENDPOINT', matching(/^https?:\/\/\S+$/, 'an http(s) URL of an OTLP/HTTP traces endpoint like http://collector:4318/v1/traces', null), {
+      default: '(none: tracing off)',
+      doc: 'OpenTelemetry traces: where spans go (OTLP over HTTP, JSON), from the HTTP request through BullMQ\'s add and process spans to provider calls and rsync runs, context carried in the jobs; unset, tracing is off',
+    }),
+    serviceName: variable('FLEET_OTEL_SERVICE_NAME', matching(/^[A-Za-z0-9._-]{1,64}$/, '1-64 letters, digits, ., _ or -', 'sandbox-fleet'), { doc: 'The `service.name` of this process\'s spans' }),
+  },
   worker: {
     /** `null` = each queue's own default (see queues/index.ts). */
     concurrency: variable('FLEET_CONCURRENCY', integer(null, 1, 256), {

@@ -16,6 +16,7 @@ import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import { accessLog, requestIdOf } from './access-log.js';
 import { loopbackOnly } from './loopback-only.js';
+import { traceRequest } from './trace-request.js';
 import { adminGuard } from './admin-guard.js';
 import type { RouteDeps } from './api-route.js';
 import { API_ROUTES } from './api-routes.js';
@@ -48,6 +49,7 @@ export function createWebApp({ config, redis, keys, api, metrics, logger, board 
 
   const address = redisAddress(redis);
   app.use('*', accessLog(logger));
+  app.use('*', traceRequest());
   app.onError((error, c) => {
     const { status, body, headers } = errorResponse(RedisUnavailableError.from(error, address) ?? error);
     if (status >= 500 && status !== 502 && status !== 504) logger.error({ err: error, reqId: requestIdOf(c), method: c.req.method, path: c.req.path }, 'request failed');

@@ -4,6 +4,7 @@
  * fire and forget, so it never changes what the call returns or throws.
  */
 import { isProviderError } from '../providers/provider-errors.js';
+import { inSpan } from '../observability/tracing.js';
 import { PROVIDER_METHODS, type SandboxProvider } from '../providers/sandbox-provider.js';
 import type { MetricsRecorder, ProviderOutcome } from './metrics-recorder.js';
 
@@ -19,17 +20,19 @@ export function observedProvider(provider: SandboxProvider, metrics: MetricsReco
   const wrapped: Record<string, unknown> = { name: provider.name };
   for (const operation of PROVIDER_OPERATIONS) {
     const method = provider[operation] as (...args: unknown[]) => Promise<unknown>;
-    wrapped[operation] = async (...args: unknown[]) => {
-      const started = performance.now();
-      try {
-        const result = await method.apply(provider, args);
-        void metrics.providerCall(provider.name, operation, 'ok', performance.now() - started);
-        return result;
-      } catch (error) {
-        void metrics.providerCall(provider.name, operation, outcomeOf(error), performance.now() - started);
-        throw error;
-      }
-    };
+    // One span per call (tracing.ts; a non-recording one while tracing is off).
+    wrapped[operation] = (...args: unknown[]) =>
+      inSpan(`provider ${operation}`, { 'fleet.provider': provider.name, 'fleet.operation': operation }, async () => {
+        const started = performance.now();
+        try {
+          const result = await method.apply(provider, args);
+          void metrics.providerCall(provider.name, operation, 'ok', performance.now() - started);
+          return result;
+        } catch (error) {
+          void metrics.providerCall(provider.name, operation, outcomeOf(error), performance.now() - started);
+          throw error;
+        }
+      });
   }
   return wrapped as unknown as SandboxProvider;
 }

@@ -20,6 +20,7 @@ import type { ChainableCommander } from 'ioredis';
 import { RedisUnavailableError } from '../errors/redis-unavailable-error.js';
 import { PERSIST, type PersistPayload } from '../queues/persist.js';
 import { withTrace } from '../observability/job-trace.js';
+import { SpanKind } from 'bullmq';
 import type { PersistIntentStore } from '../state/persist-intent.js';
 
 export interface AddPersistJobOptions {
@@ -43,7 +44,20 @@ export interface AddedPersistJob {
 // One reply of an EXEC: the error, or the reply value.
 type Reply = [Error | null, unknown];
 
-export async function addPersistJob({ queue, intents, payload, opts, redisAddress, reqId }: AddPersistJobOptions): Promise<AddedPersistJob> {
+/**
+ * Adds the job inside BullMQ's producer span (`add persist@<host>.persist`, when tracing is on):
+ * the transaction below bypasses `Queue#add`, which would otherwise open it and put the trace
+ * context into the job's options for the worker's span to continue.
+ */
+export function addPersistJob(options: AddPersistJobOptions): Promise<AddedPersistJob> {
+  return options.queue.trace<AddedPersistJob>(SpanKind.PRODUCER, 'add', `${options.queue.name}.${PERSIST}`, async (span, metadata) => {
+    const added = await addInTransaction(metadata ? { ...options, opts: { ...options.opts, telemetry: { metadata } } } : options);
+    span?.setAttributes({ 'bullmq.job.name': PERSIST, 'bullmq.job.id': added.jobId });
+    return added;
+  }) as Promise<AddedPersistJob>;
+}
+
+async function addInTransaction({ queue, intents, payload, opts, redisAddress, reqId }: AddPersistJobOptions): Promise<AddedPersistJob> {
   const refused = (error: unknown) => RedisUnavailableError.from(error, redisAddress) ?? error;
   const requestId = randomUUID();
   const data = { ...payload, requestId };

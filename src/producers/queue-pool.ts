@@ -3,6 +3,7 @@
  * client connection (queues) and one blocking connection per QueueEvents. `close()` closes them
  * all, each raced against a timer.
  */
+import { bullTelemetry } from '../observability/tracing.js';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { FleetKeys } from '../keys.js';
@@ -23,7 +24,8 @@ export class QueuePool {
   queue(name: string): Queue {
     let queue = this.#queues.get(name);
     if (!queue) {
-      queue = new Queue(name, { connection: this.connection, prefix: this.keys.prefix });
+      const telemetry = bullTelemetry();
+      queue = new Queue(name, { connection: this.connection, prefix: this.keys.prefix, ...(telemetry ? { telemetry } : {}) });
       queue.on('error', () => undefined);
       // Every waiting caller adds listeners; thousands of concurrent waits are normal here.
       queue.setMaxListeners(0);

@@ -2,6 +2,7 @@
 import { DeadlineExceededError } from '../errors/deadline-exceeded-error.js';
 import { runCommand, type CommandResult } from '../lib/run-command.js';
 import { RsyncError } from './rsync-error.js';
+import { inSpan } from '../observability/tracing.js';
 
 export interface RunRsyncOptions {
   readonly args: readonly string[];
@@ -21,7 +22,15 @@ export interface RsyncRun {
   readonly result: CommandResult;
 }
 
-export async function runRsync({ args, operation, timeoutMs, signal, acceptExitCodes = [], path, input }: RunRsyncOptions): Promise<RsyncRun> {
+export function runRsync(options: RunRsyncOptions): Promise<RsyncRun> {
+  return inSpan(`rsync ${options.operation}`, { 'fleet.rsync.operation': options.operation }, async (span) => {
+    const run = await rsyncOnce(options);
+    span.setAttribute('fleet.rsync.exit_code', run.exitCode);
+    return run;
+  });
+}
+
+async function rsyncOnce({ args, operation, timeoutMs, signal, acceptExitCodes = [], path, input }: RunRsyncOptions): Promise<RsyncRun> {
   const result = await runCommand('rsync', args, { env: { PATH: path, LC_ALL: 'C' }, timeoutMs, signal, ...(input ? { input } : {}) });
   if (result.timedOut || result.aborted) {
     throw new DeadlineExceededError(`rsync ${operation}`, timeoutMs, { cause: signal.reason });

@@ -5,6 +5,7 @@
  * forever when Redis is gone).
  */
 import { splitTrace } from '../observability/job-trace.js';
+import { bullTelemetry } from '../observability/tracing.js';
 import type { WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
@@ -89,6 +90,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         maxStalledCount: config.worker.maxStalledCount,
         name: `${config.hostId}:${process.pid}`,
         autorun: true,
+        ...(bullTelemetry() ? { telemetry: bullTelemetry()! } : {}),
         ...workerOptions,
       },
     );

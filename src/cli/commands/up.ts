@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { withAdminPassword, withRedisUrl, type Config } from '../../config.js';
 import { ensureAdminPassword } from '../../embedded/admin-password.js';
+import { maybeStartTracing } from '../../observability/maybe-start-tracing.js';
 import { startEmbeddedRedis } from '../../embedded/embedded-redis.js';
 import { QUEUE_NAMES } from '../../queues/index.js';
 import { providerHostsInUse } from '../../providers/provider-hosts.js';
@@ -35,6 +36,9 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
         const logger = ctx.logger({ component: 'fleet-up', hostId: base.hostId });
         const releasers = new Releasers();
         try {
+          // Released last (newest first): the shutdown's own spans are flushed too.
+          const tracing = await maybeStartTracing(base);
+          if (tracing) releasers.add('tracing', () => tracing.shutdown());
           let url = base.redis.url;
           let redisNote = 'external';
           if (!url) {

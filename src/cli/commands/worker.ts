@@ -7,6 +7,7 @@ import type { CliContext } from '../context.js';
 import { parseHostList, parseQueueList } from '../parse.js';
 import { REMOTE_PROVIDER_HOSTS } from '../../providers/provider-hosts.js';
 import { printResult } from '../output.js';
+import { maybeStartTracing } from '../../observability/maybe-start-tracing.js';
 
 export function registerWorker(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
   program
@@ -22,12 +23,13 @@ export function registerWorker(program: Command, ctx: CliContext, run: (action: 
         const hosts = parseHostList('--host', opts.host, config.hostId);
         if (queues.some((q) => q === 'persist' || q === 'checkpoint' || q === 'provision' || q === 'backfill')) await assertSystemTools(['rsync'], config.systemPath);
         const logger = ctx.logger({ component: 'worker', hostId: config.hostId });
+        const tracing = await maybeStartTracing(config);
         const fleet = await startFleetProcess({ config, queues, hosts, logger });
         printResult(ctx.io, Boolean(opts.json), { queues: fleet.workers.queueNames, worker: fleet.workers.registration.id }, () =>
           `worker ${fleet.workers.registration.id} serving ${fleet.workers.queueNames.join(', ')}`,
         );
         return new Promise<number>((resolve) => {
-          installShutdownHandlers({ logger, deadlineMs: config.shutdown.graceMs + config.shutdown.flushMs + 5_000, shutdown: () => fleet.close(), exit: resolve });
+          installShutdownHandlers({ logger, deadlineMs: config.shutdown.graceMs + config.shutdown.flushMs + 5_000, shutdown: () => fleet.close().finally(() => tracing?.shutdown()), exit: resolve });
         });
       }),
     );
