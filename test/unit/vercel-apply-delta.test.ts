@@ -136,5 +136,31 @@ describe('applyDelta', () => {
     corrupt[0] = 0x41;
     await expect(apply(tarArchive(corrupt), [listed('x', 11)])).rejects.toThrow();
     await expect(apply(good.subarray(0, 520), [listed('x', 11)])).rejects.toThrow();
+    // A header that promises far more content than follows, and bytes that are no tar at all.
+    const promised = Buffer.from(tarEntry({ name: 'x', content: 'hello world' }));
+    promised.write('77777777777\u0000', 124, 12, 'latin1');
+    let sum = 0;
+    promised.fill(0x20, 148, 156);
+    for (const byte of promised.subarray(0, 512)) sum += byte;
+    promised.write(`${sum.toString(8).padStart(6, '0')}\u0000 `, 148, 8, 'latin1');
+    await expect(apply(tarArchive(promised), [listed('x', 11)])).rejects.toThrow();
+    await expect(apply(Buffer.alloc(2048, 0x41), [listed('x', 11)])).rejects.toThrow();
+    expect(await readdir(mirror)).toEqual([]);
+  });
+
+  it('takes links, devices and pax-renamed entries for what they are: a link named like a wanted file is not written', async () => {
+    const archive = tarArchive(
+      tarEntry({ name: 'want-a', type: '2', linkname: '/etc/passwd' }),
+      tarEntry({ name: 'want-b', type: '1', linkname: 'want-a' }),
+      tarEntry({ name: 'want-c', type: '3' }),
+      paxEntry({ path: 'want-d', linkpath: '/etc/shadow' }),
+      tarEntry({ name: 'ignored-name', type: '2', linkname: 'x' }),
+      paxEntry({ path: 'caf\u00e9' }),
+      tarEntry({ name: 'plain', content: 'pax' }),
+    );
+    const outcome = await apply(archive, [listed('want-a', 0), listed('want-b', 0), listed('want-c', 0), listed('want-d', 0), listed(Buffer.from('caf\u00e9', 'utf8'), 3)]);
+    expect(outcome).toMatchObject({ unexpected: 4 });
+    expect(await readdir(mirror)).toEqual(['caf\u00e9']);
+    expect(await readFile(path.join(mirror, 'caf\u00e9'), 'utf8')).toBe('pax');
   });
 });
