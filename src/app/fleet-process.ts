@@ -98,8 +98,9 @@ export async function startFleetProcess({ config, queues, hosts = [config.hostId
     releasers.add('workers', () => workers.close());
     if (ownHost) releasers.add('sandbox host heartbeat', await startSandboxHostHeartbeat(services, config.worker.heartbeatIntervalMs));
     if (queues.includes('gc') && installSchedules) await installGcSchedules(services.client.pool, config);
-    if (ownHost && installSchedules && config.retention.gcSchedule.orphans > 0) {
-      releasers.add('host janitor', startHostJanitor(gcDeps(services), config.retention.gcSchedule.orphans));
+    const orphansEveryMs = config.retention.gcSchedule.orphans;
+    if (ownHost && installSchedules && typeof orphansEveryMs === 'number' && orphansEveryMs > 0) {
+      releasers.add('host janitor', startHostJanitor(gcDeps(services), orphansEveryMs));
     }
     // Runs before the workers close (LIFO), so this process's persist worker still serves the flush.
     if (ownHost && config.shutdown.flushMs > 0) {

@@ -216,7 +216,7 @@ export const CONFIG_SHAPE = deepFreeze({
       objectGraceMs,
     ),
     baseRetentionMs: variable('FLEET_BASE_RETENTION_MS', durationMs(14 * DAY, 0, 3650 * DAY), { doc: 'Minimum age before an unreferenced base snapshot may be retired' }),
-    gcSchedule: variable('FLEET_GC_SCHEDULE', gcSchedule(), { doc: 'GC schedule per kind (ms between runs, or off)' }),
+    gcSchedule: variable('FLEET_GC_SCHEDULE', gcSchedule(), { doc: 'GC schedule per kind: milliseconds between runs, a cron pattern in parentheses (UTC, `retention=(0 3 * * *)`; not for `orphans`, which each host runs on its own timer), or `off`' }),
   },
   verify: {
     readDataPct: variable('FLEET_VERIFY_READ_DATA_PCT', percentage(1), {

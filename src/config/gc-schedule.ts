@@ -1,4 +1,9 @@
-/** `FLEET_GC_SCHEDULE`: milliseconds between runs of each GC kind's job scheduler (0 = off). */
+/**
+ * `FLEET_GC_SCHEDULE`: when each GC kind's job scheduler runs: milliseconds between runs, a cron
+ * pattern in parentheses (BullMQ job schedulers take cron patterns: `retention=(0 3 * * *)`, UTC),
+ * or `off`. Commas inside the parentheses belong to the pattern (`(0,30 * * * *)`).
+ */
+import { CronExpressionParser } from 'cron-parser';
 import { field, type EnvField } from './env-field.js';
 
 /** GC kinds and their default schedule (ms between runs; 0 = off). */
@@ -12,26 +17,66 @@ export const GC_SCHEDULE_DEFAULTS = Object.freeze({
   objects: 3_600_000,
   verify: 86_400_000,
 });
-export type GcScheduleMap = Readonly<Record<keyof typeof GC_SCHEDULE_DEFAULTS, number>>;
+export type GcKindName = keyof typeof GC_SCHEDULE_DEFAULTS;
+/** Milliseconds between runs (0 = off), or a cron pattern. */
+export type GcScheduleEntry = number | string;
+export type GcScheduleMap = Readonly<Record<GcKindName, GcScheduleEntry>>;
 
-// A schedule spelled as the variable takes it: `kind=ms|off,...`.
+/** Kinds run by each host's own timer, not a BullMQ scheduler: they take milliseconds only. */
+const TIMER_KINDS: ReadonlySet<string> = new Set(['orphans']);
+
+// A schedule spelled as the variable takes it.
 const renderSchedule = (schedule: GcScheduleMap): string =>
   Object.entries(schedule)
-    .map(([kind, ms]) => `${kind}=${ms === 0 ? 'off' : ms}`)
+    .map(([kind, value]) => `${kind}=${typeof value === 'string' ? `(${value})` : value === 0 ? 'off' : value}`)
     .join(',');
 
-/** `kind=ms|off,...` over the defaults; an interval under 1 s is refused (it would hammer Redis). */
+/** The entries of the list: split on commas outside parentheses. */
+export function splitSchedule(raw: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const char of raw) {
+    if (char === '(') depth += 1;
+    if (char === ')') depth -= 1;
+    if (char === ',' && depth === 0) {
+      parts.push(current);
+      current = '';
+    } else current += char;
+  }
+  parts.push(current);
+  return parts.map((p) => p.trim()).filter(Boolean);
+}
+
+/** Whether `pattern` is a cron pattern BullMQ's scheduler accepts (5 or 6 fields). */
+export function isCronPattern(pattern: string): boolean {
+  if (!/^[0-9A-Za-z*/,\- ?#LW]{1,100}$/.test(pattern) || pattern.trim().split(/\s+/).length < 5) return false;
+  try {
+    CronExpressionParser.parse(pattern, { tz: 'UTC' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `kind=ms|(cron)|off,...` over the defaults; an interval under 1 s is refused (it would hammer Redis). */
 export function gcSchedule(): EnvField<GcScheduleMap> {
   return field<GcScheduleMap>(
-    `a comma-separated list of kind=milliseconds|off with kinds ${Object.keys(GC_SCHEDULE_DEFAULTS).join(', ')}`,
+    `a comma-separated list of kind=milliseconds|(cron pattern)|off with kinds ${Object.keys(GC_SCHEDULE_DEFAULTS).join(', ')} (orphans: milliseconds or off)`,
     (raw) => {
-      const out: Record<string, number> = { ...GC_SCHEDULE_DEFAULTS };
-      for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
-        const match = /^([a-z]+)=(off|\d+)$/.exec(part);
+      const out: Record<string, GcScheduleEntry> = { ...GC_SCHEDULE_DEFAULTS };
+      for (const part of splitSchedule(raw)) {
+        const match = /^([a-z]+)=(off|\d+|\((.+)\))$/.exec(part);
         if (!match || !(match[1]! in GC_SCHEDULE_DEFAULTS)) return undefined;
-        const ms = match[2] === 'off' ? 0 : Number(match[2]);
+        const [, kind, value, pattern] = match;
+        if (pattern !== undefined) {
+          if (TIMER_KINDS.has(kind!) || !isCronPattern(pattern.trim())) return undefined;
+          out[kind!] = pattern.trim();
+          continue;
+        }
+        const ms = value === 'off' ? 0 : Number(value);
         if (ms !== 0 && ms < 1_000) return undefined;
-        out[match[1]!] = ms;
+        out[kind!] = ms;
       }
       return Object.freeze(out) as GcScheduleMap;
     },

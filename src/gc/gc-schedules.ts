@@ -7,18 +7,20 @@ import { GC, GC_KINDS, gcJobOptions } from '../queues/gc.js';
 import type { Config } from '../config.js';
 import type { QueuePool } from '../producers/queue-pool.js';
 
-export async function installGcSchedules(pool: QueuePool, config: Config): Promise<Record<string, number>> {
+export async function installGcSchedules(pool: QueuePool, config: Config): Promise<Record<string, number | string>> {
   const queue = pool.queue(GC);
-  const installed: Record<string, number> = {};
+  const installed: Record<string, number | string> = {};
   for (const kind of GC_KINDS) {
-    const every = config.retention.gcSchedule[kind];
+    const schedule = config.retention.gcSchedule[kind];
     const id = `gc:${kind}`;
-    if (every === 0) {
+    if (schedule === 0) {
       await queue.removeJobScheduler(id);
       continue;
     }
-    await queue.upsertJobScheduler(id, { every }, { name: GC, data: { kind, dryRun: false, limit: 1_000 }, opts: { ...gcJobOptions, attempts: 1 } });
-    installed[kind] = every;
+    // A cron pattern (UTC) or milliseconds between runs.
+    const repeat = typeof schedule === 'string' ? { pattern: schedule, tz: 'UTC' } : { every: schedule };
+    await queue.upsertJobScheduler(id, repeat, { name: GC, data: { kind, dryRun: false, limit: 1_000 }, opts: { ...gcJobOptions, attempts: 1 } });
+    installed[kind] = schedule;
   }
   return installed;
 }
