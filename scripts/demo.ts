@@ -29,7 +29,7 @@ async function main(): Promise<number> {
   const fleet = (args: string[], json = true): unknown => {
     const result = spawnSync(process.execPath, [FLEET, ...args, ...(json ? ['--json'] : [])], { env, encoding: 'utf8' });
     if (result.status !== 0) throw new Error(`fleet ${args.join(' ')} failed (${result.status}): ${result.stderr.trim()}`);
-    return json ? JSON.parse(result.stdout) : result.stdout;
+    return json ? (JSON.parse(result.stdout) as { data: unknown }).data : result.stdout;
   };
 
   step(`fleet up (embedded Redis, home ${home})`);

@@ -8,7 +8,7 @@ import { PayloadInvalidError } from '../errors/payload-invalid-error.js';
 import { RedisUnavailableError } from '../errors/redis-unavailable-error.js';
 import { FLEET_VERSION } from '../version.js';
 import { createCliContext, type CliContext } from './context.js';
-import { errorLine, processIO, type CliIO } from './output.js';
+import { errorLine, printFailure, processIO, type CliIO } from './output.js';
 import { registerEnqueue } from './commands/enqueue.js';
 import { registerStatus } from './commands/status.js';
 import { registerUp } from './commands/up.js';
@@ -65,8 +65,8 @@ const COMMANDS: Register[] = [
   registerFiles,
 ];
 
-/** Builds the program; `run` records each action's exit code. */
-export function buildProgram(ctx: CliContext, onExit: (code: number) => void): Command {
+/** Builds the program; `run` records each action's exit code (`json`: failures also as the `--json` envelope). */
+export function buildProgram(ctx: CliContext, onExit: (code: number) => void, json = false): Command {
   const program = new Command('fleet')
     .description('sandbox-fleet: keep AI-agent sandbox workspaces alive and durable')
     .version(FLEET_VERSION, '-V, --version')
@@ -82,7 +82,9 @@ export function buildProgram(ctx: CliContext, onExit: (code: number) => void): C
     try {
       onExit(await action());
     } catch (error) {
-      ctx.io.stderr(`${errorLine(typedRedisFailure(error, ctx))}\n`);
+      const typed = typedRedisFailure(error, ctx);
+      ctx.io.stderr(`${errorLine(typed)}\n`);
+      if (json) printFailure(ctx.io, typed);
       // A malformed flag value or payload given on the command line is a usage error.
       onExit(error instanceof UsageError || error instanceof PayloadInvalidError ? 2 : 1);
     }
@@ -97,9 +99,14 @@ export function buildProgram(ctx: CliContext, onExit: (code: number) => void): C
 export async function main(argv: readonly string[], io: CliIO = processIO, env: Readonly<Record<string, string | undefined>> = process.env): Promise<number> {
   const ctx = createCliContext(io, env);
   let code = 0;
-  const program = buildProgram(ctx, (c) => {
-    code = c;
-  });
+  const json = argv.includes('--json');
+  const program = buildProgram(
+    ctx,
+    (c) => {
+      code = c;
+    },
+    json,
+  );
   try {
     if (argv.length === 0) {
       program.outputHelp();
@@ -110,10 +117,14 @@ export async function main(argv: readonly string[], io: CliIO = processIO, env: 
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
-      io.stderr(`fleet: ${error.message.replace(/^error: /, '')}\n`);
+      const message = error.message.replace(/^error: /, '');
+      io.stderr(`fleet: ${message}\n`);
+      if (json) printFailure(io, new UsageError(message));
       return 2;
     }
-    io.stderr(`${errorLine(typedRedisFailure(error, ctx))}\n`);
+    const typed = typedRedisFailure(error, ctx);
+    io.stderr(`${errorLine(typed)}\n`);
+    if (json) printFailure(io, typed);
     return 1;
   }
 }

@@ -1,8 +1,10 @@
 /**
- * CLI output: results on stdout (JSON with `--json`, human text otherwise), diagnostics on
- * stderr, and errors as one line.
+ * CLI output: results on stdout (human text, or with `--json` one envelope for every command:
+ * `{"ok":true,"data":…}`, and on failure `{"ok":false,"error":{"code","message","retryable","context"}}`),
+ * diagnostics on stderr, and errors as one line there too.
  */
 import { isFleetError } from '../errors/fleet-error.js';
+import { toFailureWire } from '../errors/failure-wire.js';
 
 export interface CliIO {
   readonly stdout: (text: string) => void;
@@ -14,9 +16,15 @@ export const processIO: CliIO = {
   stderr: (text) => process.stderr.write(text),
 };
 
-/** Prints `data` as JSON when `json`, else the human rendering. */
+/** Prints `data` in the JSON envelope when `json`, else the human rendering. */
 export function printResult(io: CliIO, json: boolean, data: unknown, human: () => string): void {
-  io.stdout(json ? `${JSON.stringify(data)}\n` : `${human()}\n`);
+  io.stdout(json ? `${JSON.stringify({ ok: true, data })}\n` : `${human()}\n`);
+}
+
+/** The failure envelope of `--json` (its one line on stderr is printed as well). */
+export function printFailure(io: CliIO, error: unknown): void {
+  const { code, message, retryable, context } = toFailureWire(error);
+  io.stdout(`${JSON.stringify({ ok: false, error: { code, message, retryable, context } })}\n`);
 }
 
 /** One-line rendering of an error for stderr. */

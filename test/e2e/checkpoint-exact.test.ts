@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir, testEnv } from '../helpers/fleet-env.js';
-import { runFleet, startFleet } from '../helpers/processes.js';
+import { runFleet, startFleet, cliJson } from '../helpers/processes.js';
 import { readTree } from '../helpers/tree.js';
 import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
 import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
@@ -23,7 +23,7 @@ async function checkpointsTakeDeletions(extraEnv: Record<string, string>) {
   const json = async <T,>(args: string[]): Promise<T> => {
     const result = await fleet([...args, '--json']);
     expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
-    return JSON.parse(result.stdout) as T;
+    return cliJson(result.stdout) as T;
   };
   const up = startFleet(['up'], env);
   await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);

@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { readEvents } from '../helpers/event-stream.js';
 import { testConnection, testEnv } from '../helpers/fleet-env.js';
-import { runFleet, startFleet } from '../helpers/processes.js';
+import { runFleet, startFleet, cliJson } from '../helpers/processes.js';
 
 describe('exec across hosts', () => {
   it('19.10: a command on another host lives as long as its own timeout, past the provision deadline', { timeout: 120_000 }, async () => {
@@ -16,17 +16,17 @@ describe('exec across hosts', () => {
     await hostB.waitForOutput('serving', 60_000);
     const hostA = (args: string[]) => runFleet(args, { ...env, FLEET_HOST_ID: 'host-a', FLEET_LOG_LEVEL: 'warn' });
 
-    const provisioned = JSON.parse((await hostA(['provision', 'ws', '--wait', '--json'])).stdout) as { hostId: string };
+    const provisioned = cliJson((await hostA(['provision', 'ws', '--wait', '--json'])).stdout) as { hostId: string };
     expect(provisioned.hostId).toBe('host-b');
     // Three seconds of work, twice the provision deadline, well inside its own 30 s timeout.
     const exec = await hostA(['exec', 'ws', '--timeout', '30000', '--json', '--', 'sh', '-c', 'sleep 3; echo done']);
     expect(exec.code, exec.stderr).toBe(0);
-    expect(JSON.parse(exec.stdout)).toMatchObject({ exitCode: 0, stdout: 'done\n', timedOut: false });
+    expect(cliJson(exec.stdout)).toMatchObject({ exitCode: 0, stdout: 'done\n', timedOut: false });
     // Without --json the output of a remote command is printed when it ends.
     expect(await hostA(['exec', 'ws', '--', 'sh', '-c', 'echo out; echo err >&2; exit 4'])).toMatchObject({ code: 4, stdout: 'out\n', stderr: 'err\n' });
     // Its own timeout still ends it.
     const cut = await hostA(['exec', 'ws', '--timeout', '500', '--json', '--', 'sh', '-c', 'sleep 30']);
-    expect(JSON.parse(cut.stdout)).toMatchObject({ timedOut: true });
+    expect(cliJson(cut.stdout)).toMatchObject({ timedOut: true });
 
     const boot = hostB
       .stderr()

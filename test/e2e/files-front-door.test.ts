@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { addCleanup } from '../helpers/cleanup.js';
 import { testEnv } from '../helpers/fleet-env.js';
-import { runFleet, startFleet } from '../helpers/processes.js';
+import { runFleet, startFleet, cliJson } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
 import { standinProvider } from '../helpers/vercel-standin/standin-provider.js';
@@ -65,7 +65,7 @@ for (const provider of ['local', 'vercel'] as const) {
       expect(await fleet(['files', 'put', 'ws-f', 'cli.txt', '--content', 'from the cli'])).toMatchObject({ code: 0 });
       expect(await fleet(['files', 'get', 'ws-f', 'cli.txt'])).toMatchObject({ code: 0, stdout: 'from the cli' });
       const ls = await fleet(['files', 'ls', 'ws-f', '--json']);
-      expect(JSON.parse(ls.stdout).entries.map((e: { path: string }) => e.path)).toEqual(['cli.txt', 'src']);
+      expect(cliJson(ls.stdout).entries.map((e: { path: string }) => e.path)).toEqual(['cli.txt', 'src']);
       expect(await fleet(['files', 'rm', 'ws-f', 'src/out.txt'])).toMatchObject({ code: 0 });
       expect((await fetch(at('/files/src/out.txt'))).status).toBe(404);
 

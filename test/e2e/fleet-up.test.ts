@@ -4,7 +4,7 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fleet-env.js';
-import { ROOT, runFleet, spawnTracked } from '../helpers/processes.js';
+import { ROOT, runFleet, spawnTracked, cliJson } from '../helpers/processes.js';
 import { QUEUE_NAMES } from '../../src/queues/index.js';
 import { ping } from '../helpers/redis-server.js';
 
@@ -23,7 +23,7 @@ describe('npm start', () => {
     expect(existsSync(state)).toBe(true);
     const status = await runFleet(['status', '--json'], { FLEET_HOME: home, FLEET_HEARTBEAT_INTERVAL_MS: '500' });
     expect(status.code).toBe(0);
-    const parsed = JSON.parse(status.stdout) as { queues: Record<string, Record<string, number>>; workers: number };
+    const parsed = cliJson(status.stdout) as { queues: Record<string, Record<string, number>>; workers: number };
     expect(Object.keys(parsed.queues).sort()).toEqual([...QUEUE_NAMES].sort());
     for (const counts of Object.values(parsed.queues)) expect(Object.keys(counts).sort()).toEqual(['active', 'completed', 'delayed', 'failed', 'waiting']);
     expect(parsed.workers).toBe(1);

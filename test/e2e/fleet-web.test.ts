@@ -2,7 +2,7 @@
 // /metrics for workers in other processes, and stops cleanly on SIGTERM.
 import { describe, expect, it } from 'vitest';
 import { testEnv } from '../helpers/fleet-env.js';
-import { startFleet } from '../helpers/processes.js';
+import { startFleet, cliJson } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 
 describe('fleet web', () => {
@@ -36,7 +36,7 @@ describe('fleet web', () => {
     const env = await testEnv({ FLEET_HTTP_PORT: '0', FLEET_LOG_LEVEL: 'info' });
     const web = startFleet(['web', '--json'], env);
     await web.waitForOutput('"url"');
-    expect(JSON.parse(web.stdout())).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), board: null });
+    expect(cliJson(web.stdout())).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), board: null });
     await waitFor('the disabled-board log line', () => (web.stderr().includes('Bull Board disabled: FLEET_ADMIN_PASSWORD is not set') ? true : undefined));
     const human = startFleet(['web'], { ...env, FLEET_LOG_LEVEL: 'warn' });
     await human.waitForOutput('board disabled (set FLEET_ADMIN_PASSWORD to enable Bull Board)');

@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { livePaths } from '../../src/providers/local/live-paths.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { testConnection, testEnv } from '../helpers/fleet-env.js';
-import { ROOT, runFleet, spawnTracked } from '../helpers/processes.js';
+import { ROOT, runFleet, spawnTracked, cliJson } from '../helpers/processes.js';
 import { ArchiveStore } from '../../src/archive/archive-store.js';
 import { readArchivedTree } from '../helpers/archived.js';
 import { waitFor } from '../helpers/wait.js';
@@ -45,9 +45,9 @@ describe('a persist enqueued by a plain BullMQ producer', () => {
     await redis.del(`${p}:test:hold`);
 
     await waitFor('the foreign job to complete', async () => ((await queue.getJobState(foreign.id!)) === 'completed' ? true : undefined));
-    expect(await queue.getJobState(JSON.parse(ours.stdout).jobId)).toBe('completed');
+    expect(await queue.getJobState(cliJson(ours.stdout).jobId)).toBe('completed');
     expect(Object.keys(await readArchivedTree(new ArchiveStore(config.paths.archiveRoot), 'ws'))).toEqual(['a.txt']);
-    const history = JSON.parse((await runFleet(['history', 'ws', '--json'], env)).stdout) as { revisions: { current: boolean; reason: string; turnId: string | null }[] };
+    const history = cliJson((await runFleet(['history', 'ws', '--json'], env)).stdout) as { revisions: { current: boolean; reason: string; turnId: string | null }[] };
     expect(history.revisions.find((r) => r.current)).toMatchObject({ reason: 'turn-end', turnId: 'app-turn-3' });
   });
 });

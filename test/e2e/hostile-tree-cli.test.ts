@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fleet-env.js';
 import { archiveHolds, HOSTILE_FIXTURE, startSwapper, treeFacts } from '../helpers/hostile-tree.js';
-import { killGroup, runFleet, startFleet } from '../helpers/processes.js';
+import { killGroup, runFleet, startFleet, cliJson } from '../helpers/processes.js';
 
 const CANARY = `CANARY-CLI-${process.pid}-${Date.now()}`;
 
@@ -23,7 +23,7 @@ describe('hostile tree through the CLI', () => {
     const json = async <T>(args: string[]): Promise<T> => {
       const run = await fleet([...args, '--json']);
       expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(0);
-      return JSON.parse(run.stdout) as T;
+      return cliJson(run.stdout) as T;
     };
     const sh = async (ws: string, script: string) => {
       const run = await fleet(['exec', ws, '--', 'sh', '-c', script]);

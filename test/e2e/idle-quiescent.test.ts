@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { fleetKeys } from '../../src/keys.js';
 import { testConnection, testEnv } from '../helpers/fleet-env.js';
-import { killGroup, runFleet, startFleet } from '../helpers/processes.js';
+import { killGroup, runFleet, startFleet, cliJson } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -21,12 +21,12 @@ describe('idle reap (fleet up, local provider)', () => {
     await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);
     const web = /web\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(up.stdout())![1]!;
 
-    const provisioned = JSON.parse((await fleet(['provision', 'ws', '--wait', '--json'])).stdout) as { handle: string };
+    const provisioned = cliJson((await fleet(['provision', 'ws', '--wait', '--json'])).stdout) as { handle: string };
     // The last activity looks an hour old, as after a long quiet stretch.
     const age = () => redis.zadd(keys.workspaces(), Date.now() - 3_600_000, 'ws');
-    const reap = async () => JSON.parse((await fleet(['gc', '--kind', 'idle', '--json'])).stdout).results[0].count as number;
+    const reap = async () => cliJson((await fleet(['gc', '--kind', 'idle', '--json'])).stdout).results[0].count as number;
     const live = path.join(config.paths.liveRoot, 'ws', 'root');
-    const sandboxState = async () => (JSON.parse((await fleet(['workspace', 'show', 'ws', '--json'])).stdout) as { runtime: { state: string } }).runtime.state;
+    const sandboxState = async () => (cliJson((await fleet(['workspace', 'show', 'ws', '--json'])).stdout) as { runtime: { state: string } }).runtime.state;
 
     // 1. A command that runs "20 minutes": it waits for the test's go-ahead inside the sandbox.
     const exec = startFleet(['exec', 'ws', '--timeout', '120000', '--', 'sh', '-c', 'touch started; while [ ! -f release ]; do sleep 0.05; done; echo finished'], env);
@@ -47,7 +47,7 @@ describe('idle reap (fleet up, local provider)', () => {
 
     // 3. The turn closes (CLI): now the quiet workspace is flushed and stopped.
     const closed = await fleet(['turn', 'close', 'ws', 't1', '--json']);
-    expect(JSON.parse(closed.stdout)).toMatchObject({ open: false, wasOpen: true });
+    expect(cliJson(closed.stdout)).toMatchObject({ open: false, wasOpen: true });
     await age();
     expect(await reap()).toBe(1);
     await waitFor('the idle workspace to stop', async () => ((await sandboxState()) === 'stopped' ? true : undefined));

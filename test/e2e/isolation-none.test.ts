@@ -3,7 +3,7 @@
 // password is then accepted (the password would protect nothing from an uncontained command).
 import { describe, expect, it } from 'vitest';
 import { tempDir, testRedisUrl } from '../helpers/fleet-env.js';
-import { killGroup, runFleet, startFleet } from '../helpers/processes.js';
+import { killGroup, runFleet, startFleet, cliJson } from '../helpers/processes.js';
 
 describe('FLEET_LOCAL_ISOLATION=none', () => {
   it('warns at start, shows in fleet status, and runs commands as the fleet user in the live tree', { timeout: 120_000 }, async () => {
@@ -14,10 +14,10 @@ describe('FLEET_LOCAL_ISOLATION=none', () => {
     expect(up.stderr()).toContain('FLEET_LOCAL_ISOLATION=none: sandbox commands run as the fleet user with the whole host in view');
     const status = await runFleet(['status'], env);
     expect(status.stdout).toContain('isolation: local=none (WARNING: sandboxes are not isolated)');
-    const json = JSON.parse((await runFleet(['status', '--json'], env)).stdout) as { isolation: Record<string, string> };
+    const json = cliJson((await runFleet(['status', '--json'], env)).stdout) as { isolation: Record<string, string> };
     expect(json.isolation).toEqual({ local: 'none' });
     expect((await runFleet(['provision', 'dev', '--wait'], env)).code).toBe(0);
-    const ran = JSON.parse((await runFleet(['exec', 'dev', '--json', '--', 'sh', '-c', 'id -u; pwd'], env)).stdout) as { stdout: string };
+    const ran = cliJson((await runFleet(['exec', 'dev', '--json', '--', 'sh', '-c', 'id -u; pwd'], env)).stdout) as { stdout: string };
     expect(ran.stdout).toBe(`0\n${home}/live/dev/root\n`);
     killGroup(up.child, 'SIGTERM');
     expect((await up.exited).code).toBe(0);

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { addCleanup } from '../helpers/cleanup.js';
 import { testEnv } from '../helpers/fleet-env.js';
-import { killGroup, runFleet, startFleet } from '../helpers/processes.js';
+import { killGroup, runFleet, startFleet, cliJson } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
 import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
@@ -27,7 +27,7 @@ describe.each(['local', 'vercel'] as const)('fleet jobs and fleet workspace list
     const json = async <T,>(args: string[]): Promise<T> => {
       const result = await fleet([...args, '--json']);
       expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
-      return JSON.parse(result.stdout) as T;
+      return cliJson(result.stdout) as T;
     };
     const up = startFleet(['up'], env);
     addCleanup(() => killGroup(up.child, 'SIGKILL'));

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ArchiveStore } from '../../src/archive/archive-store.js';
 import { archivedFilePath, archivedNode } from '../helpers/archived.js';
-import { killGroup, runFleet, startSharedFleet, type Spawned } from '../helpers/processes.js';
+import { killGroup, runFleet, startSharedFleet, type Spawned, cliJson } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 
 const CANARY = `CANARY-SANDBOX-${process.pid}-${Date.now()}`;
@@ -54,14 +54,14 @@ describe('a sandbox contains its code (namespaces, a uid per workspace, only its
   const json = async <T>(args: string[]): Promise<T> => {
     const run = await fleet([...args, '--json']);
     expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(0);
-    return JSON.parse(run.stdout) as T;
+    return cliJson(run.stdout) as T;
   };
   // One command through `fleet exec` (the CLI process runs the sandbox).
   const cliExec = async (ws: string, script: string, timeoutMs = 30_000): Promise<ExecOutcome> => {
     // `fleet exec` exits with the command's code; --json prints the whole result either way.
     const run = await fleet(['exec', ws, '--json', '--timeout', String(timeoutMs), '--', 'sh', '-c', script]);
     expect(run.stdout, run.stderr).toMatch(/^\{/);
-    const result = JSON.parse(run.stdout) as ExecOutcome;
+    const result = cliJson(run.stdout) as ExecOutcome;
     return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr, timedOut: result.timedOut };
   };
   // The same through the HTTP API of the running fleet (the web process runs the sandbox).

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fleet-env.js';
-import { killGroup, runFleet, startFleet } from '../helpers/processes.js';
+import { killGroup, runFleet, startFleet, cliJson } from '../helpers/processes.js';
 
 const TOKEN = 'sandbox-host-net-token-0123456789';
 
@@ -36,7 +36,7 @@ except Exception as e:
     print('api', getattr(e, 'code', e))"`,
     ].join('; ');
     const run = await runFleet(['exec', 'agent', '--json', '--', 'sh', '-c', script], env);
-    const result = JSON.parse(run.stdout) as { stdout: string };
+    const result = cliJson(run.stdout) as { stdout: string };
     const lines = result.stdout.split('\n').filter((line) => line !== '');
     expect(lines.slice(0, 3).every((line) => line.startsWith('NOAUTH'))).toBe(true);
     expect(lines).toContain('no-password-file');

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { testConnection, testEnv } from '../helpers/fleet-env.js';
-import { runFleet, startFleet } from '../helpers/processes.js';
+import { runFleet, startFleet, cliJson } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 
 // What a producer that does not speak JSON leaves in the job hash.
@@ -37,7 +37,7 @@ describe('a job whose data cannot be parsed', () => {
 
     const status = await runFleet(['status', '--json'], env);
     expect(status.code).toBe(0);
-    expect(JSON.parse(status.stdout).queues.bake).toMatchObject({ active: 0, waiting: 0, failed: 1 });
+    expect(cliJson(status.stdout).queues.bake).toMatchObject({ active: 0, waiting: 0, failed: 1 });
 
     // The failed job is readable by BullMQ (Bull Board, `fleet queues retry-failed`): the raw data
     // is kept as a string; retried, it fails again without running.

@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config.js';
 import { fleetKeys } from '../../src/keys.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir, testConnection, testEnv } from '../helpers/fleet-env.js';
-import { killGroup, runFleet, startFleet } from '../helpers/processes.js';
+import { killGroup, runFleet, startFleet, cliJson } from '../helpers/processes.js';
 import { standinProvider } from '../helpers/vercel-standin/standin-provider.js';
 import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
 import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
@@ -36,7 +36,7 @@ describe('fleet up with FLEET_PROVIDER=vercel', () => {
     const json = async <T = Record<string, unknown>>(args: string[]): Promise<T> => {
       const result = await fleet([...args, '--json']);
       expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
-      return JSON.parse(result.stdout) as T;
+      return cliJson(result.stdout) as T;
     };
     const { up } = await fleetUp(env);
     expect(up.stdout()).toMatch(/workers\s+.*persist@vercel.*checkpoint@vercel|workers\s+.*checkpoint@vercel.*persist@vercel/);
@@ -99,7 +99,7 @@ describe('fleet up with FLEET_PROVIDER=vercel', () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^persist@vercel\s+1\s/m);
     expect(text.stdout).toContain('ALERT: queue persist@vercel has 1 waiting job(s) and no live worker serves it (start one: fleet worker --queues persist --host vercel)');
-    const status = JSON.parse((await runFleet(['status', '--json'], env)).stdout) as { unservedQueues: unknown[] };
+    const status = cliJson((await runFleet(['status', '--json'], env)).stdout) as { unservedQueues: unknown[] };
     expect(status.unservedQueues).toEqual([{ queue: 'persist@vercel', waiting: 1, delayed: 0 }]);
     const metrics = await (await fetch(`${web}/metrics`)).text();
     expect(metrics).toContain('fleet_queue_unserved{queue="persist@vercel"} 1');
@@ -108,7 +108,7 @@ describe('fleet up with FLEET_PROVIDER=vercel', () => {
     // A worker for it clears the alert.
     const worker = startFleet(['worker', '--queues', 'persist', '--host', 'vercel'], env);
     await worker.waitForOutput('serving persist@vercel', 60_000);
-    const served = JSON.parse((await runFleet(['status', '--json'], env)).stdout) as { unservedQueues: unknown[] };
+    const served = cliJson((await runFleet(['status', '--json'], env)).stdout) as { unservedQueues: unknown[] };
     expect(served.unservedQueues).toEqual([]);
     killGroup(up.child, 'SIGTERM');
     expect((await up.exited).code).toBe(0);

@@ -115,3 +115,11 @@ export async function killTrackedProcesses(): Promise<void> {
     }),
   );
 }
+
+/** The `data` of a CLI `--json` answer (`{ "ok": true, "data": … }`); throws on anything else. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function cliJson(stdout: string): any {
+  const parsed = JSON.parse(stdout) as { ok?: unknown; data?: unknown };
+  if (parsed.ok !== true || !('data' in parsed)) throw new Error(`expected {"ok":true,"data":…} from --json, got ${stdout.slice(0, 500)}`);
+  return parsed.data;
+}

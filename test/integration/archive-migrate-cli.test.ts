@@ -16,7 +16,7 @@ import { createHarness } from '../helpers/workspace-harness.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir, testConnection } from '../helpers/fleet-env.js';
 import { contentFacts, describeTree, plantPortableTree } from '../helpers/portable-tree.js';
-import { killGroup, ROOT, runFleet, spawnTracked, startFleet } from '../helpers/processes.js';
+import { killGroup, ROOT, runFleet, spawnTracked, startFleet, cliJson } from '../helpers/processes.js';
 import { readerView } from '../helpers/read-archive.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -95,7 +95,7 @@ function snapshot(dir: string): string[] {
 async function migrate(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; report: MigrationJson; stderr: string }> {
   const result = await runFleet(['archive', 'migrate', '--json', ...args], env);
   expect(result.stdout, result.stderr).not.toBe('');
-  return { code: result.code, report: JSON.parse(result.stdout) as MigrationJson, stderr: result.stderr };
+  return { code: result.code, report: cliJson(result.stdout) as MigrationJson, stderr: result.stderr };
 }
 
 const outcomes = (report: MigrationJson) => report.revisions.map((r) => `${r.workspaceId}/${r.revision}:${r.outcome}`);
@@ -312,7 +312,7 @@ describe('fleet archive migrate', { timeout: 180_000 }, () => {
     const latest = (await h.services.checkpoints.current('ws'))!.workspaceRevision!;
     expect(latest).not.toBe(r2);
     // The migration converted what it had planned and never moved `current` off the persist's revision.
-    const report = JSON.parse(run.stdout()) as MigrationJson;
+    const report = cliJson(run.stdout()) as MigrationJson;
     expect(report.revisions.map((r) => [r.outcome, r.currentFlipped])).toEqual([['converted', false], ['converted', false]]);
     expect(await h.services.archive.currentLink('ws')).toEqual({ revision: latest, format: 1 });
     expect((await readerView(h.config.paths.archiveRoot, 'ws', latest)).entries.some((e) => e.p === 'during.txt')).toBe(true);

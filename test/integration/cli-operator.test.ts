@@ -13,7 +13,7 @@ import type { Config } from '../../src/config.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir, testConfig, testConnection } from '../helpers/fleet-env.js';
 import { testClient, testWorkers } from '../helpers/fleet-harness.js';
-import { FLEET_BIN, startFleet } from '../helpers/processes.js';
+import { FLEET_BIN, startFleet, cliJson } from '../helpers/processes.js';
 
 // Runs `fleet <args>` in this process with captured output.
 async function fleet(args: string[], env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
@@ -36,15 +36,15 @@ describe('fleet queues', () => {
     const { config, env } = await testConfig();
     const paused = await fleet(['queues', 'pause', 'gc', '--json'], env);
     expect(paused.code).toBe(0);
-    expect(JSON.parse(paused.out)).toEqual({ queue: 'gc', action: 'pause', jobs: 0, paused: true });
+    expect(cliJson(paused.out)).toEqual({ queue: 'gc', action: 'pause', jobs: 0, paused: true });
     expect(await queueOf(config, 'gc').isPaused()).toBe(true);
     expect((await fleet(['queues', 'resume', 'gc'], env)).out.trim()).toBe('gc: running');
     expect(await queueOf(config, 'gc').isPaused()).toBe(false);
 
-    expect(JSON.parse((await fleet(['queues', 'pause', 'persist', '--host', 'host-b', '--json'], env)).out)).toMatchObject({ queue: 'persist@host-b', paused: true });
+    expect(cliJson((await fleet(['queues', 'pause', 'persist', '--host', 'host-b', '--json'], env)).out)).toMatchObject({ queue: 'persist@host-b', paused: true });
     expect(await queueOf(config, 'persist@host-b').isPaused()).toBe(true);
-    expect(JSON.parse((await fleet(['queues', 'resume', 'persist@host-b', '--json'], env)).out)).toMatchObject({ queue: 'persist@host-b', paused: false });
-    expect(JSON.parse((await fleet(['queues', 'pause', 'checkpoint', '--json'], env)).out)).toMatchObject({ queue: 'checkpoint@local' });
+    expect(cliJson((await fleet(['queues', 'resume', 'persist@host-b', '--json'], env)).out)).toMatchObject({ queue: 'persist@host-b', paused: false });
+    expect(cliJson((await fleet(['queues', 'pause', 'checkpoint', '--json'], env)).out)).toMatchObject({ queue: 'checkpoint@local' });
 
     for (const args of [
       ['queues', 'freeze', 'gc'],
@@ -66,7 +66,7 @@ describe('fleet queues', () => {
     const client = testClient(config);
     for (const kind of ['litter', 'idle', 'orphans'] as const) await client.gc({ kind });
     const drained = await fleet(['queues', 'drain', 'gc', '--json'], env);
-    expect(JSON.parse(drained.out)).toMatchObject({ queue: 'gc', action: 'drain', jobs: 3 });
+    expect(cliJson(drained.out)).toMatchObject({ queue: 'gc', action: 'drain', jobs: 3 });
     expect(await queueOf(config, 'gc').getJobCountByTypes('waiting', 'prioritized')).toBe(0);
 
     const workers = await testWorkers(config, ['bake'], {
@@ -90,7 +90,7 @@ describe('fleet queues', () => {
     expect(await bake.getJobCountByTypes('waiting', 'prioritized')).toBe(3);
 
     const cleaned = await fleet(['queues', 'clean', 'bake', '--state', 'completed', '--grace', '1', '--json'], env);
-    expect(JSON.parse(cleaned.out)).toMatchObject({ queue: 'bake', action: 'clean', jobs: 2 });
+    expect(cliJson(cleaned.out)).toMatchObject({ queue: 'bake', action: 'clean', jobs: 2 });
     expect(await bake.getJobCountByTypes('completed')).toBe(0);
     expect(await bake.getJobCountByTypes('waiting', 'prioritized')).toBe(3);
   });
@@ -108,7 +108,7 @@ describe('fleet top', () => {
     expect(once.out).not.toContain(CLEAR_SCREEN);
 
     const json = await fleet(['top', '--json'], env);
-    const snapshot = JSON.parse(json.out) as { status: { byQueue: Record<string, unknown> }; workers: { id: string; queues: string[] }[]; lag: { maxPersistLagMs: number } };
+    const snapshot = cliJson(json.out) as { status: { byQueue: Record<string, unknown> }; workers: { id: string; queues: string[] }[]; lag: { maxPersistLagMs: number } };
     expect(Object.keys(snapshot.status.byQueue)).toContain('checkpoint@local');
     expect(snapshot.workers).toEqual([expect.objectContaining({ id: workers.workers.registration.id, queues: ['gc'] })]);
     expect(snapshot.lag.maxPersistLagMs).toBe(0);
@@ -200,7 +200,7 @@ describe('fleet completion', () => {
       expect(check.status, check.stderr).toBe(0);
     }
     const json = await fleet(['completion', 'bash', '--json'], env);
-    expect(JSON.parse(json.out)).toMatchObject({ shell: 'bash', script: expect.stringContaining('_fleet_completion') });
+    expect(cliJson(json.out)).toMatchObject({ shell: 'bash', script: expect.stringContaining('_fleet_completion') });
     expect((await fleet(['completion', 'fish'], env)).code).toBe(2);
   });
 });

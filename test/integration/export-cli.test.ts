@@ -10,7 +10,7 @@ import { readTar } from '../../src/providers/vercel/read-tar.js';
 import { sameMtime, storedMtimeNs } from '../../src/tree/file-times.js';
 import { tempDir } from '../helpers/fleet-env.js';
 import { contentFacts, describeTree, plantPortableTree, type EntryFacts } from '../helpers/portable-tree.js';
-import { runFleet } from '../helpers/processes.js';
+import { runFleet, cliJson } from '../helpers/processes.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
 
 interface ExportJson {
@@ -73,7 +73,7 @@ const withoutRedis = (h: Harness) => {
 async function exportJson(h: Harness, args: string[]): Promise<ExportJson> {
   const result = await runFleet(['export', 'ws', ...args, '--json'], withoutRedis(h));
   expect(result.code, result.stderr).toBe(0);
-  return JSON.parse(result.stdout) as ExportJson;
+  return cliJson(result.stdout) as ExportJson;
 }
 
 describe('fleet export', () => {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { GcResult } from '../../src/gc/run-gc.js';
 import { testWorkers } from '../helpers/fleet-harness.js';
-import { runFleet } from '../helpers/processes.js';
+import { runFleet, cliJson } from '../helpers/processes.js';
 import { createHarness } from '../helpers/workspace-harness.js';
 
 const exists = (p: string) => lstat(p).then(() => true, () => false);
@@ -52,7 +52,7 @@ describe('fleet gc --kind litter', () => {
     const gc = async (dryRun: boolean) => {
       const run = await runFleet(['gc', '--kind', 'litter', '--json', ...(dryRun ? ['--dry-run'] : [])], h.env);
       expect(run.code, run.stderr).toBe(0);
-      return (JSON.parse(run.stdout) as { results: GcResult[] }).results[0]!;
+      return (cliJson(run.stdout) as { results: GcResult[] }).results[0]!;
     };
     const dry = await gc(true);
     expect(dry.items.map((i) => i.id).sort()).toEqual(Object.values(old).sort());

@@ -7,7 +7,7 @@ import { readFile, rm, symlink, rename, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { VerifyProblem } from '../../src/archive/verify-revisions.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
-import { runFleet } from '../helpers/processes.js';
+import { runFleet, cliJson } from '../helpers/processes.js';
 
 /** The harness of a test that damages format 1's on-disk layout. */
 const FORMAT_1 = { FLEET_ARCHIVE_FORMAT: '1' };
@@ -35,7 +35,7 @@ async function verify(h: Harness, args: string[]): Promise<{ code: number | null
   const machine = await runFleet(['verify', ...args, '--json'], h.env);
   const human = await runFleet(['verify', ...args], h.env);
   expect(human.code, human.stderr).toBe(machine.code);
-  return { code: machine.code, json: JSON.parse(machine.stdout) as VerifyJson, text: human.stdout };
+  return { code: machine.code, json: cliJson(machine.stdout) as VerifyJson, text: human.stdout };
 }
 
 // Expects exit 1 and a problem line naming workspace, revision and problem (in JSON and in text).

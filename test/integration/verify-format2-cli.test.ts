@@ -10,7 +10,7 @@ import { windowWidth, inWindow } from '../../src/archive/id-window.js';
 import { lookupPath } from '../../src/archive/revision-reader.js';
 import type { VerifyProblem } from '../../src/archive/verify-revisions.js';
 import { runGc } from '../../src/gc/run-gc.js';
-import { runFleet } from '../helpers/processes.js';
+import { runFleet, cliJson } from '../helpers/processes.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
 
 const FORMAT_2 = { FLEET_ARCHIVE_FORMAT: '2' };
@@ -40,7 +40,7 @@ async function twoRevisions(h: Harness): Promise<{ first: string; second: string
 
 async function verify(h: Harness, args: string[]): Promise<{ code: number | null; json: VerifyJson }> {
   const result = await runFleet(['verify', ...args, '--json'], h.env);
-  return { code: result.code, json: JSON.parse(result.stdout) as VerifyJson };
+  return { code: result.code, json: cliJson(result.stdout) as VerifyJson };
 }
 
 // Rewrites an object's bytes in place, keeping its size (damage only re-reading can see).

@@ -1,6 +1,7 @@
 // `fleet env` and `fleet help env` list every variable from the config records, even while the
 // environment holds a bad value (the one command that must still run then).
 import { describe, expect, it } from 'vitest';
+import { cliJson } from '../helpers/processes.js';
 import { main } from '../../src/cli/main.js';
 import { CONFIG_RECORDS } from '../../src/config/env-schema.js';
 
@@ -25,7 +26,7 @@ describe('fleet env', () => {
 
   it('prints the same records as JSON', async () => {
     const result = await fleet(['env', '--json']);
-    expect(JSON.parse(result.stdout)).toEqual(CONFIG_RECORDS.map((r) => ({ name: r.name, default: r.defaultText, doc: r.doc })));
+    expect(cliJson(result.stdout)).toEqual(CONFIG_RECORDS.map((r) => ({ name: r.name, default: r.defaultText, doc: r.doc })));
   });
 
   it('is the environment section of fleet help env, and fleet --help points to it', async () => {

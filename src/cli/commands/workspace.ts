@@ -18,7 +18,7 @@ export function registerWorkspace(program: Command, ctx: CliContext, run: (actio
     .option('--limit <n>', 'page size (1-1000)', '100')
     .option('--cursor <id>', 'start after this workspace id (the nextCursor of the previous page)')
     .option('--json', 'print { workspaces: [{ workspaceId, generation, address, lastActivity }], nextCursor } (times in ISO 8601)')
-    .addHelpText('after', '\nExamples:\n  fleet workspace list\n  fleet workspace list --limit 500 --json | jq -r \'.workspaces[].workspaceId\'\n  fleet workspace list --cursor ws-0500')
+    .addHelpText('after', '\nExamples:\n  fleet workspace list\n  fleet workspace list --limit 500 --json | jq -r \'.data.workspaces[].workspaceId\'\n  fleet workspace list --cursor ws-0500')
     .action((opts: { limit: string; cursor?: string; json?: boolean }) =>
       run(async () => {
         const limit = parseCount('--limit', opts.limit, 1, 1_000);
