@@ -34,6 +34,7 @@ import { registerArchive } from './commands/archive.js';
 import { registerTurn } from './commands/turn.js';
 import { registerFiles } from './commands/files.js';
 import { registerJobs } from './commands/jobs.js';
+import { HELP_EXAMPLES } from './help-examples.js';
 
 export type Register = (program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>) => void;
 
@@ -90,6 +91,10 @@ export function buildProgram(ctx: CliContext, onExit: (code: number) => void, js
     }
   };
   for (const register of COMMANDS) register(program, ctx, run);
+  for (const command of program.commands) {
+    const examples = HELP_EXAMPLES[command.name()];
+    if (examples) command.addHelpText('after', `\nExamples:\n${examples.map((line) => `  ${line}`).join('\n')}`);
+  }
   const all = (c: Command): Command[] => [c, ...c.commands.flatMap(all)];
   for (const command of all(program).slice(1)) command.exitOverride().configureOutput({ outputError: () => undefined, writeOut: (t) => ctx.io.stdout(t), writeErr: (t) => ctx.io.stderr(t) });
   return program;

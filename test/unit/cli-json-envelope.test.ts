@@ -38,3 +38,14 @@ describe('the --json envelope', () => {
     expect(run.stdout).toBe('');
   });
 });
+
+describe('--help', () => {
+  it('ends with examples for the commands people type most', async () => {
+    for (const command of ['persist', 'exec', 'provision', 'verify', 'gc', 'queues', 'top', 'history', 'rollback']) {
+      const help = await fleet([command, '--help']);
+      expect(help.code, command).toBe(0);
+      expect(help.stdout, command).toMatch(new RegExp(`\\nExamples:\\n  fleet ${command}\\b`));
+    }
+    expect((await fleet(['jobs', 'list', '--help'])).stdout).toContain('fleet jobs retry --state failed --since 1h');
+  });
+});
