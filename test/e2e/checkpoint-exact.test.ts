@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir, testEnv } from '../helpers/fleet-env.js';
-import { runFleet, startFleet, cliJson } from '../helpers/processes.js';
+import { runFleet, startFleet, cliJson, fleetJson } from '../helpers/processes.js';
 import { readTree } from '../helpers/tree.js';
 import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
 import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
@@ -20,11 +20,7 @@ interface HistoryRow {
 async function checkpointsTakeDeletions(extraEnv: Record<string, string>) {
   const env = await testEnv({ ...extraEnv, FLEET_HTTP_PORT: '0', FLEET_CHECKPOINT_INTERVAL_MS: '1000', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
   const fleet = (args: string[]) => runFleet(args, env);
-  const json = async <T,>(args: string[]): Promise<T> => {
-    const result = await fleet([...args, '--json']);
-    expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
-    return cliJson(result.stdout) as T;
-  };
+  const json = fleetJson(env);
   const up = startFleet(['up'], env);
   await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);
   await json(['provision', 'agent', '--wait']);

@@ -3,23 +3,16 @@
 // that its turn was persisted (with the revision), that a job failed for good, and that the idle
 // workspace was reaped, without polling; a reconnect with Last-Event-ID picks up where it left.
 import { describe, expect, it } from 'vitest';
-import { addCleanup } from '../helpers/cleanup.js';
 import { readEvents } from '../helpers/event-stream.js';
 import { testEnv } from '../helpers/fleet-env.js';
 import { runFleet, startFleet } from '../helpers/processes.js';
-import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
-import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
+import { providerEnv } from '../helpers/vercel-standin/standin-env.js';
 import { waitFor } from '../helpers/wait.js';
 
 for (const provider of ['local', 'vercel'] as const) {
   describe(`events through fleet up (${provider})`, () => {
     it('provisioned, persisted with its revision, a final failure and the reap arrive as SSE; Last-Event-ID resumes', { timeout: 180_000 }, async () => {
-      let extra: Record<string, string> = {};
-      if (provider === 'vercel') {
-        const standin = await VercelStandin.start();
-        addCleanup(() => standin.close());
-        extra = standinEnv(standin);
-      }
+      const extra = await providerEnv(provider);
       const env = await testEnv({ ...extra, FLEET_HTTP_PORT: '0', FLEET_IDLE_TTL_MS: '1000', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
       const up = startFleet(['up'], env);
       await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);

@@ -10,8 +10,7 @@ import { readEvents } from '../helpers/event-stream.js';
 import { testEnv } from '../helpers/fleet-env.js';
 import { FLEET_BIN, ROOT, startFleet } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
-import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
-import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
+import { providerEnv } from '../helpers/vercel-standin/standin-env.js';
 
 async function fleetUp(env: Record<string, string>) {
   const up = startFleet(['up'], env);
@@ -46,12 +45,7 @@ const text = (events: Record<string, any>[], type: string) => events.filter((e) 
 for (const provider of ['local', 'vercel'] as const) {
   describe(`exec through fleet up (${provider})`, () => {
     it('streams output before the command ends (NDJSON, SSE), forwards stdin, ends with the exit; a client that leaves stops the command; the CLI streams and forwards -i', { timeout: 180_000 }, async () => {
-      let extra: Record<string, string> = {};
-      if (provider === 'vercel') {
-        const standin = await VercelStandin.start();
-        addCleanup(() => standin.close());
-        extra = standinEnv(standin);
-      }
+      const extra = await providerEnv(provider);
       const env = await testEnv({ ...extra, FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
       const web = await fleetUp(env);
       const at = (p: string) => `${web}/v1/workspaces/ws-x${p}`;

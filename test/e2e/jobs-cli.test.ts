@@ -5,10 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { addCleanup } from '../helpers/cleanup.js';
 import { testEnv } from '../helpers/fleet-env.js';
-import { killGroup, runFleet, startFleet, cliJson } from '../helpers/processes.js';
+import { killGroup, runFleet, startFleet, cliJson, fleetJson } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
-import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
-import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
+import { providerEnv } from '../helpers/vercel-standin/standin-env.js';
 
 interface Listed {
   jobs: { queue: string; jobId: string; name: string; state: string; workspaceId: string | null; attemptsMade: number; failure: { code: string; retryable: boolean } | null }[];
@@ -16,19 +15,10 @@ interface Listed {
 
 describe.each(['local', 'vercel'] as const)('fleet jobs and fleet workspace list (%s)', (provider) => {
   it('lists, shows and retries jobs; persist --wait shows progress; lists workspaces', { timeout: 180_000 }, async () => {
-    let providerEnv: Record<string, string> = {};
-    if (provider === 'vercel') {
-      const standin = await VercelStandin.start();
-      addCleanup(() => standin.close());
-      providerEnv = standinEnv(standin);
-    }
-    const env = await testEnv({ ...providerEnv, FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
+    const extra = await providerEnv(provider);
+    const env = await testEnv({ ...extra, FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
     const fleet = (args: string[]) => runFleet(args, env);
-    const json = async <T,>(args: string[]): Promise<T> => {
-      const result = await fleet([...args, '--json']);
-      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
-      return cliJson(result.stdout) as T;
-    };
+    const json = fleetJson(env);
     const up = startFleet(['up'], env);
     addCleanup(() => killGroup(up.child, 'SIGKILL'));
     await up.waitForOutput('workers', 60_000);

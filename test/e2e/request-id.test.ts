@@ -6,8 +6,7 @@ import { addCleanup } from '../helpers/cleanup.js';
 import { testEnv } from '../helpers/fleet-env.js';
 import { killGroup, startFleet } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
-import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
-import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
+import { providerEnv } from '../helpers/vercel-standin/standin-env.js';
 
 interface LogLine {
   level: number;
@@ -31,13 +30,8 @@ const lines = (text: string): LogLine[] =>
 
 describe.each(['local', 'vercel'] as const)('request ids (%s)', (provider) => {
   it('carries X-Request-Id into the access log and every log line of the jobs it enqueued', { timeout: 120_000 }, async () => {
-    let providerEnv: Record<string, string> = {};
-    if (provider === 'vercel') {
-      const standin = await VercelStandin.start();
-      addCleanup(() => standin.close());
-      providerEnv = standinEnv(standin);
-    }
-    const env = await testEnv({ ...providerEnv, FLEET_HTTP_PORT: '0', FLEET_LOG_LEVEL: 'debug', FLEET_LOG_FORMAT: 'json', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
+    const extra = await providerEnv(provider);
+    const env = await testEnv({ ...extra, FLEET_HTTP_PORT: '0', FLEET_LOG_LEVEL: 'debug', FLEET_LOG_FORMAT: 'json', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
     const up = startFleet(['up'], env);
     addCleanup(() => killGroup(up.child, 'SIGKILL'));
     await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);

@@ -9,8 +9,7 @@ import { addCleanup } from '../helpers/cleanup.js';
 import { testEnv } from '../helpers/fleet-env.js';
 import { killGroup, startFleet } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
-import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
-import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
+import { providerEnv } from '../helpers/vercel-standin/standin-env.js';
 
 interface OtlpSpan {
   traceId: string;
@@ -44,14 +43,9 @@ const CALLER_SPAN = 'b7ad6b7169203331';
 
 describe.each(['local', 'vercel'] as const)('tracing through fleet up (%s)', (provider) => {
   it('exports one trace from the request to the provider call', { timeout: 120_000 }, async () => {
-    let providerEnv: Record<string, string> = {};
-    if (provider === 'vercel') {
-      const standin = await VercelStandin.start();
-      addCleanup(() => standin.close());
-      providerEnv = standinEnv(standin);
-    }
+    const extra = await providerEnv(provider);
     const otlp = await collector();
-    const env = await testEnv({ ...providerEnv, FLEET_HTTP_PORT: '0', FLEET_OTEL_ENDPOINT: otlp.url, FLEET_OTEL_SERVICE_NAME: 'fleet-e2e', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
+    const env = await testEnv({ ...extra, FLEET_HTTP_PORT: '0', FLEET_OTEL_ENDPOINT: otlp.url, FLEET_OTEL_SERVICE_NAME: 'fleet-e2e', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
     const up = startFleet(['up'], env);
     addCleanup(() => killGroup(up.child, 'SIGKILL'));
     await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);

@@ -123,3 +123,12 @@ export function cliJson(stdout: string): any {
   if (parsed.ok !== true || !('data' in parsed)) throw new Error(`expected {"ok":true,"data":…} from --json, got ${stdout.slice(0, 500)}`);
   return parsed.data;
 }
+
+/** `fleet <args> --json` with `env`: the answer's data; throws with stderr unless it exits 0. */
+export function fleetJson(env: Record<string, string>): <T = Record<string, unknown>>(args: string[]) => Promise<T> {
+  return async <T,>(args: string[]): Promise<T> => {
+    const result = await runFleet([...args, '--json'], env);
+    if (result.code !== 0) throw new Error(`fleet ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
+    return cliJson(result.stdout) as T;
+  };
+}

@@ -2,16 +2,10 @@
 // environment holds a bad value (the one command that must still run then).
 import { describe, expect, it } from 'vitest';
 import { cliJson } from '../helpers/processes.js';
-import { main } from '../../src/cli/main.js';
+import { cliInProcess } from '../helpers/cli-in-process.js';
 import { CONFIG_RECORDS } from '../../src/config/env-schema.js';
 
-// Runs the CLI in-process and collects what it prints.
-async function fleet(argv: string[], env: Record<string, string> = {}) {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) }, env);
-  return { code, stdout, stderr };
-}
+const fleet = cliInProcess;
 
 describe('fleet env', () => {
   it('prints every variable with its default and meaning, with a bad variable in the environment', async () => {

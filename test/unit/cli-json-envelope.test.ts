@@ -1,14 +1,9 @@
 // One `--json` envelope for every command: `{ ok: true, data }`, or `{ ok: false, error }` when
 // it fails (bad input, usage errors, Redis unreachable), beside the one line on stderr.
 import { describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
+import { cliInProcess } from '../helpers/cli-in-process.js';
 
-async function fleet(argv: string[], env: Record<string, string> = {}) {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) }, env);
-  return { code, stdout, stderr };
-}
+const fleet = cliInProcess;
 
 describe('the --json envelope', () => {
   it('wraps a result as { ok: true, data }', async () => {

@@ -10,3 +10,16 @@ export function standinEnv(standin: VercelStandin): Record<string, string> {
     FLEET_VERCEL_API_URL: standin.url,
   };
 }
+
+/**
+ * The environment a test fleet needs for `provider`: nothing for `local`; for `vercel`, a running
+ * stand-in (closed when the test ends) as the default provider.
+ */
+export async function providerEnv(provider: 'local' | 'vercel'): Promise<Record<string, string>> {
+  if (provider === 'local') return {};
+  const { VercelStandin } = await import('./vercel-standin.js');
+  const { addCleanup } = await import('../cleanup.js');
+  const standin = await VercelStandin.start();
+  addCleanup(() => standin.close());
+  return standinEnv(standin);
+}
