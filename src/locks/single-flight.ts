@@ -46,6 +46,13 @@ export interface LockContext {
   readonly token: string;
   /** Remaining validity in ms right after acquiring. */
   readonly validityMs: number;
+  /**
+   * Throws LockLostError unless the hold is still valid by this process's clock: called right
+   * before an irreversible step (a generation bump, a publish), so a holder that was frozen past
+   * its validity (SIGSTOP, a long GC pause) stops there instead of acting before its extension
+   * timer gets to run and notice.
+   */
+  assertHeld(): void;
 }
 
 export class SingleFlight {
@@ -120,7 +127,17 @@ export class SingleFlight {
     scheduleExtension();
 
     try {
-      return await routine({ signal: controller.signal, token: lock.value, validityMs });
+      const assertHeld = () => {
+        controller.signal.throwIfAborted();
+        if (Date.now() >= current.expiration) {
+          stopped = true;
+          this.observer.failed?.(resource, 'lost');
+          const lost = new LockLostError(`lock ${resource} expired while its holder was not running`, { context: { resource } });
+          controller.abort(lost);
+          throw lost;
+        }
+      };
+      return await routine({ signal: controller.signal, token: lock.value, validityMs, assertHeld });
     } finally {
       stopped = true;
       clearTimeout(extension);

@@ -134,6 +134,8 @@ export async function provisionWorkspace(deps: ProvisionDeps, request: Provision
     let source = await createSource({ bases: deps.bases, logger: ctx.logger }, { workspaceId, plan, providerName, provider, runtime, signal });
     // Bump before the replacement starts, above anything the archive has seen (Redis may have lost writes).
     const floor = await deps.archive.maxGeneration(workspaceId);
+    // A holder frozen past its lock's validity must not bump over whoever provisioned meanwhile.
+    lock.assertHeld();
     const generation = await deps.addresses.bumpGeneration(workspaceId, floor);
     // The bump fences the old incarnation: a persist of it attaches nothing from now on (the
     // attach checks the generation counter). One may have attached since the facts were read,
@@ -175,6 +177,7 @@ export async function provisionWorkspace(deps: ProvisionDeps, request: Provision
         revision: plan.outcome === 'restored' ? plan.source : null,
         signal,
       });
+      lock.assertHeld();
       const published = await deps.addresses.publish({ workspaceId, handle: created.handle, generation, hostId: created.hostId, provider: providerName });
       if (!published) {
         await provider.destroy(created.handle, ctx.signal).catch(() => undefined);

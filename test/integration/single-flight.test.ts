@@ -15,6 +15,33 @@ import { waitFor } from '../helpers/wait.js';
 const silent = createLogger({ level: 'silent' });
 
 describe('SingleFlight', () => {
+  it('assertHeld stops a holder whose lock expired while it was not running (the clock moved past its validity)', async () => {
+    const { config } = await testConfig();
+    const redis = testConnection(config);
+    const lock = new SingleFlight(redis, fleetKeys(uniquePrefix()), silent, { ttlMs: 1_000, retryCount: 0, acquireTimeoutMs: 5_000 });
+    const steps: string[] = [];
+    const outcome = await lock
+      .using('frozen', async ({ assertHeld, signal, validityMs }) => {
+        assertHeld();
+        steps.push('before the freeze');
+        // What a SIGSTOP past the TTL looks like to the process: the clock jumped, no timer ran.
+        const realNow = Date.now;
+        const frozenUntil = realNow() + validityMs + 1;
+        Date.now = () => Math.max(realNow(), frozenUntil);
+        try {
+          assertHeld();
+          steps.push('after the freeze');
+        } finally {
+          Date.now = realNow;
+        }
+        return signal.aborted;
+      })
+      .catch((error: unknown) => error);
+    expect(outcome).toBeInstanceOf(LockLostError);
+    expect((outcome as Error).message).toContain('expired while its holder was not running');
+    expect(steps).toEqual(['before the freeze']);
+  });
+
   it('grants one holder at a time with 0 < validity <= Redis PTTL under 50 contenders', async () => {
     const { config } = await testConfig();
     const redis = testConnection(config);
