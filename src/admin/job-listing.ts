@@ -84,7 +84,7 @@ export interface RetryOutcome {
  * `since` is null), newest first; with `dryRun`, only lists them. A job another client retried
  * or removed meanwhile is reported with `retried: false`.
  */
-export async function retryFailed(queue: Queue, since: number | null, dryRun: boolean, onJob: (outcome: RetryOutcome) => void = () => undefined): Promise<RetryOutcome[]> {
+export async function retryFailed(queue: Queue, since: number | null, dryRun: boolean): Promise<RetryOutcome[]> {
   const outcomes: RetryOutcome[] = [];
   const seen = new Set<string>();
   let start = 0;
@@ -101,9 +101,7 @@ export async function retryFailed(queue: Queue, since: number | null, dryRun: bo
       inWindow += 1;
       const retried = dryRun ? false : await job.retry('failed').then(() => true, () => false);
       if (retried) retriedHere += 1;
-      const outcome = { queue: queue.name, jobId: id, retried };
-      outcomes.push(outcome);
-      onJob(outcome);
+      outcomes.push({ queue: queue.name, jobId: id, retried });
     }
     // Newest first: a page with nothing inside the window means the rest is older still.
     if (since !== null && inWindow === 0) break;

@@ -9,10 +9,10 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Logger } from '../logger.js';
 import { requestIdFrom } from '../observability/job-trace.js';
+import { OPS_PATHS } from './loopback-only.js';
 
 const ids = new WeakMap<Request, string>();
 const jobs = new WeakMap<Request, string>();
-const QUIET = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** The id of the request `c` answers (set by `accessLog`). */
 export function requestIdOf(c: Context): string | undefined {
@@ -44,7 +44,7 @@ export function accessLog(logger: Logger): MiddlewareHandler {
     const line = { reqId, method: c.req.method, route: c.req.routePath, path: c.req.path, status, durationMs: Math.round(performance.now() - started), ...(job ? { job } : {}) };
     if (status >= 500) logger.error(line, 'request');
     else if (status >= 400) logger.warn(line, 'request');
-    else if (QUIET.has(c.req.path)) logger.debug(line, 'request');
+    else if (OPS_PATHS.has(c.req.path)) logger.debug(line, 'request');
     else logger.info(line, 'request');
   };
 }
