@@ -11,15 +11,12 @@
  *   fleet with logging off.
  *
  * The clock runs from the first add until every job has completed. Variants run interleaved,
- * each on an empty Redis.
+ * each on an empty Redis. The fleet side runs the built code (`dist/`, as `fleet worker` does),
+ * not `src/` through the benchmark's TypeScript loader.
  */
 import { Queue, Worker } from 'bullmq';
 import { pino } from 'pino';
-import { createFleetClient } from '../src/producers/fleet-client.js';
-import { createLogger } from '../src/logger.js';
-import { closeRedis, createRedis } from '../src/redis.js';
-import { GC, GcPayload, gcJobOptions, parsePayload, queueNameFor } from '../src/queues/index.js';
-import { startWorkers } from '../src/workers/run-workers.js';
+import { ensureBuilt, importBuilt } from './lib/build.js';
 import { bareConnection } from './lib/bare-connection.js';
 import { withBenchEnv, type BenchEnv } from './lib/bench-env.js';
 import { interleave } from './lib/interleave.js';
@@ -66,8 +63,31 @@ async function measure(env: BenchEnv, work: () => Promise<void>): Promise<RunRes
   return { jobsPerS: JOBS / (wallMs / 1000), nodeCpuUsPerJob: (cpu.user + cpu.system) / JOBS, redisCpuUsPerJob: (redisMs * 1000) / JOBS };
 }
 
+// The fleet's modules the benchmark drives, loaded from `dist/`.
+interface Fleet {
+  readonly createFleetClient: (typeof import('../src/producers/fleet-client.js'))['createFleetClient'];
+  readonly createLogger: (typeof import('../src/logger.js'))['createLogger'];
+  readonly closeRedis: (typeof import('../src/redis.js'))['closeRedis'];
+  readonly createRedis: (typeof import('../src/redis.js'))['createRedis'];
+  readonly queues: typeof import('../src/queues/index.js');
+  readonly startWorkers: (typeof import('../src/workers/run-workers.js'))['startWorkers'];
+}
+
+async function loadFleet(): Promise<Fleet> {
+  const [client, logger, redis, queues, workers] = await Promise.all([
+    importBuilt<typeof import('../src/producers/fleet-client.js')>('producers/fleet-client.js'),
+    importBuilt<typeof import('../src/logger.js')>('logger.js'),
+    importBuilt<typeof import('../src/redis.js')>('redis.js'),
+    importBuilt<typeof import('../src/queues/index.js')>('queues/index.js'),
+    importBuilt<typeof import('../src/workers/run-workers.js')>('workers/run-workers.js'),
+  ]);
+  return { createFleetClient: client.createFleetClient, createLogger: logger.createLogger, closeRedis: redis.closeRedis, createRedis: redis.createRedis, queues, startWorkers: workers.startWorkers };
+}
+
 // The fleet path: fleet producer plumbing + startWorkers.
-async function runFleet(env: BenchEnv, config: Config, logLevel: string): Promise<RunResult> {
+async function runFleet(fleet: Fleet, env: BenchEnv, config: Config, logLevel: string): Promise<RunResult> {
+  const { createFleetClient, createLogger, closeRedis, createRedis, startWorkers } = fleet;
+  const { GC, GcPayload, gcJobOptions, parsePayload, queueNameFor } = fleet.queues;
   await env.flush();
   const connection = createRedis({ url: config.redis.url!, role: 'worker', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'bench-fleet-worker' });
   await connection.connect();
@@ -126,6 +146,9 @@ async function runBare(env: BenchEnv, concurrency: number, opts: JobsOptions | u
 
 export default async function queueBench(ctx: BenchContext): Promise<BenchResult> {
   const repeats = ctx.repeats ?? 7;
+  await ensureBuilt(ctx.log);
+  const fleet = await loadFleet();
+  const { GC, gcJobOptions } = fleet.queues;
   return withBenchEnv('queue', async (env) => {
     // Both sides at the same concurrency (the fleet's per-queue default for gc is lower).
     const concurrency = 4;
@@ -135,10 +158,10 @@ export default async function queueBench(ctx: BenchContext): Promise<BenchResult
     const runs = await interleave(
       repeats,
       {
-        fleet: () => runFleet(env, config, 'info'),
+        fleet: () => runFleet(fleet, env, config, 'info'),
         bare: () => runBare(env, concurrency, undefined),
         bare_fleet_job_options: () => runBare(env, concurrency, gcJobOptions),
-        fleet_logging_off: () => runFleet(env, config, 'silent'),
+        fleet_logging_off: () => runFleet(fleet, env, config, 'silent'),
       },
       (variant, repeat, r) => ctx.log(`repeat ${repeat + 1}: ${variant} ${r.jobsPerS.toFixed(0)} jobs/s, ${r.nodeCpuUsPerJob.toFixed(0)} us node CPU + ${r.redisCpuUsPerJob.toFixed(0)} us redis CPU per job`),
     );
@@ -171,7 +194,7 @@ export default async function queueBench(ctx: BenchContext): Promise<BenchResult
       notes: [
         'CPU per job is the steadier figure on a shared machine: node = this process (producer and worker), redis = the private redis-server',
         'job options: the fleet bounds retention (removeOnComplete count/age, removeOnFail), so completions also trim old jobs in Redis',
-        'wrapper: payload validation, deadline timer, AbortController, child logger per job (logging off)',
+        'wrapper: payload validation, deadline timer, cancellation entry; the AbortController and child logger only when the processor uses them (a no-op uses neither)',
         "logging: what the fleet logs per job at info (since issue 16 nothing for a success: 'job completed' is at debug)",
       ],
     };

@@ -25,3 +25,12 @@ export async function ensureBuilt(log: (line: string) => void): Promise<void> {
   log('dist/ is older than src/: building (tsc -p tsconfig.build.json)');
   await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT });
 }
+
+/**
+ * Imports a module of the built fleet (`dist/<relative>`), typed as its source: what `fleet`
+ * processes run, without the loader's per-function additions that `tsx` makes to `src/` modules
+ * (esbuild `keepNames` wraps every closure a job creates in a `__name` call).
+ */
+export async function importBuilt<T>(relative: string): Promise<T> {
+  return (await import(path.join(ROOT, 'dist', relative))) as T;
+}

@@ -21,6 +21,7 @@ import { ExportFailedError } from './export-failed-error.js';
 import { GcMarkIncompleteError } from './gc-mark-incomplete-error.js';
 import { InvalidJsonError } from './invalid-json-error.js';
 import { IsolationUnavailableError } from './isolation-unavailable-error.js';
+import { JobCancelledError } from './job-cancelled-error.js';
 import { JobDataUnreadableError } from './job-data-unreadable-error.js';
 import { LegacyFileVanishedError } from './legacy-file-vanished-error.js';
 import { MigrationMismatchError } from './migration-mismatch-error.js';
@@ -73,6 +74,7 @@ export const FAILURE_CLASSES: readonly FailureClass[] = [
   GcMarkIncompleteError,
   InvalidJsonError,
   IsolationUnavailableError,
+  JobCancelledError,
   JobDataUnreadableError,
   LegacyFileVanishedError,
   MigrationMismatchError,

@@ -18,6 +18,8 @@ import { notImplemented } from './not-implemented.js';
 import type { Processor } from '../jobs/processor-context.js';
 import { wrapProcessor } from './wrap-processor.js';
 import { FleetWorker } from './fleet-worker.js';
+import { JobCancellation } from './job-cancellation.js';
+import { JobCancelledError } from '../errors/job-cancelled-error.js';
 import { effectiveTimeouts } from './effective-timeouts.js';
 import type { MetricsRecorder } from '../metrics/metrics-recorder.js';
 
@@ -57,7 +59,7 @@ export interface RunningWorkers {
 export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorkers> {
   const { config, queues, processors, connection, logger, workerOptions = {}, onFinalFailure, onCompleted, metrics, internal = [], hosts = [config.hostId] } = options;
   const keys = fleetKeys(config.redis.prefix);
-  const workers: { name: string; bullName: string; definition: QueueDefinition; worker: FleetWorker }[] = [];
+  const workers: { name: string; bullName: string; definition: QueueDefinition; worker: FleetWorker; cancellation: JobCancellation }[] = [];
   // A host-bound queue once per served host; internal queues are this host's own.
   const specs = [
     ...queues.flatMap((name) =>
@@ -69,6 +71,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   for (const { definition, hostId, processor, public: publicName } of specs) {
     const name = definition.name;
     const bullName = definition.hostBound ? `${name}@${hostId}` : name;
+    const cancellation = new JobCancellation();
     const worker = new FleetWorker(
       bullName,
       wrapProcessor({
@@ -79,6 +82,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         ...(definition.jobDeadlineMs ? { jobDeadlineMs: (payload: unknown) => definition.jobDeadlineMs!(payload, config) } : {}),
         logger,
         redisAddress: redisAddress(connection),
+        cancellation,
         ...(metrics ? { metrics } : {}),
       }),
       {
@@ -99,7 +103,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
     worker.on('lockRenewalFailed', (jobIds: string[]) => {
       for (const id of jobIds) {
         logger.warn({ queue: bullName, jobId: id }, 'lock renewal failed: cancelling job');
-        worker.cancelJob(id, 'lock lost');
+        cancellation.cancel(id, new JobCancelledError(bullName, id, 'lock lost'));
       }
     });
     worker.on('completed', (job, result) => {
@@ -115,7 +119,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         );
       }
     });
-    workers.push({ name, bullName, definition, worker });
+    workers.push({ name, bullName, definition, worker, cancellation });
   }
   await Promise.all(workers.map(({ worker }) => worker.waitUntilReady()));
 
@@ -146,7 +150,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
         clearTimeout(timer);
         if (!finished) {
           logger.warn({ graceMs }, 'grace period over: cancelling active jobs');
-          for (const { worker } of workers) worker.cancelAllJobs('shutdown');
+          for (const { bullName, cancellation } of workers) cancellation.cancelAllWith((jobId) => new JobCancelledError(bullName, jobId, 'shutdown'));
           // Cancelled processors get a moment to clean up; then we stop waiting (jobs will stall and be re-run).
           await Promise.race([graceful, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
           await Promise.race([Promise.all(workers.map(({ worker }) => worker.close(true))), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);

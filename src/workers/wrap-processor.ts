@@ -1,6 +1,7 @@
 /**
  * Adapts a fleet processor to BullMQ: validates the payload (a bad one fails at once,
- * unrecoverable, with the zod issues; so does data that is not JSON at all), arms the deadline, binds a job logger, logs one line per
+ * unrecoverable, with the zod issues; so does data that is not JSON at all), arms the deadline and
+ * the job's cancellation, binds a job logger, logs one line per
  * outcome (a success at debug, a failure at error), and maps errors by their retry intent (permanent → `UnrecoverableError`).
  */
 import { UnrecoverableError, type Job } from 'bullmq';
@@ -12,10 +13,11 @@ import { RedisUnavailableError } from '../errors/redis-unavailable-error.js';
 import { jobLogger, type Logger } from '../logger.js';
 import { parsePayload } from '../queues/payload.js';
 import type { QueueDefinition } from '../queues/index.js';
-import type { Processor, Progress } from '../jobs/processor-context.js';
+import type { Processor, ProcessorContext, Progress } from '../jobs/processor-context.js';
 import { splitTrace } from '../observability/job-trace.js';
 import { noopMetrics, type MetricsRecorder } from '../metrics/metrics-recorder.js';
 import { UnreadableJobData } from './unreadable-job-data.js';
+import type { JobCancellation } from './job-cancellation.js';
 
 export interface WrapOptions {
   readonly definition: QueueDefinition;
@@ -31,31 +33,16 @@ export interface WrapOptions {
   readonly metrics?: MetricsRecorder;
   /** `host:port` of the fleet's Redis: a refusal by it fails the attempt as `RedisUnavailable` (retried). */
   readonly redisAddress?: string;
+  /** Where the worker cancels running jobs (lock lost, shutdown); none in unit tests. */
+  readonly cancellation?: JobCancellation;
 }
 
-export type BullProcessor = (job: Job, token?: string, signal?: AbortSignal) => Promise<unknown>;
-
-// Rejects with the signal's reason `graceMs` after it aborts; never rejects otherwise.
-function afterAbort(signal: AbortSignal, graceMs: number): { promise: Promise<never>; cancel: () => void } {
-  let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
-  const promise = new Promise<never>((_, reject) => {
-    onAbort = () => {
-      timer = setTimeout(() => reject(signal.reason), graceMs);
-      timer.unref();
-    };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
-  promise.catch(() => undefined);
-  return {
-    promise,
-    cancel: () => {
-      clearTimeout(timer);
-      if (onAbort) signal.removeEventListener('abort', onAbort);
-    },
-  };
-}
+/**
+ * A BullMQ processor of two parameters: BullMQ gives a third (an AbortSignal) only to processors
+ * that declare one, and creates an AbortController per job for it. The fleet's cancellation goes
+ * through `JobCancellation` and the job's own controller instead.
+ */
+export type BullProcessor = (job: Job, token?: string) => Promise<unknown>;
 
 // Replaces unreadable stored data by a readable record of it (so the failed job can be listed)
 // and returns the error the job fails with.
@@ -68,43 +55,76 @@ async function quarantine(job: Job, data: UnreadableJobData, queue: string, logg
   return new JobDataUnreadableError(queue, String(job.id), data.cause);
 }
 
+const noop = (): void => undefined;
+
 /** Builds the BullMQ processor for one queue. */
-export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs: queueDeadlineMs, jobDeadlineMs, logger: root, abortGraceMs = 5_000, metrics = noopMetrics, redisAddress }: WrapOptions): BullProcessor {
-  return async (job, _token, bullSignal) => {
+export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs: queueDeadlineMs, jobDeadlineMs, logger: root, abortGraceMs = 5_000, metrics = noopMetrics, redisAddress, cancellation }: WrapOptions): BullProcessor {
+  const payloadLabel = `${definition.name} payload`;
+  return async (job) => {
+    const started = Date.now();
+    const jobId = String(job.id);
     const maxAttempts = job.opts.attempts ?? 1;
     const attempt = job.attemptsMade + 1;
     // The request that caused the job (`_trace`), off the payload and onto every log line.
-    const { payload: data, requestId } = job.data instanceof UnreadableJobData ? { payload: job.data, requestId: null } : splitTrace(job.data);
-    const workspaceId = typeof (data as { workspaceId?: unknown } | null)?.workspaceId === 'string' ? (data as { workspaceId: string }).workspaceId : undefined;
-    const logger = jobLogger(root, { queue: bullQueueName, jobId: String(job.id), attempt, maxAttempts, ...(workspaceId ? { workspaceId } : {}), ...(requestId ? { reqId: requestId } : {}) });
-    const started = Date.now();
+    const unreadable = job.data instanceof UnreadableJobData;
+    const { payload: data, requestId } = unreadable ? { payload: job.data as unknown, requestId: null } : splitTrace(job.data);
+    // The job's child logger is built on first use: a job that logs nothing (a success at the
+    // default level) costs no pino child.
+    let jobLog: Logger | undefined;
+    const logger = (): Logger => {
+      if (jobLog) return jobLog;
+      const workspaceId = (data as { workspaceId?: unknown } | null)?.workspaceId;
+      return (jobLog = jobLogger(root, { queue: bullQueueName, jobId, attempt, maxAttempts, ...(typeof workspaceId === 'string' ? { workspaceId } : {}), ...(requestId ? { reqId: requestId } : {}) }));
+    };
 
     let payload: unknown;
     try {
-      if (job.data instanceof UnreadableJobData) throw await quarantine(job, job.data, bullQueueName, logger);
-      payload = parsePayload(`${definition.name} payload`, definition.schema, data);
+      if (unreadable) throw await quarantine(job, job.data as UnreadableJobData, bullQueueName, logger());
+      payload = parsePayload(payloadLabel, definition.schema, data);
     } catch (error) {
-      logger.error({ err: error, durationMs: 0 }, 'job refused: invalid payload');
+      logger().error({ err: error, durationMs: 0 }, 'job refused: invalid payload');
       await metrics.jobFinished(bullQueueName, 'failed', Date.now() - started);
       throw new UnrecoverableError(encodeFailure(error));
     }
 
     const deadlineMs = jobDeadlineMs ? jobDeadlineMs(payload) : queueDeadlineMs;
-    const controller = new AbortController();
     const deadlineAt = started + deadlineMs;
-    const deadline = setTimeout(() => controller.abort(new DeadlineExceededError(`${definition.name} job ${job.id}`, deadlineMs)), deadlineMs);
+    // At most one AbortController per job, made when the processor first reads `ctx.signal` (an
+    // AbortSignal costs several microseconds and a processor that never looks needs none). Every
+    // abort (deadline, lost lock, shutdown) goes through `abort`, which also starts the grace
+    // period after which a processor that ignores its signal is failed anyway.
+    let controller: AbortController | undefined;
+    let aborted: { reason: unknown } | undefined;
+    let fail: (reason: unknown) => void = noop;
+    let grace: NodeJS.Timeout | undefined;
+    const signal = (): AbortSignal => {
+      if (!controller) {
+        controller = new AbortController();
+        if (aborted) controller.abort(aborted.reason);
+      }
+      return controller.signal;
+    };
+    const abort = (reason: unknown): void => {
+      if (aborted) return;
+      aborted = { reason };
+      controller?.abort(reason);
+      grace = setTimeout(() => fail(reason), abortGraceMs);
+      grace.unref();
+    };
+    const deadline = setTimeout(() => abort(new DeadlineExceededError(`${definition.name} job ${jobId}`, deadlineMs)), deadlineMs);
     deadline.unref();
-    const onCancel = () => controller.abort(bullSignal?.reason ?? new DeadlineExceededError(`${definition.name} job ${job.id} (cancelled)`, deadlineMs));
-    if (bullSignal?.aborted) onCancel();
-    else bullSignal?.addEventListener('abort', onCancel, { once: true });
-    const forced = afterAbort(controller.signal, abortGraceMs);
+    const untrack = cancellation ? cancellation.track(jobId, abort) : noop;
 
     let lastStep: string | undefined;
-    const ctx = {
-      logger,
-      signal: controller.signal,
+    const ctx: ProcessorContext = {
+      get logger() {
+        return logger();
+      },
+      get signal() {
+        return signal();
+      },
       queue: bullQueueName,
-      jobId: String(job.id),
+      jobId,
       attempt,
       maxAttempts,
       deadlineAt,
@@ -118,15 +138,18 @@ export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs
           }
           await job.updateProgress({ ...update, at });
         } catch (error) {
-          logger.warn({ err: error }, 'progress update failed');
+          logger().warn({ err: error }, 'progress update failed');
         }
       },
     };
 
     try {
-      const result = await Promise.race([processor(payload, ctx), forced.promise]);
+      const result = await new Promise<unknown>((resolve, reject) => {
+        fail = reject;
+        processor(payload, ctx).then(resolve, reject);
+      });
       // At debug: one line per success is noise at info (and was most of the fleet's overhead over bare BullMQ).
-      logger.debug({ durationMs: Date.now() - started }, 'job completed');
+      if (root.isLevelEnabled('debug')) logger().debug({ durationMs: Date.now() - started }, 'job completed');
       await metrics.jobFinished(bullQueueName, 'completed', Date.now() - started);
       return result;
     } catch (thrown) {
@@ -135,14 +158,14 @@ export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs
       const error = (redisAddress === undefined ? null : RedisUnavailableError.from(thrown, redisAddress)) ?? thrown;
       const retryable = isFleetError(error) ? error.retryable : true;
       const willRetry = retryable && attempt < maxAttempts;
-      logger.error({ err: error, durationMs, retryable, willRetry }, `job failed (attempt ${attempt} of ${maxAttempts})`);
+      logger().error({ err: error, durationMs, retryable, willRetry }, `job failed (attempt ${attempt} of ${maxAttempts})`);
       await metrics.jobFinished(bullQueueName, willRetry ? 'retry' : 'failed', durationMs);
       if (!retryable) throw new UnrecoverableError(encodeFailure(error));
       throw new Error(encodeFailure(error), { cause: error });
     } finally {
       clearTimeout(deadline);
-      forced.cancel();
-      bullSignal?.removeEventListener('abort', onCancel);
+      clearTimeout(grace);
+      untrack();
     }
   };
 }

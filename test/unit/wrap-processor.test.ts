@@ -11,6 +11,8 @@ import { QUEUES } from '../../src/queues/index.js';
 import type { ProcessorContext } from '../../src/jobs/processor-context.js';
 import { wrapProcessor, type WrapOptions } from '../../src/workers/wrap-processor.js';
 import { UnreadableJobData } from '../../src/workers/unreadable-job-data.js';
+import { JobCancellation } from '../../src/workers/job-cancellation.js';
+import { JobCancelledError } from '../../src/errors/job-cancelled-error.js';
 
 // A pino destination that keeps parsed lines.
 function sink() {
@@ -54,7 +56,7 @@ describe('wrapProcessor', () => {
       await ctx.progress({ step: 'commit', percent: 70 });
       return null;
     });
-    await fn(j, 'token', new AbortController().signal);
+    await fn(j, 'token');
     expect(logged).toHaveLength(2);
     expect(logged[0]).toMatch(/^\d{4}-\d{2}-\d{2}T\S+Z link \(\d+ ms\)$/);
     expect(logged[1]).toMatch(/ commit \(\d+ ms\)$/);
@@ -69,7 +71,7 @@ describe('wrapProcessor', () => {
       return { ok: true };
     });
     const started = Date.now();
-    await expect(fn(job(PAYLOAD, { attemptsMade: 1 }), 'token', new AbortController().signal)).resolves.toEqual({ ok: true });
+    await expect(fn(job(PAYLOAD, { attemptsMade: 1 }), 'token')).resolves.toEqual({ ok: true });
     expect(seen!.payload).toEqual({ ...PAYLOAD, delete: false, reason: 'manual', force: false });
     expect(seen!.ctx).toMatchObject({ queue: 'persist@h1', jobId: '42', attempt: 2, maxAttempts: 3 });
     expect(seen!.ctx.deadlineAt).toBeGreaterThanOrEqual(started + 60_000);
@@ -81,12 +83,12 @@ describe('wrapProcessor', () => {
 
   it('logs a success at debug only: at the default level info, a completed job writes nothing', async () => {
     const { fn, out } = wrap(async () => ({ ok: true }), 'info');
-    await expect(fn(job(PAYLOAD), 'token', new AbortController().signal)).resolves.toEqual({ ok: true });
+    await expect(fn(job(PAYLOAD), 'token')).resolves.toEqual({ ok: true });
     expect(out.lines).toEqual([]);
     const failing = wrap(async () => {
       throw new Error('boom');
     }, 'info');
-    await expect(failing.fn(job(PAYLOAD), 'token', new AbortController().signal)).rejects.toThrow();
+    await expect(failing.fn(job(PAYLOAD), 'token')).rejects.toThrow();
     expect(failing.out.lines).toEqual([expect.objectContaining({ level: 50, msg: 'job failed (attempt 1 of 3)' })]);
   });
 
@@ -95,7 +97,7 @@ describe('wrapProcessor', () => {
       ctx.logger.warn({ step: 'x' }, 'from the processor');
       return null;
     });
-    await fn(job(PAYLOAD), 't', new AbortController().signal);
+    await fn(job(PAYLOAD), 't');
     expect(out.lines[0]).toMatchObject({ level: 40, queue: 'persist@h1', jobId: '42', workspaceId: 'ws-1', step: 'x', msg: 'from the processor' });
     expect(Object.keys(out.lines[1]!)).toEqual(['level', 'time', 'pid', 'queue', 'jobId', 'attempt', 'maxAttempts', 'workspaceId', 'durationMs', 'msg']);
   });
@@ -126,7 +128,7 @@ describe('wrapProcessor', () => {
     const { fn, out } = wrap(async () => {
       ran = true;
     });
-    const error = await fn(job({ workspaceId: '../x', generation: 0 }), 't', new AbortController().signal).catch((e: unknown) => e);
+    const error = await fn(job({ workspaceId: '../x', generation: 0 }), 't').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnrecoverableError);
     expect((error as Error).message).toMatch(/^PayloadInvalid: persist payload: /);
     expect(ran).toBe(false);
@@ -145,39 +147,61 @@ describe('wrapProcessor', () => {
         }),
       { deadlineMs: 20 },
     );
-    const error = await fn(job(PAYLOAD), 't', new AbortController().signal).catch((e: unknown) => e);
+    const error = await fn(job(PAYLOAD), 't').catch((e: unknown) => e);
     expect(reason).toBeInstanceOf(DeadlineExceededError);
     expect(error).not.toBeInstanceOf(UnrecoverableError);
     expect((error as Error).message).toMatch(/^DeadlineExceeded: /);
     expect(out.lines.at(-1)).toMatchObject({ level: 50, retryable: true, willRetry: true, msg: 'job failed (attempt 1 of 3)' });
   });
 
-  it('forwards BullMQ cancellation (lock lost, shutdown) to the signal, even before the processor looks', async () => {
-    const bull = new AbortController();
-    bull.abort('lock lost');
+  it('takes two parameters, so BullMQ creates no AbortController of its own for a job', () => {
+    // BullMQ 6.7 passes a signal (and allocates a controller per job) only to processors that declare a third parameter.
+    const { fn } = wrap(async () => null);
+    expect(fn.length).toBeLessThan(3);
+  });
+
+  it('aborts the signal when the worker cancels the job (lock lost, shutdown), with a typed, retryable reason', async () => {
+    const cancellation = new JobCancellation();
     let reason: unknown;
-    const { fn } = wrap(async (_payload, ctx) => {
-      reason = ctx.signal.reason;
-      return ctx.signal.aborted;
-    });
-    await expect(fn(job(PAYLOAD), 't', bull.signal)).resolves.toBe(true);
-    expect(reason).toBe('lock lost');
+    const { fn, out } = wrap(
+      (_payload, ctx) =>
+        new Promise((_, reject) => {
+          ctx.signal.addEventListener('abort', () => {
+            reason = ctx.signal.reason;
+            reject(ctx.signal.reason);
+          });
+          cancellation.cancel('42', new JobCancelledError('persist@h1', '42', 'lock lost'));
+        }),
+      { cancellation },
+    );
+    expect(cancellation.cancel('42', 'not running yet')).toBe(false);
+    const error = await fn(job(PAYLOAD), 't').catch((e: unknown) => e);
+    expect(reason).toBeInstanceOf(JobCancelledError);
+    expect((error as Error).message).toMatch(/^JobCancelled: job 42 on queue persist@h1 cancelled: lock lost/);
+    expect(error).not.toBeInstanceOf(UnrecoverableError);
+    expect(out.lines.at(-1)).toMatchObject({ level: 50, retryable: true, willRetry: true });
+    // A finished job is no longer cancellable.
+    expect(cancellation.size).toBe(0);
+    expect(cancellation.cancel('42', 'late')).toBe(false);
   });
 
   it('fails the job after the grace period when the processor ignores its aborted signal', async () => {
-    const bull = new AbortController();
-    const { fn } = wrap(() => new Promise(() => undefined), { abortGraceMs: 30 });
-    const pending = fn(job(PAYLOAD), 't', bull.signal).catch((e: unknown) => e);
-    setTimeout(() => bull.abort(new DeadlineExceededError('test', 1)), 10);
+    const cancellation = new JobCancellation();
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const { fn } = wrap(() => (started(), new Promise(() => undefined)), { abortGraceMs: 30, cancellation });
+    const pending = fn(job(PAYLOAD), 't').catch((e: unknown) => e);
+    await running;
+    cancellation.cancelAllWith((jobId) => new JobCancelledError('persist@h1', jobId, 'shutdown'));
     const error = await pending;
-    expect((error as Error).message).toMatch(/^DeadlineExceeded: /);
+    expect((error as Error).message).toMatch(/^JobCancelled: job 42 on queue persist@h1 cancelled: shutdown/);
   });
 
   it('maps a permanent fleet error to UnrecoverableError', async () => {
     const { fn } = wrap(async () => {
       throw new PayloadInvalidError('thing', [{ field: 'x', message: 'bad' }]);
     });
-    const error = await fn(job(PAYLOAD), 't', new AbortController().signal).catch((e: unknown) => e);
+    const error = await fn(job(PAYLOAD), 't').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnrecoverableError);
   });
 
@@ -196,7 +220,7 @@ describe('wrapProcessor', () => {
         },
         { deadlineMs: 20 },
       );
-      await fn(job(PAYLOAD), 't', new AbortController().signal);
+      await fn(job(PAYLOAD), 't');
       expect(armed).toBe(1);
       expect(vi.getTimerCount()).toBe(0);
       await vi.advanceTimersByTimeAsync(1_000);
@@ -216,7 +240,7 @@ describe('wrapProcessor', () => {
           }),
         { deadlineMs: 20, abortGraceMs: 50 },
       );
-      const pending = fn(job(PAYLOAD), 't', new AbortController().signal).catch((e: unknown) => e);
+      const pending = fn(job(PAYLOAD), 't').catch((e: unknown) => e);
       await vi.advanceTimersByTimeAsync(20);
       expect((await pending) as Error).toBeInstanceOf(Error);
       expect(vi.getTimerCount()).toBe(0);
