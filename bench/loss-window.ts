@@ -100,10 +100,13 @@ async function measure(ctx: BenchContext, files: number, label: string): Promise
       const worst = obs.reduce((m, o) => Math.max(m, o.lossMs), 0);
       ctx.log(`${label}${kind} ${group}: ${obs.length} workspaces, worst loss ${worst} ms, lost ops ${obs.reduce((s, o) => s + o.lostOps, 0)}${obs.some((o) => o.detail) ? ` (${obs.filter((o) => o.detail).map((o) => o.detail).join('; ')})` : ''}`);
     };
+    // The first faults kill each group's host once (so a short run measures every provider's
+    // host-kill loss); the rest are drawn at random.
+    const groups = [...new Set(tracked.map(groupOf))];
     for (let i = 0; i < faults; i++) {
       await new Promise((resolve) => setTimeout(resolve, rng.int(1_000, 10_000)));
-      const groups = [...new Set(tracked.map(groupOf))];
-      await run(rng() < 0.7 ? 'hostKill' : 'workerKill', rng.pick(groups));
+      if (i < groups.length) await run('hostKill', groups[i]!);
+      else await run(rng() < 0.7 ? 'hostKill' : 'workerKill', rng.pick(groups));
     }
     for (let r = 0; r < rolling; r++) {
       for (const group of ['host-a', 'host-b', 'vercel'] as const) {
