@@ -1,10 +1,13 @@
 /**
  * Baking a base snapshot (G6, G8), under the `bake:{manifestHash}` lock:
- *   reuse a ready snapshot of the same hash, else
- *   seed sandbox → template files → packages → setup (allowlisted env only) → marker →
- *   smoke checks → snapshot (never expires) → register ready → optionally activate.
- * Progress is reported at every step. A failing setup or smoke check registers the bake as
- * `failed` (never activatable) and destroys the seed sandbox.
+ *   reuse a ready snapshot of the same hash (one the provider still has), else
+ *   seed sandbox → template files → packages → setup (allowlisted env only) → marker, read back →
+ *   smoke checks → snapshot, refused when the provider gives it an expiry → register `candidate`
+ *   → a fresh sandbox made from the snapshot: marker read back, smoke checks → `ready` →
+ *   optionally activate.
+ * Progress is reported at every step. A failing setup, marker or smoke check registers the bake as
+ * `failed` (never activatable) and destroys its sandboxes; a candidate that fails its test is
+ * recorded failed and its snapshot deleted.
  */
 import { randomBytes } from 'node:crypto';
 import { BakeFailedError } from '../errors/bake-failed-error.js';
@@ -50,10 +53,39 @@ async function runStep(provider: SandboxProvider, handle: string, step: string, 
   }
 }
 
+/** What a base's marker file says (`manifest.marker` in the tree, read back in every test). */
+export interface BaseMarker {
+  readonly kind: 'base';
+  readonly name: string;
+  readonly version: string;
+  readonly manifestHash: string;
+  readonly lane: string;
+  readonly runtime: string;
+  readonly bakedAt: string;
+}
+
+// Reads the marker back from a sandbox and checks it is the one this bake wrote.
+async function verifyMarker(provider: SandboxProvider, handle: string, where: string, path: string, expected: BaseMarker, signal: AbortSignal): Promise<void> {
+  const raw = await provider.readFile(handle, path, signal);
+  let found: Partial<BaseMarker> | null = null;
+  try {
+    found = raw ? (JSON.parse(raw.toString('utf8')) as Partial<BaseMarker>) : null;
+  } catch {
+    found = null;
+  }
+  const fields = ['kind', 'name', 'version', 'manifestHash', 'lane', 'runtime'] as const;
+  const wrong = found ? fields.filter((f) => found![f] !== expected[f]) : ['the file'];
+  if (wrong.length > 0) {
+    throw new BakeFailedError(`marker check failed in the ${where}: ${path} ${raw ? `does not match (${wrong.join(', ')})` : 'is missing'}`, {
+      context: { step: 'marker', where, path, mismatched: wrong.join(',') },
+    });
+  }
+}
+
 // A ready base of the same manifest hash whose snapshot the provider still has; one found expired
 // or deleted is marked `gone` and baked again.
 export interface BakeDeps {
-  readonly bases: Pick<BaseRegistry, 'activate' | 'markGone' | 'nextBakeGeneration' | 'readyByHash' | 'register'>;
+  readonly bases: Pick<BaseRegistry, 'activate' | 'failCandidate' | 'markGone' | 'nextBakeGeneration' | 'promote' | 'readyByHash' | 'register'>;
   readonly config: Pick<Config, 'bakeEnvSource' | 'deadlines' | 'provider'>;
   readonly logger: Logger;
   readonly pendingCreates: Pick<PendingCreateStore, 'begin' | 'end'>;
@@ -69,6 +101,37 @@ async function reusable(deps: BakeDeps, provider: SandboxProvider, providerName:
   await deps.bases.markGone(existing.snapshotId, `snapshot ${status} at provider ${providerName}`);
   deps.logger.warn({ snapshotId: existing.snapshotId, status, manifestHash: hash }, 'the ready base of this manifest is gone at the provider: baking it again');
   return null;
+}
+
+interface CandidateTest {
+  readonly snapshotId: string;
+  readonly hash: string;
+  readonly marker: BaseMarker;
+  readonly manifest: BaseManifest;
+  readonly env: Record<string, string>;
+}
+
+// A fresh sandbox made from the candidate snapshot, as a workspace would be: the marker must be
+// there and every smoke check must pass in it. The sandbox is destroyed however the test ends.
+async function testCandidate(deps: BakeDeps, provider: SandboxProvider, test: CandidateTest, ctx: ProcessorContext): Promise<void> {
+  const testId = `bake-test-${test.hash.slice(0, 16)}`;
+  const generation = await deps.bases.nextBakeGeneration();
+  await ctx.progress({ step: 'candidate', percent: 88, snapshotId: test.snapshotId });
+  await deps.pendingCreates.begin(testId, generation, deps.config.deadlines.bakeMs);
+  try {
+    const sandbox = await provider.create({ workspaceId: testId, generation, source: { type: 'base-snapshot', snapshotId: test.snapshotId }, signal: ctx.signal });
+    try {
+      await verifyMarker(provider, sandbox.handle, 'sandbox made from the snapshot', test.manifest.marker, test.marker, ctx.signal);
+      for (const [i, command] of test.manifest.smoke.entries()) {
+        await ctx.progress({ step: 'candidate smoke', percent: 90 + Math.round((8 * i) / test.manifest.smoke.length), done: i, total: test.manifest.smoke.length });
+        await runStep(provider, sandbox.handle, `smoke check ${i + 1} in a sandbox made from the snapshot`, command, test.env, ctx);
+      }
+    } finally {
+      await provider.destroy(sandbox.handle, AbortSignal.timeout(60_000)).catch(() => undefined);
+    }
+  } finally {
+    await deps.pendingCreates.end(testId, generation).catch(() => undefined);
+  }
 }
 
 export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: ProcessorContext): Promise<BakeResult> {
@@ -100,6 +163,7 @@ export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: Proces
       throw error;
     });
     const stepCtx = { ...ctx, signal };
+    let candidate: string | null = null;
     try {
       await ctx.progress({ step: 'files', percent: 10 });
       if (manifest.files.length > 0) {
@@ -113,23 +177,31 @@ export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: Proces
         await runStep(provider, seed.handle, 'packages', command, env, stepCtx);
       }
       for (const [i, command] of manifest.setup.entries()) {
-        await ctx.progress({ step: 'setup', percent: 25 + Math.round((50 * i) / manifest.setup.length), done: i, total: manifest.setup.length });
+        await ctx.progress({ step: 'setup', percent: 25 + Math.round((45 * i) / manifest.setup.length), done: i, total: manifest.setup.length });
         await runStep(provider, seed.handle, `setup command ${i + 1}`, command, env, stepCtx);
       }
-      await ctx.progress({ step: 'marker', percent: 75 });
-      const marker = { name: manifest.name, version, manifestHash: hash, lane: manifest.lane, bakedAt: new Date().toISOString() };
+      await ctx.progress({ step: 'marker', percent: 70 });
+      const marker: BaseMarker = { kind: 'base', name: manifest.name, version, manifestHash: hash, lane: manifest.lane, runtime: manifest.runtime, bakedAt: new Date().toISOString() };
       await provider.writeFiles(seed.handle, [{ path: manifest.marker, content: Buffer.from(`${JSON.stringify(marker, null, 2)}\n`), mode: 0o644 }], signal);
+      await verifyMarker(provider, seed.handle, 'seed sandbox', manifest.marker, marker, signal);
       for (const [i, command] of manifest.smoke.entries()) {
-        await ctx.progress({ step: 'smoke', percent: 80 + Math.round((10 * i) / manifest.smoke.length), done: i, total: manifest.smoke.length });
+        await ctx.progress({ step: 'smoke', percent: 72 + Math.round((8 * i) / manifest.smoke.length), done: i, total: manifest.smoke.length });
         await runStep(provider, seed.handle, `smoke check ${i + 1}`, command, env, stepCtx);
       }
-      await ctx.progress({ step: 'snapshot', percent: 90 });
+      await ctx.progress({ step: 'snapshot', percent: 80 });
       // Base snapshots never expire on their own: `expiration: 0` is the provider contract for
       // "keep until deleted" (reference/vercel-sandbox.md, snapshots). Bases must outlive any
       // workspace that references them and at least FLEET_BASE_RETENTION_MS; GC deletes them.
-      const { snapshotId } = await provider.snapshot(seed.handle, { expirationMs: 0, signal });
-      await ctx.progress({ step: 'register', percent: 97, snapshotId });
-      const now = Date.now();
+      // What the provider made is checked, not assumed: one that will expire fails the bake.
+      const taken = await provider.snapshot(seed.handle, { expirationMs: 0, signal });
+      if (taken.expiresAt !== null) {
+        await provider.deleteSnapshot(taken.snapshotId, AbortSignal.timeout(60_000)).catch(() => undefined);
+        throw new BakeFailedError(`the provider gave snapshot ${taken.snapshotId} an expiry (${new Date(taken.expiresAt).toISOString()}) although none was asked: a base must never expire`, {
+          context: { step: 'snapshot', snapshotId: taken.snapshotId, expiresAt: taken.expiresAt },
+        });
+      }
+      const snapshotId = taken.snapshotId;
+      await ctx.progress({ step: 'register', percent: 85, snapshotId });
       await deps.bases.register({
         provider: providerName,
         snapshotId,
@@ -138,17 +210,26 @@ export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: Proces
         name: manifest.name,
         runtime: manifest.runtime,
         lane: manifest.lane,
-        status: 'ready',
+        status: 'candidate',
         sourceSandboxId: seed.handle,
         error: null,
         createdAt: started,
-        readyAt: now,
+        readyAt: null,
         expiresAt: null,
       });
+      candidate = snapshotId;
+      await testCandidate(deps, provider, { snapshotId, hash, marker, manifest, env }, stepCtx);
+      if (!(await deps.bases.promote(snapshotId))) {
+        throw new BakeFailedError(`base snapshot ${snapshotId} stopped being a candidate while it was tested`, { context: { step: 'register', snapshotId } });
+      }
       await ctx.progress({ step: 'done', percent: 100, snapshotId });
       return await finish(snapshotId, false);
     } catch (error) {
-      if (error instanceof BakeFailedError) {
+      if (error instanceof BakeFailedError && candidate !== null) {
+        // The snapshot failed its test: never activatable, and nothing will start from it.
+        await deps.bases.failCandidate(candidate, error.message);
+        await provider.deleteSnapshot(candidate, AbortSignal.timeout(60_000)).catch(() => undefined);
+      } else if (error instanceof BakeFailedError) {
         await deps.bases.register({
           provider: providerName,
           snapshotId: `failed-${hash.slice(0, 12)}-${randomBytes(3).toString('hex')}`,

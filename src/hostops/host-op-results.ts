@@ -54,7 +54,8 @@ export const ReadyMarker = z.object({
   readyAt: WholeMs,
 });
 
-export const SnapshotResult = z.object({ snapshotId: SnapshotId });
+// `expiresAt` came later: a host older than it answers without one (its snapshots never expire).
+export const SnapshotResult = z.object({ snapshotId: SnapshotId, expiresAt: z.number().int().nullable().default(null) });
 
 export const SnapshotStatus = z.enum(['usable', 'expired', 'deleted', 'missing'], { error: 'must be usable, expired, deleted or missing' });
 

@@ -13,7 +13,7 @@
 import { isFleetError, type FleetError } from '../errors/fleet-error.js';
 import { parsePayload } from '../queues/payload.js';
 import { ProviderBusyError, ProviderGoneError, ProviderPermanentError, isProviderError } from '../providers/provider-errors.js';
-import type { CreateRequest, ExecRequest, ExecResult, FileToWrite, ReadyMarker, SandboxInfo, SandboxProvider, SnapshotStatus, TreeSource } from '../providers/sandbox-provider.js';
+import type { CreateRequest, ExecRequest, ExecResult, FileToWrite, ReadyMarker, SandboxInfo, SandboxProvider, SnapshotStatus, TakenSnapshot, TreeSource } from '../providers/sandbox-provider.js';
 import { randomUUID } from 'node:crypto';
 import { newOutputCursor, type ExecOutputStore, type OutputChunk } from '../state/exec-output-store.js';
 import { EXEC_JOB_SLACK_MS, MAX_EXEC_TIMEOUT_MS } from './host-op-args.js';
@@ -157,7 +157,7 @@ export class RemoteLocalProvider implements SandboxProvider {
   clearReady(handle: string, signal: AbortSignal): Promise<void> {
     return this.#call('clearReady', { handle }, signal);
   }
-  snapshot(handle: string, options: { expirationMs: number; signal: AbortSignal }): Promise<{ snapshotId: string }> {
+  snapshot(handle: string, options: { expirationMs: number; signal: AbortSignal }): Promise<TakenSnapshot> {
     return this.#call('snapshot', { handle, args: { expirationMs: options.expirationMs } }, options.signal);
   }
   async snapshotStatus(snapshotId: string, signal: AbortSignal): Promise<SnapshotStatus> {

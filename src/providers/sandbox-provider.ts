@@ -17,6 +17,13 @@ export type { SeedFile, TreeSeed };
 
 export type ProviderName = 'local' | 'vercel';
 
+/** A provider-native snapshot just taken. */
+export interface TakenSnapshot {
+  readonly snapshotId: string;
+  /** When the provider will delete it (epoch ms); null = never. */
+  readonly expiresAt: number | null;
+}
+
 /** Where a new incarnation's files come from. */
 export type CreateSource =
   | { readonly type: 'empty' }
@@ -164,8 +171,12 @@ export interface SandboxProvider {
   readReady(handle: string, signal: AbortSignal): Promise<ReadyMarker | null>;
   clearReady(handle: string, signal: AbortSignal): Promise<void>;
 
-  /** Snapshots the incarnation (provider-native). `expirationMs: 0` = never expires. */
-  snapshot(handle: string, options: { expirationMs: number; signal: AbortSignal }): Promise<{ snapshotId: string }>;
+  /**
+   * Snapshots the incarnation (provider-native). `expirationMs: 0` = never expires. `expiresAt`
+   * is what the provider says about the snapshot it made (epoch ms, null = never), so a caller
+   * that asked for no expiry can refuse one that will expire anyway.
+   */
+  snapshot(handle: string, options: { expirationMs: number; signal: AbortSignal }): Promise<TakenSnapshot>;
   /**
    * Whether a provider-native snapshot can seed a sandbox now (checked before a base or workspace
    * snapshot is reused: an expired or deleted one is never trusted).

@@ -4,7 +4,7 @@
  * status), and declares every key it touches; a caller whose precondition moved reads again.
  *
  * Entry hash fields used here: `status`, `active` ('1'/'0'), `previousSnapshotId`, `createdAt`,
- * `error`, `retiredAt`, `retiringAt`.
+ * `error`, `retiredAt`, `retiringAt`, `readyAt`, `testedAt`.
  */
 import { luaScript } from '../lib/lua-script.js';
 
@@ -13,9 +13,10 @@ export const ACTIVATE = luaScript(
   `-- Makes a ready base the active one of its provider+lane; the previous active becomes its rollback candidate.
 -- KEYS[1] active-bases hash  KEYS[2] new entry hash  KEYS[3] the expected previous active entry's hash
 -- (only when ARGV[3] is not '')
--- ARGV: laneField, snapshotId, expected previous active id ('' = none)
+-- ARGV: laneField, snapshotId, expected previous active id ('' = none), force ('1': a candidate, untested, may be activated)
 -- Returns {1, previous|''} activated | {-1} entry not ready | {-2, actual|''} the lane's active base moved
-if redis.call('HGET', KEYS[2], 'status') ~= 'ready' then return {-1} end
+local status = redis.call('HGET', KEYS[2], 'status')
+if status ~= 'ready' and not (status == 'candidate' and ARGV[4] == '1') then return {-1} end
 local previous = redis.call('HGET', KEYS[1], ARGV[1]) or ''
 -- The previous entry's key came from the caller's read: it is KEYS[3] only while the lane still names that entry.
 if previous ~= ARGV[3] then return {-2, previous} end
@@ -51,6 +52,28 @@ redis.call('HSET', KEYS[1], 'status', 'gone', 'error', ARGV[1], 'retiredAt', ARG
 return 1`,
 );
 
+export const PROMOTE = luaScript(
+  'base-promote',
+  `-- Records a candidate base as tested: ready, and the one found by its manifest hash from now on.
+-- KEYS[1] entry hash  KEYS[2] the provider's by-manifest-hash key
+-- ARGV: snapshotId, now (ms)
+-- Returns 1 when promoted, 0 when the entry was not a candidate (nothing written).
+if redis.call('HGET', KEYS[1], 'status') ~= 'candidate' then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'ready', 'readyAt', ARGV[2], 'testedAt', ARGV[2])
+redis.call('SET', KEYS[2], ARGV[1])
+return 1`,
+);
+
+export const FAIL_CANDIDATE = luaScript(
+  'base-fail-candidate',
+  `-- Records that a candidate base failed its test in a sandbox made from it: never activatable.
+-- KEYS[1] entry hash   ARGV: error, now (ms)
+-- Returns 1 when marked, 0 when the entry was not a candidate (nothing written).
+if redis.call('HGET', KEYS[1], 'status') ~= 'candidate' then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'failed', 'error', ARGV[1], 'testedAt', ARGV[2])
+return 1`,
+);
+
 export const RETIRE_BEGIN = luaScript(
   'base-retire-begin',
   `-- Claims a base for retirement: not active, not the rollback candidate of an active base, no
@@ -64,7 +87,7 @@ local listed = {}
 for i = 4, #ARGV do listed[ARGV[i]] = true end
 for _, id in ipairs(active) do if not listed[id] then return {-2} end end
 local status = redis.call('HGET', KEYS[2], 'status')
-if status ~= 'ready' and status ~= 'failed' and status ~= 'gone' and status ~= 'retiring' then return {0, 'status ' .. tostring(status)} end
+if status ~= 'ready' and status ~= 'candidate' and status ~= 'failed' and status ~= 'gone' and status ~= 'retiring' then return {0, 'status ' .. tostring(status)} end
 if listed[ARGV[1]] or redis.call('HGET', KEYS[2], 'active') == '1' then return {0, 'active'} end
 for i = 4, #KEYS do
   if redis.call('HGET', KEYS[i], 'previousSnapshotId') == ARGV[1] then return {0, 'rollback candidate'} end

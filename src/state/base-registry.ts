@@ -7,14 +7,15 @@
 import type { Redis } from 'ioredis';
 import { FleetError } from '../errors/fleet-error.js';
 import type { FleetKeys } from '../keys.js';
-import { ACTIVATE, MARK_GONE, RETIRE_BEGIN, RETIRE_FINISH, ROLLBACK } from './base-registry-scripts.js';
+import { ACTIVATE, FAIL_CANDIDATE, MARK_GONE, PROMOTE, RETIRE_BEGIN, RETIRE_FINISH, ROLLBACK } from './base-registry-scripts.js';
 
 /**
- * `baking` → `ready` (usable) or `failed` (never activatable); a ready base becomes `gone` when its
- * provider snapshot turned out expired or deleted; GC claims an unused one as `retiring` (no
- * longer activatable), deletes its snapshot and records it `retired`.
+ * `baking` → `candidate` (snapshot taken, not yet tested in a sandbox made from it) → `ready`
+ * (tested, usable) or `failed` (never activatable); a candidate is activated only by force. A
+ * ready base becomes `gone` when its provider snapshot turned out expired or deleted; GC claims an
+ * unused one as `retiring` (no longer activatable), deletes its snapshot and records it `retired`.
  */
-export type BaseStatus = 'baking' | 'ready' | 'failed' | 'gone' | 'retiring' | 'retired';
+export type BaseStatus = 'baking' | 'candidate' | 'ready' | 'failed' | 'gone' | 'retiring' | 'retired';
 
 /** The result of claiming a base for retirement. */
 export type RetireClaim = { readonly claimed: true } | { readonly claimed: false; readonly why: string };
@@ -37,6 +38,8 @@ export interface BaseEntry {
   readonly error: string | null;
   readonly createdAt: number;
   readonly readyAt: number | null;
+  /** When a sandbox made from the snapshot passed (or failed) the manifest's smoke checks; null = untested. */
+  readonly testedAt: number | null;
   readonly retiredAt: number | null;
   readonly expiresAt: number | null;
 }
@@ -71,6 +74,7 @@ function toEntry(h: Record<string, string>): BaseEntry | null {
     error: h.error || null,
     createdAt: Number(h.createdAt ?? 0),
     readyAt: num(h.readyAt),
+    testedAt: num(h.testedAt),
     retiredAt: num(h.retiredAt),
     expiresAt: num(h.expiresAt),
   };
@@ -87,8 +91,8 @@ export class BaseRegistry {
     return `${provider}:${lane}`;
   }
 
-  /** Records a new entry (status `baking` or `ready`). */
-  async register(entry: Omit<BaseEntry, 'active' | 'previousSnapshotId' | 'retiredAt'> & { previousSnapshotId?: null }): Promise<void> {
+  /** Records a new entry (status `candidate`, `ready` or `failed`). */
+  async register(entry: Omit<BaseEntry, 'active' | 'previousSnapshotId' | 'retiredAt' | 'testedAt'> & { previousSnapshotId?: null; testedAt?: number | null }): Promise<void> {
     const fields: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...entry, active: false })) fields[k] = v === null || v === undefined ? '' : typeof v === 'boolean' ? (v ? '1' : '0') : String(v);
     const multi = this.redis.multi().hset(this.keys.base(entry.snapshotId), fields).zadd(this.keys.bases(), entry.createdAt, entry.snapshotId);
@@ -134,19 +138,35 @@ export class BaseRegistry {
     return (await MARK_GONE.run(this.redis, [this.keys.base(snapshotId)], [why, now])) === 1;
   }
 
-  /** Activates a ready entry for its lane; returns the previous active id. */
-  async activate(snapshotId: string): Promise<string | null> {
+  /** Records a candidate as tested and ready (found by its manifest hash from now on); false if it was not a candidate. */
+  async promote(snapshotId: string, now = Date.now()): Promise<boolean> {
+    const entry = await this.get(snapshotId);
+    if (!entry) return false;
+    return (await PROMOTE.run(this.redis, [this.keys.base(snapshotId), this.keys.baseByHash(entry.provider, entry.manifestHash)], [snapshotId, now])) === 1;
+  }
+
+  /** Records that a candidate failed its test (never activatable); false if it was not a candidate. */
+  async failCandidate(snapshotId: string, error: string, now = Date.now()): Promise<boolean> {
+    return (await FAIL_CANDIDATE.run(this.redis, [this.keys.base(snapshotId)], [error, now])) === 1;
+  }
+
+  /**
+   * Activates a ready entry for its lane; returns the previous active id. `force` also activates
+   * a candidate (a snapshot never tested in a sandbox made from it); never a failed or gone one.
+   */
+  async activate(snapshotId: string, options: { force?: boolean } = {}): Promise<string | null> {
     const entry = await this.get(snapshotId);
     if (!entry) throw new BaseRegistryError(`base snapshot ${snapshotId} is not registered`, { context: { snapshotId } });
     const lane = BaseRegistry.laneField(entry.provider, entry.lane);
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
       const previous = (await this.redis.hget(this.keys.activeBases(), lane)) ?? '';
       const keys = [this.keys.activeBases(), this.keys.base(snapshotId), ...(previous ? [this.keys.base(previous)] : [])];
-      const reply = (await ACTIVATE.run(this.redis, keys, [lane, snapshotId, previous])) as [number, string?];
+      const reply = (await ACTIVATE.run(this.redis, keys, [lane, snapshotId, previous, options.force ? '1' : '0'])) as [number, string?];
       if (reply[0] === 1) return reply[1] || null;
       if (reply[0] === -1) {
         const status = (await this.get(snapshotId))?.status ?? entry.status;
-        throw new BaseRegistryError(`base snapshot ${snapshotId} is ${status}, only a ready snapshot can be activated`, { context: { snapshotId, status } });
+        const hint = status === 'candidate' ? ' (it was never tested in a sandbox made from it: bake it again, or activate it with --force)' : '';
+        throw new BaseRegistryError(`base snapshot ${snapshotId} is ${status}, only a ready snapshot can be activated${hint}`, { context: { snapshotId, status } });
       }
     }
     throw new BaseRegistryError(`lane ${lane}: the active base kept changing; activate ${snapshotId} again`, { context: { snapshotId, lane } });

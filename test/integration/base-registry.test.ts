@@ -36,6 +36,26 @@ class RacingRegistry extends BaseRegistry {
 }
 
 describe('base registry', () => {
+  it('a candidate is found by its manifest hash only once promoted; a failed one never; each transition only from candidate', async () => {
+    const h = await createHarness();
+    const bases = h.services.bases;
+    const entry = { provider: 'local', version: 'v', name: 'b', runtime: 'node22', lane: 'default', sourceSandboxId: null, error: null, createdAt: Date.now(), readyAt: null, expiresAt: null };
+    await bases.register({ ...entry, snapshotId: 'cand', manifestHash: 'h1', status: 'candidate' });
+    expect(await bases.readyByHash('local', 'h1')).toBeNull();
+    expect(await bases.promote('cand')).toBe(true);
+    expect(await bases.readyByHash('local', 'h1')).toMatchObject({ snapshotId: 'cand', status: 'ready', testedAt: expect.any(Number) });
+    expect(await bases.promote('cand')).toBe(false);
+    expect(await bases.failCandidate('cand', 'late')).toBe(false);
+    expect((await bases.get('cand'))?.status).toBe('ready');
+
+    await bases.register({ ...entry, snapshotId: 'bad', manifestHash: 'h2', status: 'candidate' });
+    expect(await bases.failCandidate('bad', 'smoke check 1 failed')).toBe(true);
+    expect(await bases.get('bad')).toMatchObject({ status: 'failed', error: 'smoke check 1 failed', testedAt: expect.any(Number) });
+    expect(await bases.promote('bad')).toBe(false);
+    expect(await bases.readyByHash('local', 'h2')).toBeNull();
+    await expect(bases.activate('bad', { force: true })).rejects.toThrow(/is failed/);
+  });
+
   it('19.7: a rollback racing an activation rolls back from what is active when it runs; no base loses its protection', async () => {
     const h = await createHarness();
     for (const id of ['a', 'b', 'c']) await base(h, id);

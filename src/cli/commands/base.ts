@@ -18,8 +18,18 @@ export function registerBase(program: Command, ctx: CliContext, run: (action: ()
             entries.length === 0
               ? 'no base snapshots (bake one: fleet bake examples/base-manifest.json --activate --wait)'
               : table(
-                  ['snapshot', 'version', 'provider', 'lane', 'status', 'active', 'previous', 'created'],
-                  entries.map((e) => [e.snapshotId, e.version, e.provider, e.lane, e.status, e.active ? 'yes' : '', e.previousSnapshotId, new Date(e.createdAt).toISOString()]),
+                  ['snapshot', 'version', 'provider', 'lane', 'status', 'active', 'previous', 'tested', 'created'],
+                  entries.map((e) => [
+                    e.snapshotId,
+                    e.version,
+                    e.provider,
+                    e.lane,
+                    e.status,
+                    e.active ? 'yes' : '',
+                    e.previousSnapshotId,
+                    e.testedAt === null ? 'no' : new Date(e.testedAt).toISOString(),
+                    new Date(e.createdAt).toISOString(),
+                  ]),
                 ),
           );
           return 0;
@@ -28,14 +38,18 @@ export function registerBase(program: Command, ctx: CliContext, run: (action: ()
     );
   base
     .command('activate')
-    .description('make a ready snapshot the active base of its lane (existing workspaces are untouched)')
+    .description('make a ready (tested) snapshot the active base of its lane (existing workspaces are untouched)')
     .argument('<snapshot>', 'snapshot id')
+    .option('--force', 'also activate a candidate: a snapshot never tested in a sandbox made from it (logged)')
     .option('--json', 'print as JSON')
-    .action((snapshotId: string, opts: { json?: boolean }) =>
+    .action((snapshotId: string, opts: { json?: boolean; force?: boolean }) =>
       run(() =>
-        withServices(ctx, ['bases'], async (services) => {
-          const previous = await services.bases.activate(snapshotId);
-          printResult(ctx.io, Boolean(opts.json), { active: snapshotId, previous }, () => `${snapshotId} is active (previous: ${previous ?? 'none'})`);
+        withServices(ctx, ['bases', 'logger'], async (services) => {
+          const entry = await services.bases.get(snapshotId);
+          const previous = await services.bases.activate(snapshotId, { force: Boolean(opts.force) });
+          const forced = Boolean(opts.force) && entry?.status === 'candidate';
+          if (forced) services.logger.warn({ snapshotId, previous }, 'activated an untested candidate base (--force): new workspaces start from a snapshot no sandbox has been made from yet');
+          printResult(ctx.io, Boolean(opts.json), { active: snapshotId, previous, forced }, () => `${snapshotId} is active${forced ? ' (forced: untested candidate)' : ''} (previous: ${previous ?? 'none'})`);
           return 0;
         }),
       ),

@@ -28,6 +28,7 @@ import type {
   SandboxProvider,
   SnapshotStatus,
   TreeSource,
+  TakenSnapshot,
 } from '../sandbox-provider.js';
 import { createSandbox } from './create-sandbox.js';
 import { destroySandbox } from './destroy-sandbox.js';
@@ -130,7 +131,7 @@ export class LocalProvider implements SandboxProvider {
     return clearReady(this.#deps, handle, signal);
   }
 
-  snapshot(handle: string, { signal }: { expirationMs: number; signal: AbortSignal }): Promise<{ snapshotId: string }> {
+  snapshot(handle: string, { signal }: { expirationMs: number; signal: AbortSignal }): Promise<TakenSnapshot> {
     return snapshotLiveTree(this.#deps, handle, signal);
   }
 

@@ -23,7 +23,7 @@ export interface SnapshotLiveTreeDeps extends LocalHost {
   readonly treeLimits?: TreeLimits | undefined;
 }
 
-export async function snapshotLiveTree(deps: SnapshotLiveTreeDeps, handle: string, signal: AbortSignal): Promise<{ snapshotId: string }> {
+export async function snapshotLiveTree(deps: SnapshotLiveTreeDeps, handle: string, signal: AbortSignal): Promise<{ snapshotId: string; expiresAt: null }> {
   const { paths, meta } = await ownSandbox(deps, handle, 'snapshot');
   const snapshotId = `snap-${meta.workspaceId}-g${meta.generation}-${randomBytes(4).toString('hex')}`;
   const dir = path.join(deps.snapshotRoot, snapshotId);
@@ -42,7 +42,8 @@ export async function snapshotLiveTree(deps: SnapshotLiveTreeDeps, handle: strin
     }).catch((error: unknown) => Promise.reject(deadline.aborted ? new ProviderBusyError('local', 'snapshot', 'copy exceeded its deadline', { cause: error }) : error));
     if (copy.rootChanged) throw new ProviderBusyError('local', 'snapshot', 'the live tree was replaced while it was copied');
     await writeDurable(path.join(dir, 'snapshot.json'), JSON.stringify({ snapshotId, sourceHandle: handle, createdAt: Date.now() }));
-    return { snapshotId };
+    // A local snapshot is a directory of the host: it lives until it is deleted.
+    return { snapshotId, expiresAt: null };
   } catch (error) {
     await removeTree(dir).catch(() => undefined);
     throw classifyFsError(error, 'snapshot');

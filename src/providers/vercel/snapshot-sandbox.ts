@@ -22,7 +22,7 @@ export interface SnapshotRequest {
  * until the copy is done and `stopped` after. The snapshot is usable once its status is `created`
  * and the sandbox has left `snapshotting`; the next session call resumes the sandbox.
  */
-export async function snapshotSandbox(request: SnapshotRequest): Promise<{ snapshotId: string }> {
+export async function snapshotSandbox(request: SnapshotRequest): Promise<{ snapshotId: string; expiresAt: number | null }> {
   const { connection, name, signal } = request;
   const sandbox = await Sandbox.get({ ...connection, name, signal });
   const snapshot = await sandbox.snapshot({ expiration: request.expirationMs, signal });
@@ -32,7 +32,8 @@ export async function snapshotSandbox(request: SnapshotRequest): Promise<{ snaps
       throw new ProviderBusyError('vercel', 'snapshot', `snapshot ended ${current.status}`, { context: { snapshotId: current.snapshotId, status: current.status } });
     }
     const owner = await Sandbox.get({ ...connection, name, signal });
-    if (owner.status !== 'snapshotting') return { snapshotId: snapshot.snapshotId };
+    // What the provider says, not what was asked: a server that ignored `expiration: 0` shows here.
+    if (owner.status !== 'snapshotting') return { snapshotId: snapshot.snapshotId, expiresAt: current.expiresAt?.getTime() ?? null };
     await delay(request.pollIntervalMs, signal);
   }
 }

@@ -23,6 +23,7 @@ import type {
   SnapshotStatus,
   OpenTreeOptions,
   TreeSource,
+  TakenSnapshot,
 } from '../sandbox-provider.js';
 import { SnapshotUnavailableError } from '../snapshot-unavailable-error.js';
 import { snapshotStatus } from './snapshot-status.js';
@@ -149,7 +150,7 @@ export class VercelProvider implements SandboxProvider {
     await this.run('clearReady', signal, async (deadline) => clearReady(await this.sandbox(handle, deadline), deadline));
   }
 
-  async snapshot(handle: string, options: { expirationMs: number; signal: AbortSignal }): Promise<{ snapshotId: string }> {
+  async snapshot(handle: string, options: { expirationMs: number; signal: AbortSignal }): Promise<TakenSnapshot> {
     return this.run('snapshot', options.signal, (deadline) =>
       snapshotSandbox({
         connection: this.connection,

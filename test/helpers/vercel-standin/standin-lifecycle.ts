@@ -43,7 +43,9 @@ export function endSession(session: StandinSession, status: 'stopped' | 'stoppin
 /** Records a snapshot of the sandbox's filesystem and copies it (after the test gate opens). */
 export function takeSnapshot(ctx: HandlerContext, sandbox: StandinSandbox, method: 'manual' | 'auto', expiration?: number): StandinSnapshot {
   const now = Date.now();
-  const ms = expiration ?? sandbox.snapshotExpiration ?? DEFAULT_SNAPSHOT_EXPIRATION_MS;
+  const asked = expiration ?? sandbox.snapshotExpiration ?? DEFAULT_SNAPSHOT_EXPIRATION_MS;
+  const cap = ctx.state.snapshotExpiryCapMs;
+  const ms = cap > 0 && (asked === 0 || asked > cap) ? cap : asked;
   const id = newId('snap');
   const snapshot: StandinSnapshot = {
     id,

@@ -72,10 +72,15 @@ export interface StandinState {
   readonly sandboxes: Map<string, StandinSandbox>;
   readonly sessions: Map<string, StandinSession>;
   readonly snapshots: Map<string, StandinSnapshot>;
+  /**
+   * A server policy tests can set: no snapshot expires later than this many ms after it is
+   * taken, whatever was asked (`expiration: 0` included). 0 = no policy (the API as documented).
+   */
+  snapshotExpiryCapMs: number;
 }
 
 export function createState(): StandinState {
-  return { sandboxes: new Map(), sessions: new Map(), snapshots: new Map() };
+  return { sandboxes: new Map(), sessions: new Map(), snapshots: new Map(), snapshotExpiryCapMs: 0 };
 }
 
 /** Ids shaped like the real ones: `sbx_…`, `snap_…`, `cmd_…`. */
