@@ -158,7 +158,7 @@ export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: Proces
     await ctx.progress({ step: 'seed', percent: 5 });
     // The seed is never published: its lease keeps orphan GC away from it while the bake runs.
     await deps.pendingCreates.begin(seedId, generation, deps.config.deadlines.bakeMs);
-    const seed = await provider.create({ workspaceId: seedId, generation, source: { type: 'empty' }, signal }).catch(async (error: unknown) => {
+    const seed = await provider.create({ workspaceId: seedId, generation, source: { type: 'empty' }, runtime: manifest.runtime, signal }).catch(async (error: unknown) => {
       await deps.pendingCreates.end(seedId, generation).catch(() => undefined);
       throw error;
     });

@@ -69,7 +69,9 @@ export class RemoteLocalProvider implements SandboxProvider {
   }
 
   create(request: CreateRequest): Promise<{ handle: string; hostId: string }> {
-    const { signal, hostId: _hostId, ...rest } = request;
+    // A local sandbox runs on its host's tools and ignores `runtime`: not sending it keeps hosts
+    // that predate the field (their create arguments are strict) able to serve a bake's seed.
+    const { signal, hostId: _hostId, runtime: _runtime, ...rest } = request;
     return this.#call('create', { args: rest }, signal);
   }
   get(handle: string, signal: AbortSignal): Promise<SandboxInfo | null> {

@@ -40,6 +40,12 @@ export interface CreateRequest {
   readonly source: CreateSource;
   /** Environment given to every command of the sandbox (already allowlisted). */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * The runtime a base manifest names (`node22`, …), for a sandbox made from nothing (a bake's
+   * seed): Vercel starts that managed runtime; a local sandbox runs on its host's tools, which the
+   * bake's smoke checks must prove. Ignored with a snapshot source (the snapshot has its runtime).
+   */
+  readonly runtime?: string;
   readonly signal: AbortSignal;
 }
 

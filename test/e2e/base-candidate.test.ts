@@ -63,7 +63,7 @@ async function checkCandidates(env: Record<string, string>, provider: 'local' | 
   const config = loadConfig(env);
   const registry = new BaseRegistry(testConnection(config), fleetKeys(config.redis.prefix));
   const candidateId = provider === 'local' ? 'snap-candidate-g1-0000aaaa' : good.snapshotId.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a'));
-  await registry.register({ ...(await registry.get(good.snapshotId))!, snapshotId: candidateId, manifestHash: 'f'.repeat(64), status: 'candidate', readyAt: null, testedAt: null, createdAt: Date.now() });
+  await registry.register({ ...(await registry.get(good.snapshotId))!, snapshotId: candidateId, manifestHash: 'f'.repeat(64), status: 'candidate', previousSnapshotId: null, readyAt: null, testedAt: null, createdAt: Date.now() });
   expect((await failing(['base', 'activate', candidateId])).message).toMatch(/is candidate, only a ready snapshot can be activated .*--force/);
   expect(await ok(['base', 'activate', candidateId, '--force'])).toEqual({ active: candidateId, previous: good.snapshotId, forced: true });
 }
@@ -77,7 +77,11 @@ describe('base candidates are tested before activation', () => {
     const standin = await VercelStandin.start();
     addCleanup(() => standin.close());
     const env = await testEnv({ ...standinEnv(standin), FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
+    const seeds = standin.nextRequest('createSandbox', (r) => r.path === '/v2/sandboxes');
     await checkCandidates(env, 'vercel');
+    // The seed sandbox was made with the manifest's runtime: the SDK creates with a runtime on
+    // POST /v2/sandboxes (without one on /v3), and the stand-in refuses a /v2 create without it.
+    expect(await seeds).toMatchObject({ method: 'POST', path: '/v2/sandboxes' });
 
     // The server keeps snapshots one day at most, whatever was asked.
     standin.state.snapshotExpiryCapMs = 86_400_000;

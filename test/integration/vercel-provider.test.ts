@@ -216,7 +216,8 @@ describe('VercelProvider against the stand-in', () => {
   it('snapshots with expiration 0 (never expires), then creates a new generation from it', async () => {
     const handle = await createEmpty('ws-snap', 1);
     await sh(handle, 'mkdir -p kept && printf v1 > kept/file');
-    const { snapshotId } = await provider.snapshot(handle, { expirationMs: 0, signal: signal() });
+    const { snapshotId, expiresAt } = await provider.snapshot(handle, { expirationMs: 0, signal: signal() });
+    expect(expiresAt).toBeNull();
     expect(await provider.snapshotStatus(snapshotId, signal())).toBe('usable');
     expect(standin.state.snapshots.get(snapshotId)).toMatchObject({ status: 'created', expiration: 0 });
     expect(standin.state.snapshots.get(snapshotId)?.expiresAt).toBeUndefined();
@@ -231,10 +232,12 @@ describe('VercelProvider against the stand-in', () => {
   it('passes a non-zero expiration through as the snapshot expiry', async () => {
     const handle = await createEmpty();
     const day = 86_400_000;
-    const { snapshotId } = await provider.snapshot(handle, { expirationMs: day, signal: signal() });
+    const { snapshotId, expiresAt } = await provider.snapshot(handle, { expirationMs: day, signal: signal() });
     const stored = standin.state.snapshots.get(snapshotId)!;
     expect(stored.expiration).toBe(day);
     expect(stored.expiresAt! - stored.createdAt).toBe(day);
+    // The provider's answer, read back through the SDK: what the bake checks.
+    expect(expiresAt).toBe(stored.expiresAt);
   });
 
   it('waits while the sandbox is snapshotting and resolves once the snapshot is usable', async () => {

@@ -227,7 +227,8 @@ export class VercelProvider implements SandboxProvider {
     const source = request.source;
     try {
       // Base and workspace snapshots are both provider-native snapshots: `source: { type: 'snapshot' }`.
-      return source.type === 'empty' ? await Sandbox.create(params) : await Sandbox.create({ ...params, source: { type: 'snapshot', snapshotId: source.snapshotId } });
+      if (source.type === 'empty') return await Sandbox.create(request.runtime ? { ...params, runtime: request.runtime } : params);
+      return await Sandbox.create({ ...params, source: { type: 'snapshot', snapshotId: source.snapshotId } });
     } catch (error) {
       // The source snapshot expired or was deleted: permanent, never a retried "gone" (issue 19.9).
       if (source.type !== 'empty' && hasStatus(error, 404, 410)) {
