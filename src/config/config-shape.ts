@@ -215,7 +215,7 @@ export const CONFIG_SHAPE = deepFreeze({
       },
       objectGraceMs,
     ),
-    baseRetentionMs: variable('FLEET_BASE_RETENTION_MS', durationMs(14 * DAY, 0, 3650 * DAY), { doc: 'Minimum age before an unreferenced base snapshot may be retired' }),
+    baseRetentionMs: variable('FLEET_BASE_RETENTION_MS', durationMs(14 * DAY, 0, 3650 * DAY), { doc: 'How long an unreferenced base snapshot is kept after it stopped being active or the rollback target (or after creation, if never active) before `fleet gc --kind bases` may retire it' }),
     gcSchedule: variable('FLEET_GC_SCHEDULE', gcSchedule(), { doc: 'GC schedule per kind: milliseconds between runs, a cron pattern in parentheses (UTC, `retention=(0 3 * * *)`; not for `orphans`, which each host runs on its own timer), or `off`' }),
   },
   verify: {

@@ -1,7 +1,10 @@
 /**
  * Base snapshots past retention (G6): retired only when not active, not the rollback candidate
  * of an active base, referenced by no workspace (a reference whose workspace's runtime no longer
- * names the base is dropped first) and older than FLEET_BASE_RETENTION_MS (14 days by default).
+ * names the base is dropped first) and unprotected for FLEET_BASE_RETENTION_MS (14 days by
+ * default), counted from the moment it stopped being active or the rollback target (`rotatedAt`),
+ * or from its creation if it never was. Only an explicit run deletes (`fleet gc --kind bases`): the
+ * schedule runs this kind as a dry run, listing candidates (gc-schedules.ts).
  * Retiring is claimed in one script (`retiring`: no activation can race it), then the provider
  * snapshot is deleted and the entry kept as `retired`. A claim left by a crash is finished by the
  * next run.
@@ -27,10 +30,11 @@ export const basesKind: GcKindRunner = {
     for (const entry of await deps.bases.list()) {
       if (entry.status === 'retired' || entry.active) continue;
       if (!idsValid(ctx, { snapshotId: entry.snapshotId, provider: entry.provider })) continue;
-      if (now - entry.createdAt < deps.config.retention.baseRetentionMs) continue;
+      if (now - Math.max(entry.createdAt, entry.rotatedAt ?? 0) < deps.config.retention.baseRetentionMs) continue;
       if (await deps.bases.isActiveOrCandidate(entry.snapshotId)) continue;
       if ((await liveReferences(deps, entry.snapshotId, false)).length > 0) continue;
-      items.push({ id: entry.snapshotId, description: `${entry.status} base ${entry.version} (${entry.provider}, lane ${entry.lane})`, bytes: 0 });
+      const since = entry.rotatedAt === null ? `created ${new Date(entry.createdAt).toISOString()}` : `rotated out ${new Date(entry.rotatedAt).toISOString()}`;
+      items.push({ id: entry.snapshotId, description: `${entry.status} base ${entry.version} (${entry.provider}, lane ${entry.lane}, ${since})`, bytes: 0 });
       if (items.length >= ctx.limit) break;
     }
     return items;

@@ -23,6 +23,8 @@ export type RetireClaim = { readonly claimed: true } | { readonly claimed: false
 // How many times a script whose precondition moved is run again with fresh reads.
 const ATTEMPTS = 10;
 
+const now = (): number => Date.now();
+
 export interface BaseEntry {
   readonly provider: string;
   readonly snapshotId: string;
@@ -40,6 +42,8 @@ export interface BaseEntry {
   readonly readyAt: number | null;
   /** When a sandbox made from the snapshot passed (or failed) the manifest's smoke checks; null = untested. */
   readonly testedAt: number | null;
+  /** When it last stopped being active or the rollback target of the active base (retention counts from here); null = never. */
+  readonly rotatedAt: number | null;
   readonly retiredAt: number | null;
   readonly expiresAt: number | null;
 }
@@ -75,6 +79,7 @@ function toEntry(h: Record<string, string>): BaseEntry | null {
     createdAt: Number(h.createdAt ?? 0),
     readyAt: num(h.readyAt),
     testedAt: num(h.testedAt),
+    rotatedAt: num(h.rotatedAt),
     retiredAt: num(h.retiredAt),
     expiresAt: num(h.expiresAt),
   };
@@ -92,7 +97,7 @@ export class BaseRegistry {
   }
 
   /** Records a new entry (status `candidate`, `ready` or `failed`). */
-  async register(entry: Omit<BaseEntry, 'active' | 'previousSnapshotId' | 'retiredAt' | 'testedAt'> & { previousSnapshotId?: null; testedAt?: number | null }): Promise<void> {
+  async register(entry: Omit<BaseEntry, 'active' | 'previousSnapshotId' | 'retiredAt' | 'testedAt' | 'rotatedAt'> & { previousSnapshotId?: null; testedAt?: number | null; rotatedAt?: null }): Promise<void> {
     const fields: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...entry, active: false })) fields[k] = v === null || v === undefined ? '' : typeof v === 'boolean' ? (v ? '1' : '0') : String(v);
     const multi = this.redis.multi().hset(this.keys.base(entry.snapshotId), fields).zadd(this.keys.bases(), entry.createdAt, entry.snapshotId);
@@ -160,8 +165,9 @@ export class BaseRegistry {
     const lane = BaseRegistry.laneField(entry.provider, entry.lane);
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
       const previous = (await this.redis.hget(this.keys.activeBases(), lane)) ?? '';
-      const keys = [this.keys.activeBases(), this.keys.base(snapshotId), ...(previous ? [this.keys.base(previous)] : [])];
-      const reply = (await ACTIVATE.run(this.redis, keys, [lane, snapshotId, previous, options.force ? '1' : '0'])) as [number, string?];
+      const target = previous ? ((await this.redis.hget(this.keys.base(previous), 'previousSnapshotId')) ?? '') : '';
+      const keys = [this.keys.activeBases(), this.keys.base(snapshotId), ...(previous ? [this.keys.base(previous)] : []), ...(target ? [this.keys.base(target)] : [])];
+      const reply = (await ACTIVATE.run(this.redis, keys, [lane, snapshotId, previous, options.force ? '1' : '0', target, now()])) as [number, string?];
       if (reply[0] === 1) return reply[1] || null;
       if (reply[0] === -1) {
         const status = (await this.get(snapshotId))?.status ?? entry.status;
@@ -195,16 +201,17 @@ export class BaseRegistry {
 
   /**
    * Claims a base for retirement if it is not active, not the rollback candidate of an active
-   * base, referenced by no workspace and created before `createdBefore` (one script). From then
+   * base, referenced by no workspace and unprotected since before `unprotectedBefore` (created
+   * then and, if it was ever active or a rollback target, rotated out then; one script). From then
    * on it cannot be activated; `finishRetire` records it retired once its snapshot is deleted.
    */
-  async beginRetire(snapshotId: string, createdBefore: number, now = Date.now()): Promise<RetireClaim> {
+  async beginRetire(snapshotId: string, unprotectedBefore: number, now = Date.now()): Promise<RetireClaim> {
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
       const actives = Object.values(await this.redis.hgetall(this.keys.activeBases()));
       const reply = (await RETIRE_BEGIN.run(
         this.redis,
         [this.keys.activeBases(), this.keys.base(snapshotId), this.keys.baseRefs(snapshotId), ...actives.map((id) => this.keys.base(id))],
-        [snapshotId, createdBefore, now, ...actives],
+        [snapshotId, unprotectedBefore, now, ...actives],
       )) as [number, string?];
       if (reply[0] === 1) return { claimed: true };
       if (reply[0] === 0) return { claimed: false, why: String(reply[1]) };

@@ -63,7 +63,7 @@ async function checkCandidates(env: Record<string, string>, provider: 'local' | 
   const config = loadConfig(env);
   const registry = new BaseRegistry(testConnection(config), fleetKeys(config.redis.prefix));
   const candidateId = provider === 'local' ? 'snap-candidate-g1-0000aaaa' : good.snapshotId.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a'));
-  await registry.register({ ...(await registry.get(good.snapshotId))!, snapshotId: candidateId, manifestHash: 'f'.repeat(64), status: 'candidate', previousSnapshotId: null, readyAt: null, testedAt: null, createdAt: Date.now() });
+  await registry.register({ ...(await registry.get(good.snapshotId))!, snapshotId: candidateId, manifestHash: 'f'.repeat(64), status: 'candidate', previousSnapshotId: null, readyAt: null, testedAt: null, rotatedAt: null, createdAt: Date.now() });
   expect((await failing(['base', 'activate', candidateId])).message).toMatch(/is candidate, only a ready snapshot can be activated .*--force/);
   expect(await ok(['base', 'activate', candidateId, '--force'])).toEqual({ active: candidateId, previous: good.snapshotId, forced: true });
 }

@@ -112,4 +112,36 @@ describe('base registry', () => {
     expect((await h.services.bases.get('young'))?.status).toBe('ready');
     expect((await h.services.bases.get('half'))?.status).toBe('retired');
   });
+
+  it('retention counts from rotation: a base rotated out 13 days ago is kept, one rotated out 15 days ago goes', async () => {
+    const h = await createHarness();
+    // Four bases, all created 30 days ago, activated one after the other.
+    for (const id of ['a', 'b', 'c', 'd']) await base(h, id, 30 * DAY);
+    const { bases } = h.services;
+    await bases.activate('a');
+    await bases.activate('b');
+    // 'a' is still b's rollback target: protected, not rotated.
+    expect((await bases.get('a'))?.rotatedAt).toBeNull();
+    const before = Date.now();
+    await bases.activate('c');
+    // Now 'a' is protected no more: its retention starts.
+    expect((await bases.get('a'))?.rotatedAt).toBeGreaterThanOrEqual(before);
+    await bases.activate('d');
+    expect((await bases.get('b'))?.rotatedAt).toBeGreaterThanOrEqual(before);
+    expect([(await bases.get('c'))?.rotatedAt, (await bases.get('d'))?.rotatedAt]).toEqual([null, null]);
+    // Backdated instead of waiting.
+    await h.services.redis.hset(h.services.keys.base('a'), 'rotatedAt', String(Date.now() - 15 * DAY));
+    await h.services.redis.hset(h.services.keys.base('b'), 'rotatedAt', String(Date.now() - 13 * DAY));
+
+    const listed = await runGc(h.services, { kind: 'bases', dryRun: true, limit: 10 }, AbortSignal.timeout(30_000));
+    expect(listed.items.map((i) => i.id)).toEqual(['a']);
+    expect(listed.items[0]!.description).toMatch(/rotated out \d{4}-/);
+    expect((await bases.get('a'))?.status).toBe('ready');
+    const retired = await runGc(h.services, { kind: 'bases', dryRun: false, limit: 10 }, AbortSignal.timeout(30_000));
+    expect(retired.items.map((i) => i.id)).toEqual(['a']);
+    expect((await bases.get('a'))?.status).toBe('retired');
+    // Created 30 days ago, but out of rotation for 13: kept.
+    expect((await bases.get('b'))?.status).toBe('ready');
+    expect(await bases.beginRetire('b', Date.now() - 14 * DAY)).toEqual({ claimed: false, why: 'too young' });
+  });
 });

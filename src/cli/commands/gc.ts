@@ -16,7 +16,7 @@ export function registerGc(program: Command, ctx: CliContext, run: (action: () =
   program
     .command('gc')
     .description('collect garbage: unattached checkpoints, expired revisions, litter, unreachable objects, old bases, orphan sandboxes, idle workspaces')
-    .option('--kind <kind>', `one of ${GC_KINDS.join(', ')} (default: all but verify)`)
+    .option('--kind <kind>', `one of ${GC_KINDS.join(', ')} (default: all but verify, and bases only with --dry-run: deleting base snapshots takes --kind bases)`)
     .option('--dry-run', 'only list what would go and the bytes it would reclaim')
     .option('--limit <n>', 'items per kind (max 1000)', '1000')
     .option('--timeout <ms>', 'cap of the wait per kind', '600000')
@@ -27,7 +27,8 @@ export function registerGc(program: Command, ctx: CliContext, run: (action: () =
         const limit = Number(opts.limit);
         if (!Number.isInteger(limit) || limit < 1 || limit > 1_000) throw new UsageError(`--limit: expected a whole number from 1 to 1000, got ${JSON.stringify(opts.limit)}`);
         const timeoutMs = parseMs('--timeout', opts.timeout, 600_000);
-        const kinds = (opts.kind ? [opts.kind] : GC_KINDS.filter((k) => k !== 'verify')) as GcKind[];
+        // Base snapshots are deleted only when asked for by name (`--kind bases`); a plain run lists them with --dry-run.
+        const kinds = (opts.kind ? [opts.kind] : GC_KINDS.filter((k) => k !== 'verify' && (opts.dryRun || k !== 'bases'))) as GcKind[];
         return withServices(ctx, ['client'], async (services) => {
           const bar = opts.json ? null : progressBar(ctx.io, opts.dryRun ? 'gc (dry run)' : 'gc');
           const results: GcResult[] = [];

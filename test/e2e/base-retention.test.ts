@@ -1,0 +1,98 @@
+// Base retention as an operator meets it (a running `fleet up` and the CLI), for the local
+// provider and for Vercel (the real SDK against the loopback stand-in): retention counts from the
+// moment a base stopped being active or the rollback target; a base rotated out 13 days ago is
+// kept and one rotated out 15 days ago is deleted, at the provider too, only by the explicit
+// `fleet gc --kind bases`; a plain `fleet gc` and the schedule (a dry run) delete no base.
+import { access, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Queue } from 'bullmq';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { fleetKeys } from '../../src/keys.js';
+import type { BaseEntry } from '../../src/state/base-registry.js';
+import { addCleanup } from '../helpers/cleanup.js';
+import { tempDir, testConnection, testEnv } from '../helpers/fleet-env.js';
+import { cliJson, killGroup, runFleet, startFleet } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
+import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
+import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
+
+const DAY = 86_400_000;
+
+interface GcRun {
+  readonly results: { kind: string; items: { id: string; description: string }[] }[];
+}
+
+async function checkRetention(env: Record<string, string>, snapshotExists: (id: string) => Promise<boolean>) {
+  const up = startFleet(['up'], env);
+  addCleanup(() => killGroup(up.child, 'SIGTERM'));
+  await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);
+  const ok = async <T,>(args: string[]): Promise<T> => {
+    const result = await runFleet([...args, '--json'], env);
+    expect(result.code, `fleet ${args.join(' ')}: ${result.stdout} ${result.stderr}`).toBe(0);
+    return cliJson(result.stdout) as T;
+  };
+  const dir = await tempDir('base-retention');
+  const ids: string[] = [];
+  for (const name of ['a', 'b', 'c', 'd']) {
+    const file = path.join(dir, `${name}.json`);
+    await writeFile(file, JSON.stringify({ schemaVersion: 1, name: `base-${name}`, runtime: 'node22', setup: [`echo ${name} > which.txt`], smoke: ['test -f which.txt'] }));
+    ids.push((await ok<{ snapshotId: string }>(['bake', file, '--activate', '--wait'])).snapshotId);
+  }
+  const [a, b, c, d] = ids as [string, string, string, string];
+  const entry = async (id: string) => (await ok<{ bases: BaseEntry[] }>(['base', 'list'])).bases.find((e) => e.snapshotId === id)!;
+  // d is active, c its rollback target; a and b rotated out when c and d were activated.
+  expect(await entry(d)).toMatchObject({ active: true, previousSnapshotId: c, rotatedAt: null });
+  expect((await entry(a)).rotatedAt).toEqual(expect.any(Number));
+  expect((await entry(b)).rotatedAt).toEqual(expect.any(Number));
+
+  // Backdated instead of waiting: all created 30 days ago; a rotated out 15 days ago, b 13.
+  const config = loadConfig(env);
+  const redis = testConnection(config);
+  const keys = fleetKeys(config.redis.prefix);
+  for (const id of ids) await redis.hset(keys.base(id), 'createdAt', String(Date.now() - 30 * DAY));
+  await redis.hset(keys.base(a), 'rotatedAt', String(Date.now() - 15 * DAY));
+  await redis.hset(keys.base(b), 'rotatedAt', String(Date.now() - 13 * DAY));
+
+  // The schedule of `bases` is a dry run.
+  const gcQueue = new Queue('gc', { connection: redis, prefix: config.redis.prefix });
+  addCleanup(() => gcQueue.close());
+  const scheduler = await waitFor('the gc:bases scheduler', () => gcQueue.getJobScheduler('gc:bases'));
+  expect(scheduler.template?.data).toMatchObject({ kind: 'bases', dryRun: true });
+
+  // A plain `fleet gc` leaves bases alone; its dry run lists a.
+  const plain = await ok<GcRun>(['gc']);
+  expect(plain.results.map((r) => r.kind)).not.toContain('bases');
+  const listed = await ok<GcRun>(['gc', '--dry-run']);
+  expect(listed.results.find((r) => r.kind === 'bases')!.items.map((i) => i.id)).toEqual([a]);
+  expect((await entry(a)).status).toBe('ready');
+  expect(await snapshotExists(a)).toBe(true);
+
+  // The explicit task deletes a (at the provider too) and keeps b, c, d.
+  const retired = await ok<GcRun>(['gc', '--kind', 'bases']);
+  expect(retired.results[0]!.items.map((i) => i.id)).toEqual([a]);
+  expect((await entry(a)).status).toBe('retired');
+  expect(await snapshotExists(a)).toBe(false);
+  for (const id of [b, c, d]) {
+    expect((await entry(id)).status).toBe('ready');
+    expect(await snapshotExists(id)).toBe(true);
+  }
+}
+
+describe('base retention counts from rotation and deletes only when asked', () => {
+  it('local provider', { timeout: 180_000 }, async () => {
+    const env = await testEnv({ FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
+    const snapshotRoot = loadConfig(env).paths.snapshotRoot;
+    await checkRetention(env, (id) => access(path.join(snapshotRoot, id)).then(() => true, () => false));
+  });
+
+  it('Vercel (real SDK, loopback stand-in)', { timeout: 240_000 }, async () => {
+    const standin = await VercelStandin.start();
+    addCleanup(() => standin.close());
+    const env = await testEnv({ ...standinEnv(standin), FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
+    await checkRetention(env, async (id) => {
+      const snapshot = standin.state.snapshots.get(id);
+      return snapshot !== undefined && snapshot.status === 'created';
+    });
+  });
+});
