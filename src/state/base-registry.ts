@@ -238,6 +238,15 @@ export class BaseRegistry {
     await this.redis.srem(this.keys.baseRefs(snapshotId), workspaceId);
   }
 
+  /** How many workspaces the provenance index lists for each base (one pipelined round trip). */
+  async referenceCounts(snapshotIds: readonly string[]): Promise<Map<string, number>> {
+    if (snapshotIds.length === 0) return new Map();
+    const pipeline = this.redis.pipeline();
+    for (const id of snapshotIds) pipeline.scard(this.keys.baseRefs(id));
+    const replies = (await pipeline.exec()) ?? [];
+    return new Map(snapshotIds.map((id, i) => [id, Number(replies[i]?.[1] ?? 0)]));
+  }
+
   /** Workspaces whose runtime resource names this base as provenance. */
   async referencedBy(snapshotId: string): Promise<string[]> {
     return (await this.redis.smembers(this.keys.baseRefs(snapshotId))).sort();

@@ -46,6 +46,13 @@ async function checkRetention(env: Record<string, string>, snapshotExists: (id: 
   expect((await entry(a)).rotatedAt).toEqual(expect.any(Number));
   expect((await entry(b)).rotatedAt).toEqual(expect.any(Number));
 
+  // The lane view: d active, c its rollback target, no candidates; a workspace started from d counts as its reference.
+  await ok(['provision', 'from-d', '--wait']);
+  const view = await ok<{ lanes: { active: string; previous: string; candidates: string[] }[]; bases: { snapshotId: string; references: number; sinceRotationMs: number | null }[] }>(['base', 'list']);
+  expect(view.lanes).toEqual([expect.objectContaining({ active: d, previous: c, candidates: [] })]);
+  expect(view.bases.find((x) => x.snapshotId === d)).toMatchObject({ references: 1, sinceRotationMs: null });
+  expect(view.bases.find((x) => x.snapshotId === a)?.sinceRotationMs).toEqual(expect.any(Number));
+
   // Backdated instead of waiting: all created 30 days ago; a rotated out 15 days ago, b 13.
   const config = loadConfig(env);
   const redis = testConnection(config);

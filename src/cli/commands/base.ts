@@ -3,34 +3,44 @@ import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { printResult, table } from '../output.js';
 import { withServices } from '../../app/with-services.js';
+import { baseViews, laneViews, shortDuration } from '../../status/base-lanes.js';
 
 export function registerBase(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
   const base = program.command('base').description('list, activate and roll back base snapshots');
   base
     .command('list')
-    .description('all base snapshots, newest first')
+    .description('base snapshots by lane (active, rollback target, candidates), then each one newest first with its workspace references and time since rotation')
     .option('--json', 'print as JSON')
     .action((opts: { json?: boolean }) =>
       run(() =>
         withServices(ctx, ['bases'], async (services) => {
           const entries = await services.bases.list();
-          printResult(ctx.io, Boolean(opts.json), { bases: entries }, () =>
+          const bases = baseViews(entries, await services.bases.referenceCounts(entries.map((e) => e.snapshotId)), Date.now());
+          const lanes = laneViews(entries);
+          printResult(ctx.io, Boolean(opts.json), { lanes, bases }, () =>
             entries.length === 0
               ? 'no base snapshots (bake one: fleet bake examples/base-manifest.json --activate --wait)'
-              : table(
-                  ['snapshot', 'version', 'provider', 'lane', 'status', 'active', 'previous', 'tested', 'created'],
-                  entries.map((e) => [
-                    e.snapshotId,
-                    e.version,
-                    e.provider,
-                    e.lane,
-                    e.status,
-                    e.active ? 'yes' : '',
-                    e.previousSnapshotId,
-                    e.testedAt === null ? 'no' : new Date(e.testedAt).toISOString(),
-                    new Date(e.createdAt).toISOString(),
-                  ]),
-                ),
+              : [
+                  table(
+                    ['lane', 'active', 'rollback target', 'candidates', 'bases'],
+                    lanes.map((l) => [`${l.provider}:${l.lane}`, l.active, l.previous, l.candidates.length === 0 ? '' : l.candidates.join(' '), Object.entries(l.counts).map(([s, n]) => `${n} ${s}`).join(', ')]),
+                  ),
+                  '',
+                  table(
+                    ['snapshot', 'version', 'lane', 'status', 'active', 'refs', 'tested', 'rotated out', 'created'],
+                    bases.map((e) => [
+                      e.snapshotId,
+                      e.version,
+                      `${e.provider}:${e.lane}`,
+                      e.status,
+                      e.active ? 'yes' : '',
+                      e.references,
+                      e.testedAt === null ? 'no' : new Date(e.testedAt).toISOString(),
+                      e.sinceRotationMs === null ? '' : `${shortDuration(e.sinceRotationMs)} ago`,
+                      new Date(e.createdAt).toISOString(),
+                    ]),
+                  ),
+                ].join('\n'),
           );
           return 0;
         }),
