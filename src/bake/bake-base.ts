@@ -21,7 +21,7 @@ import type { PendingCreateStore } from '../state/pending-create-store.js';
 import type { BaseRegistry } from '../state/base-registry.js';
 import type { ProcessorContext } from '../jobs/processor-context.js';
 import { manifestHash, manifestVersion } from '../queues/manifest-hash.js';
-import type { BaseManifest } from '../queues/base-manifest.js';
+import { overlayBytes, type BaseManifest } from '../queues/base-manifest.js';
 
 export interface BakeResult {
   readonly snapshotId: string;
@@ -86,7 +86,7 @@ async function verifyMarker(provider: SandboxProvider, handle: string, where: st
 // or deleted is marked `gone` and baked again.
 export interface BakeDeps {
   readonly bases: Pick<BaseRegistry, 'activate' | 'failCandidate' | 'markGone' | 'nextBakeGeneration' | 'promote' | 'readyByHash' | 'register'>;
-  readonly config: Pick<Config, 'bakeEnvSource' | 'deadlines' | 'provider'>;
+  readonly config: Pick<Config, 'baseOverlayMaxBytes' | 'bakeEnvSource' | 'deadlines' | 'provider'>;
   readonly logger: Logger;
   readonly pendingCreates: Pick<PendingCreateStore, 'begin' | 'end'>;
   readonly providers: Pick<ProviderRegistry, 'get'>;
@@ -145,6 +145,14 @@ export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: Proces
     const activated = payload.activate ? (await deps.bases.activate(snapshotId), true) : false;
     return { snapshotId, version, manifestHash: hash, provider: providerName, lane: manifest.lane, reused, activated, durationMs: Date.now() - started };
   };
+
+  // An overlay no workspace could be given fails before anything is made.
+  const overlaySize = overlayBytes(manifest.overlay);
+  if (overlaySize > deps.config.baseOverlayMaxBytes) {
+    throw new BakeFailedError(`the overlay is ${overlaySize} bytes, over FLEET_BASE_OVERLAY_MAX_BYTES (${deps.config.baseOverlayMaxBytes})`, {
+      context: { step: 'overlay', bytes: overlaySize, limit: deps.config.baseOverlayMaxBytes },
+    });
+  }
 
   return deps.singleFlight.using(`bake:${hash}`, { maxHoldMs: deps.config.deadlines.bakeMs }, async (lock) => {
     const signal = AbortSignal.any([ctx.signal, lock.signal]);
@@ -216,7 +224,7 @@ export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: Proces
         createdAt: started,
         readyAt: null,
         expiresAt: null,
-      });
+      }, manifest.overlay);
       candidate = snapshotId;
       await testCandidate(deps, provider, { snapshotId, hash, marker, manifest, env }, stepCtx);
       if (!(await deps.bases.promote(snapshotId))) {

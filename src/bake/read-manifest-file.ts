@@ -1,5 +1,5 @@
 /**
- * Reads a manifest file for `fleet bake`: JSON, where a template file may give `source` (a path
+ * Reads a manifest file for `fleet bake`: JSON, where a template or overlay file may give `source` (a path
  * relative to the manifest) instead of inline `content`; the content is inlined here so the job
  * payload is self-contained. Validated by the manifest schema (secrets refused, keys named).
  */
@@ -16,13 +16,14 @@ export async function readManifestFile(file: string): Promise<BaseManifest> {
   } catch (error) {
     throw new PayloadInvalidError('manifest file', [{ field: file, message: `cannot be read as JSON (${(error as Error).message})` }]);
   }
-  if (raw && typeof raw === 'object' && Array.isArray((raw as { files?: unknown }).files)) {
-    const base = path.dirname(path.resolve(file));
-    const files = (raw as { files: Record<string, unknown>[] }).files;
-    for (const [i, entry] of files.entries()) {
-      if (typeof entry.source === 'string' && entry.content === undefined) {
+  const base = path.dirname(path.resolve(file));
+  for (const field of ['files', 'overlay'] as const) {
+    const list = raw && typeof raw === 'object' ? (raw as Record<string, unknown>)[field] : undefined;
+    if (!Array.isArray(list)) continue;
+    for (const [i, entry] of (list as Record<string, unknown>[]).entries()) {
+      if (entry && typeof entry.source === 'string' && entry.content === undefined) {
         const source = path.resolve(base, entry.source);
-        if (!source.startsWith(base + path.sep)) throw new PayloadInvalidError('manifest', [{ field: `files.${i}.source`, message: 'must stay inside the manifest directory', value: entry.source }]);
+        if (!source.startsWith(base + path.sep)) throw new PayloadInvalidError('manifest', [{ field: `${field}.${i}.source`, message: 'must stay inside the manifest directory', value: entry.source }]);
         entry.content = await readFile(source, 'utf8');
         delete entry.source;
       }

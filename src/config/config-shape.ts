@@ -174,6 +174,10 @@ export const CONFIG_SHAPE = deepFreeze({
   },
   /** PATH used to find system tools (rsync, tar, redis-server). */
   systemPath: derived(({ env }) => env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'),
+  /** Most bytes a base manifest's `overlay` may write into a new workspace (checked at bake and when applied). */
+  baseOverlayMaxBytes: variable('FLEET_BASE_OVERLAY_MAX_BYTES', integer(256 * 1024, 0, 64 * 1024 * 1024, ' of bytes'), {
+    doc: "Most bytes a base manifest's `overlay` writes into each new workspace made from the base; a bake over it fails, and so does (as `error`) a provision whose base's overlay is over it",
+  }),
   /** Variables a base manifest's `envAllowlist` may copy into setup commands. */
   bakeEnvSource: derived(({ env }): Readonly<Record<string, string>> =>
     Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && !FLEET_OWN.test(entry[0]) && !SECRET_LOOKING.test(entry[0]))),

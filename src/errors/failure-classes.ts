@@ -28,6 +28,7 @@ import { MigrationMismatchError } from './migration-mismatch-error.js';
 import { NameTooLongError } from './name-too-long-error.js';
 import { NotImplementedError } from './not-implemented-error.js';
 import { NotReadyError } from './not-ready-error.js';
+import { OverlayFailedError } from './overlay-failed-error.js';
 import { PayloadInvalidError } from './payload-invalid-error.js';
 import { PayloadTooLargeError } from './payload-too-large-error.js';
 import { QuotaExceededError } from './quota-exceeded-error.js';
@@ -81,6 +82,7 @@ export const FAILURE_CLASSES: readonly FailureClass[] = [
   NameTooLongError,
   NotImplementedError,
   NotReadyError,
+  OverlayFailedError,
   PayloadInvalidError,
   PayloadTooLargeError,
   QuotaExceededError,

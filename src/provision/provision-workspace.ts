@@ -30,6 +30,8 @@ import type { ArchiveStore } from '../archive/archive-store.js';
 import type { RuntimePatch } from '../state/runtime-store.js';
 import type { ProcessorContext } from '../jobs/processor-context.js';
 import { createSource } from './create-source.js';
+import { applyOverlay } from './apply-overlay.js';
+import { OverlayFailedError } from '../errors/overlay-failed-error.js';
 import { durableFacts, headRevision, type DurableFactsDeps } from './durable-facts.js';
 import { planRestore, type RestoreFacts } from './restore-plan.js';
 
@@ -45,7 +47,7 @@ export class ProvisionSupersededError extends FleetError {
 
 /** What provisioning uses: the workspace's records, the providers, and the checkpoint schedule. */
 export interface ProvisionDeps extends DurableFactsDeps, RestoreDeps {
-  readonly config: Pick<Config, 'hostId' | 'deadlines'>;
+  readonly config: Pick<Config, 'hostId' | 'deadlines' | 'baseOverlayMaxBytes'>;
   readonly archive: ArchiveStore;
   readonly addresses: AddressStore;
   readonly singleFlight: Pick<SingleFlight, 'using'>;
@@ -169,6 +171,10 @@ export async function provisionWorkspace(deps: ProvisionDeps, request: Provision
       await ctx.progress({ step: 'create', percent: 30 });
       created = await provider.create({ workspaceId, generation, hostId: targetHost, source, signal });
       await transitionOrSupersede(deps, workspaceId, 'handle', generation, { handle: created.handle, hostId: created.hostId });
+      if (plan.outcome === 'created-from-base') {
+        await ctx.progress({ step: 'overlay', percent: 40 });
+        await applyOverlay({ bases: deps.bases, maxBytes: deps.config.baseOverlayMaxBytes }, provider, { workspaceId, snapshotId: plan.source, handle: created.handle }, signal);
+      }
       await ctx.progress({ step: 'restore', percent: 50 });
       await restoreWorkspace(deps, provider, {
         workspaceId,
@@ -201,7 +207,9 @@ export async function provisionWorkspace(deps: ProvisionDeps, request: Provision
     } catch (error) {
       // Fenced: only this generation's own provisioning record becomes `error`, never a newer one.
       await deps.runtime.transition(workspaceId, 'fail', generation, { error: describeFailure(error) }).catch(() => undefined);
-      if (created) {
+      // A sandbox whose overlay failed is kept for debugging (its handle stays on the runtime
+      // resource; orphan GC takes it once the provision deadline has passed).
+      if (created && !(error instanceof OverlayFailedError)) {
         const published = await deps.addresses.get(workspaceId);
         if (published?.handle !== created.handle) await provider.destroy(created.handle, ctx.signal).catch(() => undefined);
       }

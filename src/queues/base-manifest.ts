@@ -40,6 +40,16 @@ const RelativePath = z
 
 const Command = z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).max(8_192, { error: 'is too long' });
 
+// A template file: written into the seed before setup (`files`) or into every new workspace made
+// from the base (`overlay`).
+const TemplateFile = z
+  .object({
+    path: RelativePath,
+    content: z.string({ error: 'must be a string' }).max(1_048_576, { error: 'must be at most 1 MiB' }),
+    mode: z.number().int().min(0).max(0o777).default(0o644),
+  })
+  .strict();
+
 export const BaseManifest = z
   .object({
     schemaVersion: z.literal(1, { error: 'must be 1' }),
@@ -54,18 +64,13 @@ export const BaseManifest = z
     /** Setup commands, run in order with `sh -c` in the workspace root. */
     setup: z.array(Command).max(200).default([]),
     /** Template files written before setup. */
-    files: z
-      .array(
-        z
-          .object({
-            path: RelativePath,
-            content: z.string({ error: 'must be a string' }).max(1_048_576, { error: 'must be at most 1 MiB' }),
-            mode: z.number().int().min(0).max(0o777).default(0o644),
-          })
-          .strict(),
-      )
-      .max(1_000)
-      .default([]),
+    files: z.array(TemplateFile).max(1_000).default([]),
+    /**
+     * A small template overlay written into every new workspace made from this base, right after
+     * its sandbox is created (per-workspace config, a README): at most FLEET_BASE_OVERLAY_MAX_BYTES
+     * in all. A workspace whose overlay cannot be applied is `error`, never `ready`.
+     */
+    overlay: z.array(TemplateFile).max(1_000).default([]),
     /** Environment given to setup commands (the fleet's own environment is never passed). */
     env: z.record(EnvName, z.string().max(4_096)).default({}),
     /** Names copied from the baking process's environment (e.g. HTTP_PROXY). */
@@ -84,12 +89,20 @@ export const BaseManifest = z
     manifest.envAllowlist.forEach((name, i) => {
       if (looksLikeSecretName(name)) ctx.addIssue({ code: 'custom', path: ['envAllowlist', i], message: `${name} looks like a secret; secrets never enter base snapshots` });
     });
-    manifest.files.forEach((file, i) => {
-      if (looksLikeSecretValue(file.content)) ctx.addIssue({ code: 'custom', path: ['files', i, 'content'], message: `${file.path} holds secret material (private key or token)` });
-    });
+    for (const field of ['files', 'overlay'] as const) {
+      manifest[field].forEach((file, i) => {
+        if (looksLikeSecretValue(file.content)) ctx.addIssue({ code: 'custom', path: [field, i, 'content'], message: `${file.path} holds secret material (private key or token)` });
+      });
+    }
     [...manifest.setup, ...manifest.smoke].forEach((command, i) => {
       if (looksLikeSecretValue(command)) ctx.addIssue({ code: 'custom', path: [i < manifest.setup.length ? 'setup' : 'smoke', i], message: 'command holds secret material' });
     });
   });
 export type BaseManifest = z.infer<typeof BaseManifest>;
 export type BaseManifestInput = z.input<typeof BaseManifest>;
+export type TemplateFile = z.infer<typeof TemplateFile>;
+
+/** Bytes of an overlay's contents (what FLEET_BASE_OVERLAY_MAX_BYTES bounds). */
+export function overlayBytes(overlay: readonly TemplateFile[]): number {
+  return overlay.reduce((sum, f) => sum + Buffer.byteLength(f.content), 0);
+}

@@ -7,6 +7,8 @@
 import type { Redis } from 'ioredis';
 import { FleetError } from '../errors/fleet-error.js';
 import type { FleetKeys } from '../keys.js';
+import { BaseManifest, type TemplateFile } from '../queues/base-manifest.js';
+import { parsePayload } from '../queues/payload.js';
 import { ACTIVATE, FAIL_CANDIDATE, MARK_GONE, PROMOTE, RETIRE_BEGIN, RETIRE_FINISH, ROLLBACK } from './base-registry-scripts.js';
 
 /**
@@ -24,6 +26,8 @@ export type RetireClaim = { readonly claimed: true } | { readonly claimed: false
 const ATTEMPTS = 10;
 
 const now = (): number => Date.now();
+
+const Overlay = BaseManifest.shape.overlay;
 
 export interface BaseEntry {
   readonly provider: string;
@@ -96,14 +100,31 @@ export class BaseRegistry {
     return `${provider}:${lane}`;
   }
 
-  /** Records a new entry (status `candidate`, `ready` or `failed`). */
-  async register(entry: Omit<BaseEntry, 'active' | 'previousSnapshotId' | 'retiredAt' | 'testedAt' | 'rotatedAt'> & { previousSnapshotId?: null; testedAt?: number | null; rotatedAt?: null }): Promise<void> {
+  /** Records a new entry (status `candidate`, `ready` or `failed`), with the template overlay its workspaces get. */
+  async register(
+    entry: Omit<BaseEntry, 'active' | 'previousSnapshotId' | 'retiredAt' | 'testedAt' | 'rotatedAt'> & { previousSnapshotId?: null; testedAt?: number | null; rotatedAt?: null },
+    overlay: readonly TemplateFile[] = [],
+  ): Promise<void> {
     const fields: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...entry, active: false })) fields[k] = v === null || v === undefined ? '' : typeof v === 'boolean' ? (v ? '1' : '0') : String(v);
+    fields.overlay = overlay.length > 0 ? JSON.stringify(overlay) : '';
     const multi = this.redis.multi().hset(this.keys.base(entry.snapshotId), fields).zadd(this.keys.bases(), entry.createdAt, entry.snapshotId);
     // Only a usable snapshot is found by its manifest hash (a failed bake must never be reused).
     if (entry.status === 'ready') multi.set(this.keys.baseByHash(entry.provider, entry.manifestHash), entry.snapshotId);
     await multi.exec();
+  }
+
+  /** The template overlay of a base (validated again: the hash is Redis data); [] when it has none. */
+  async overlay(snapshotId: string): Promise<TemplateFile[]> {
+    const raw = await this.redis.hget(this.keys.base(snapshotId), 'overlay');
+    if (!raw) return [];
+    let stored: unknown = raw;
+    try {
+      stored = JSON.parse(raw);
+    } catch {
+      // Not JSON: refused by the schema below, naming the base.
+    }
+    return parsePayload(`overlay of base ${snapshotId}`, Overlay, stored);
   }
 
   async get(snapshotId: string): Promise<BaseEntry | null> {

@@ -35,12 +35,21 @@ describe('manifest hash', () => {
     envAllowlist: { envAllowlist: ['NO_PROXY'] },
     marker: { marker: '.other-marker' },
     smoke: { smoke: ['true'] },
+    overlay: { overlay: [{ path: 'config.json', content: '{}', mode: 0o644 }] },
+    'overlay content': { overlay: [{ path: 'config.json', content: '{"a":1}', mode: 0o644 }] },
   };
   for (const [input, change] of Object.entries(changes)) {
     it(`changes when ${input} changes`, () => {
       expect(manifestHash({ ...base, ...change })).not.toBe(manifestHash(base));
     });
   }
+  it('is what it was before overlays existed for a manifest without one', () => {
+    // The hash of a manifest without an overlay must not move (a ready base of it stays reusable):
+    // pinned to the value the code before overlays gave for this manifest and fleet version.
+    const pinned = parsePayload('manifest', BaseManifest, { ...base, env: { NODE_ENV: 'test' } });
+    expect(manifestHash(pinned, '1.2.3')).toBe('93727737c4d7c94b5f4cc78d6a550112078ee6aead2db71467239d983115900b');
+  });
+
   it('changes with the fleet version, not with labels', () => {
     expect(manifestHash(base, '9.9.9')).not.toBe(manifestHash(base));
     expect(manifestHash({ ...base, name: 'other', lane: 'blue' })).toBe(manifestHash(base));
@@ -55,6 +64,8 @@ describe('manifest secrets', () => {
     ['API_KEY in the allowlist', { envAllowlist: ['API_KEY'] }, 'envAllowlist.0'],
     ['a token value under a harmless name', { env: { HELPER: 'ghp_abcdefghijklmnopqrstuvwxyz012345' } }, 'env.HELPER'],
     ['a private key in a template file', { files: [{ path: 'id_rsa', content: '-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n' }] }, 'files.0.content'],
+    ['a token in an overlay file', { overlay: [{ path: '.npmrc', content: '//registry/:_authToken=ghp_abcdefghijklmnopqrstuvwxyz012345' }] }, 'overlay.0.content'],
+    ['an overlay path outside the tree', { overlay: [{ path: '../etc/passwd', content: 'x' }] }, 'overlay.0.path'],
     ['a key in a setup command', { setup: ['echo AKIAABCDEFGHIJKLMNOP > creds'] }, 'setup.0'],
   ];
   for (const [label, change, field] of refused) {

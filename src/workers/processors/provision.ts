@@ -6,7 +6,7 @@ import type { Processor } from '../../jobs/processor-context.js';
 
 export interface ProvisionProcessorDeps extends ProvisionDeps {
   /** `provider` is the default of a payload that names none. */
-  readonly config: Pick<Config, 'hostId' | 'deadlines' | 'provider'>;
+  readonly config: Pick<Config, 'hostId' | 'deadlines' | 'baseOverlayMaxBytes' | 'provider'>;
 }
 
 export function provisionProcessor(deps: ProvisionProcessorDeps): Processor<ProvisionPayload, ProvisionResult> {
