@@ -224,7 +224,7 @@ export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: Proces
         createdAt: started,
         readyAt: null,
         expiresAt: null,
-      }, manifest.overlay);
+      }, { overlay: manifest.overlay, migrate: manifest.migrate, smoke: manifest.smoke });
       candidate = snapshotId;
       await testCandidate(deps, provider, { snapshotId, hash, marker, manifest, env }, stepCtx);
       if (!(await deps.bases.promote(snapshotId))) {

@@ -51,6 +51,7 @@ import { TreeLimitError } from './tree-limit-error.js';
 import { UnauthorizedError } from './unauthorized-error.js';
 import { UnsafeListingError } from './unsafe-listing-error.js';
 import { UnsupportedMediaTypeError } from './unsupported-media-type-error.js';
+import { UpgradeFailedError } from './upgrade-failed-error.js';
 import { UsageError } from './usage-error.js';
 import { WaitTimeoutError } from './wait-timeout-error.js';
 import { WorkspaceConflictError } from './workspace-conflict-error.js';
@@ -105,6 +106,7 @@ export const FAILURE_CLASSES: readonly FailureClass[] = [
   UnauthorizedError,
   UnsafeListingError,
   UnsupportedMediaTypeError,
+  UpgradeFailedError,
   UsageError,
   WaitTimeoutError,
   WorkspaceConflictError,

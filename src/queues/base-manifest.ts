@@ -77,8 +77,13 @@ export const BaseManifest = z
     envAllowlist: z.array(EnvName).max(100).default([]),
     /** Marker file written into the tree after setup. */
     marker: RelativePath.default('.fleet-base.json'),
-    /** Smoke checks; each must exit 0 for the base to become ready. */
+    /** Smoke checks; each must exit 0 for the base to become ready (and a workspace upgraded to it). */
     smoke: z.array(Command).max(100).default([]),
+    /**
+     * Migration commands that bring a workspace made from an older version of this base up to
+     * this one (`fleet workspace upgrade --to <version>`), run in its live tree, then the smoke checks.
+     */
+    migrate: z.array(Command).max(100).default([]),
   })
   .strict()
   .superRefine((manifest, ctx) => {
@@ -94,9 +99,11 @@ export const BaseManifest = z
         if (looksLikeSecretValue(file.content)) ctx.addIssue({ code: 'custom', path: [field, i, 'content'], message: `${file.path} holds secret material (private key or token)` });
       });
     }
-    [...manifest.setup, ...manifest.smoke].forEach((command, i) => {
-      if (looksLikeSecretValue(command)) ctx.addIssue({ code: 'custom', path: [i < manifest.setup.length ? 'setup' : 'smoke', i], message: 'command holds secret material' });
-    });
+    for (const field of ['setup', 'smoke', 'migrate'] as const) {
+      manifest[field].forEach((command, i) => {
+        if (looksLikeSecretValue(command)) ctx.addIssue({ code: 'custom', path: [field, i], message: 'command holds secret material' });
+      });
+    }
   });
 export type BaseManifest = z.infer<typeof BaseManifest>;
 export type BaseManifestInput = z.input<typeof BaseManifest>;

@@ -1,7 +1,7 @@
 /**
  * The manifest hash covers every input that changes a base image: schema version, runtime,
  * packages, setup commands, template files (path, mode, content), setup env, marker, smoke
- * checks, the overlay (when there is one) and the fleet's own version. Labels (`name`, `lane`) are not part of it.
+ * checks, the overlay and migration commands (when there are any) and the fleet's own version. Labels (`name`, `lane`) are not part of it.
  */
 import { createHash } from 'node:crypto';
 import { FLEET_VERSION } from '../version.js';
@@ -33,6 +33,7 @@ export function manifestHash(manifest: BaseManifest, fleetVersion = FLEET_VERSIO
     smoke: manifest.smoke,
     // Only when there is one, so the hashes of manifests without an overlay stay what they were.
     overlay: manifest.overlay.length > 0 ? manifest.overlay.map((f) => ({ path: f.path, mode: f.mode, sha256: createHash('sha256').update(f.content).digest('hex') })) : undefined,
+    migrate: manifest.migrate.length > 0 ? manifest.migrate : undefined,
     fleetVersion,
   };
   return createHash('sha256').update(canonicalJson(inputs)).digest('hex');

@@ -9,7 +9,7 @@ export const RevisionId = z.string({ error: 'must be a string' }).regex(REVISION
 
 export const PERSIST = 'persist';
 
-export const PERSIST_REASONS = ['turn-end', 'checkpoint', 'idle-reap', 'shutdown', 'manual', 'rollback'] as const;
+export const PERSIST_REASONS = ['turn-end', 'checkpoint', 'idle-reap', 'shutdown', 'manual', 'rollback', 'upgrade'] as const;
 export type PersistReason = (typeof PERSIST_REASONS)[number];
 
 export const PersistPayload = z

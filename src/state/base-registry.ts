@@ -9,6 +9,7 @@ import { FleetError } from '../errors/fleet-error.js';
 import type { FleetKeys } from '../keys.js';
 import { BaseManifest, type TemplateFile } from '../queues/base-manifest.js';
 import { parsePayload } from '../queues/payload.js';
+import type { z } from 'zod';
 import { ACTIVATE, FAIL_CANDIDATE, MARK_GONE, PROMOTE, RETIRE_BEGIN, RETIRE_FINISH, ROLLBACK } from './base-registry-scripts.js';
 
 /**
@@ -27,7 +28,12 @@ const ATTEMPTS = 10;
 
 const now = (): number => Date.now();
 
-const Overlay = BaseManifest.shape.overlay;
+/** What a base hands on to workspaces beyond its snapshot. */
+export interface BaseTemplate {
+  readonly overlay?: readonly TemplateFile[];
+  readonly migrate?: readonly string[];
+  readonly smoke?: readonly string[];
+}
 
 export interface BaseEntry {
   readonly provider: string;
@@ -100,14 +106,20 @@ export class BaseRegistry {
     return `${provider}:${lane}`;
   }
 
-  /** Records a new entry (status `candidate`, `ready` or `failed`), with the template overlay its workspaces get. */
+  /**
+   * Records a new entry (status `candidate`, `ready` or `failed`), with what its workspaces get
+   * from it: the template overlay, and the migration and smoke commands of an upgrade to it.
+   */
   async register(
     entry: Omit<BaseEntry, 'active' | 'previousSnapshotId' | 'retiredAt' | 'testedAt' | 'rotatedAt'> & { previousSnapshotId?: null; testedAt?: number | null; rotatedAt?: null },
-    overlay: readonly TemplateFile[] = [],
+    template: BaseTemplate = {},
   ): Promise<void> {
     const fields: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...entry, active: false })) fields[k] = v === null || v === undefined ? '' : typeof v === 'boolean' ? (v ? '1' : '0') : String(v);
-    fields.overlay = overlay.length > 0 ? JSON.stringify(overlay) : '';
+    const json = (list: readonly unknown[] | undefined) => (list && list.length > 0 ? JSON.stringify(list) : '');
+    fields.overlay = json(template.overlay);
+    fields.migrate = json(template.migrate);
+    fields.smoke = json(template.smoke);
     const multi = this.redis.multi().hset(this.keys.base(entry.snapshotId), fields).zadd(this.keys.bases(), entry.createdAt, entry.snapshotId);
     // Only a usable snapshot is found by its manifest hash (a failed bake must never be reused).
     if (entry.status === 'ready') multi.set(this.keys.baseByHash(entry.provider, entry.manifestHash), entry.snapshotId);
@@ -116,7 +128,18 @@ export class BaseRegistry {
 
   /** The template overlay of a base (validated again: the hash is Redis data); [] when it has none. */
   async overlay(snapshotId: string): Promise<TemplateFile[]> {
-    const raw = await this.redis.hget(this.keys.base(snapshotId), 'overlay');
+    return this.#template(snapshotId, 'overlay', BaseManifest.shape.overlay);
+  }
+
+  /** What upgrading a workspace to this base runs: its migration commands, then its smoke checks. */
+  async upgradeSteps(snapshotId: string): Promise<{ migrate: string[]; smoke: string[] }> {
+    const [migrate, smoke] = await Promise.all([this.#template(snapshotId, 'migrate', BaseManifest.shape.migrate), this.#template(snapshotId, 'smoke', BaseManifest.shape.smoke)]);
+    return { migrate, smoke };
+  }
+
+  // A JSON list field of the entry, validated again (the hash is Redis data); [] when empty.
+  async #template<T>(snapshotId: string, field: 'overlay' | 'migrate' | 'smoke', schema: z.ZodType<T[]>): Promise<T[]> {
+    const raw = await this.redis.hget(this.keys.base(snapshotId), field);
     if (!raw) return [];
     let stored: unknown = raw;
     try {
@@ -124,7 +147,7 @@ export class BaseRegistry {
     } catch {
       // Not JSON: refused by the schema below, naming the base.
     }
-    return parsePayload(`overlay of base ${snapshotId}`, Overlay, stored);
+    return parsePayload(`${field} of base ${snapshotId}`, schema, stored);
   }
 
   async get(snapshotId: string): Promise<BaseEntry | null> {

@@ -58,6 +58,7 @@ export const RUNTIME_TRANSITIONS = Object.freeze({
     description: 'the published incarnation was confirmed by its provider (reused or resumed)',
   },
   stop: { name: 'stop', to: 'stopped', from: ['ready'], generation: 'same', current: false, description: 'an idle incarnation is stopped (files kept)' },
+  upgrade: { name: 'upgrade', to: 'ready', from: ['ready'], generation: 'same', current: true, description: "the incarnation's tree was migrated to a new template version (templateVersion), verified and persisted" },
 } satisfies Record<string, RuntimeTransition>);
 
 export type RuntimeTransitionName = keyof typeof RUNTIME_TRANSITIONS;

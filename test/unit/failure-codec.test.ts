@@ -23,6 +23,7 @@ import { GcMarkIncompleteError } from '../../src/errors/gc-mark-incomplete-error
 import { InvalidJsonError } from '../../src/errors/invalid-json-error.js';
 import { IsolationUnavailableError } from '../../src/errors/isolation-unavailable-error.js';
 import { OverlayFailedError } from '../../src/errors/overlay-failed-error.js';
+import { UpgradeFailedError } from '../../src/errors/upgrade-failed-error.js';
 import { JobCancelledError } from '../../src/errors/job-cancelled-error.js';
 import { JobDataUnreadableError } from '../../src/errors/job-data-unreadable-error.js';
 import { LegacyFileVanishedError } from '../../src/errors/legacy-file-vanished-error.js';
@@ -92,6 +93,7 @@ const SPECIMENS: readonly FleetError[] = [
   new InvalidJsonError('body is not JSON'),
   new IsolationUnavailableError('no bwrap'),
   new JobCancelledError('persist@h1', '12', 'lock lost'),
+  new UpgradeFailedError('migration command 1 failed (exit 1)', { context: { workspaceId: 'ws', step: 'migrate', exitCode: 1 } }),
   new OverlayFailedError('overlay of base snap-1 is 300000 bytes, over 262144', { context: { workspaceId: 'ws', snapshotId: 'snap-1' } }),
   new JobDataUnreadableError('bake', '12', new SyntaxError('Unexpected token')),
   new LegacyFileVanishedError('ws', 'gone.txt'),

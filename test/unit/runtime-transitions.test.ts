@@ -38,4 +38,12 @@ describe('runtime transitions', () => {
     expect(allowed('stop', record('ready', 2), 1, 2)).toBe(false);
     expect(allowed('stop', record('provisioning', 1), 1)).toBe(false);
   });
+
+  it('upgrade records a new template version on the ready incarnation of its generation only, while it is the current one', () => {
+    expect(allowed('upgrade', record('ready', 3), 3)).toBe(true);
+    // A newer generation was begun meanwhile (counter moved): the upgraded tree is not the workspace's any more.
+    expect(allowed('upgrade', record('ready', 3), 3, 4)).toBe(false);
+    expect(allowed('upgrade', record('stopped', 3), 3)).toBe(false);
+    expect(allowed('upgrade', record('ready', 4), 3, 4)).toBe(false);
+  });
 });

@@ -1,4 +1,4 @@
-/** `fleet workspace list`, `fleet workspace show <ws>` and `fleet workspace reset <ws> --confirm`. */
+/** `fleet workspace list`, `fleet workspace show <ws>`, `fleet workspace reset <ws> --confirm` and `fleet workspace upgrade`. */
 import type { Command } from 'commander';
 import { UsageError } from '../../errors/usage-error.js';
 import { resetWorkspace } from '../../provision/reset-workspace.js';
@@ -9,9 +9,12 @@ import { printResult, table } from '../output.js';
 import { withServices } from '../../app/with-services.js';
 import { listWorkspaces } from '../../status/list-workspaces.js';
 import { parseCount } from '../parse.js';
+import { progressBar } from '../progress-bar.js';
+import { buildWorkspaceIo, WORKSPACE_IO_SERVICES } from '../../app/build-workspace-io.js';
+import { upgradeWorkspace, type UpgradeOutcome } from '../../upgrade/upgrade-workspace.js';
 
 export function registerWorkspace(program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>): void {
-  const workspace = program.command('workspace').description('list the workspaces, inspect or reset one');
+  const workspace = program.command('workspace').description('list the workspaces, inspect, reset or upgrade one');
   workspace
     .command('list')
     .description('the workspaces the fleet knows, by id: generation, live sandbox (handle, host, provider), last activity')
@@ -93,6 +96,49 @@ export function registerWorkspace(program: Command, ctx: CliContext, run: (actio
           const result = await resetWorkspace(services, workspaceId, AbortSignal.timeout(120_000));
           printResult(ctx.io, Boolean(opts.json), result, () => `${workspaceId}: reset (generation now ${result.generation}; archive ${result.archiveMovedTo ?? 'was empty'})`);
           return 0;
+        });
+      }),
+    );
+  workspace
+    .command('upgrade')
+    .description("run a base version's migration commands and smoke checks in a workspace's live tree, persist it (reason upgrade) and record the new template version; on failure roll the tree back and keep the old version")
+    .argument('[workspace]', 'workspace id (or --all)')
+    .requiredOption('--to <version>', 'base version to upgrade to (`fleet base list`: a ready base)')
+    .option('--all', 'every workspace the fleet knows that is not on that version yet (resumable: run it again after a stop)')
+    .option('--json', 'print { to, upgraded, current, failed } as JSON')
+    .addHelpText('after', '\nExamples:\n  fleet workspace upgrade ws-1 --to node-base-3f2a9c1d04be\n  fleet workspace upgrade --all --to node-base-3f2a9c1d04be --json')
+    .action((workspace: string | undefined, opts: { to: string; all?: boolean; json?: boolean }) =>
+      run(async () => {
+        if ((workspace === undefined) === !opts.all) throw new UsageError('workspace upgrade: give a workspace id or --all (not both)');
+        const one = workspace === undefined ? null : parsePayload('workspace', WorkspaceId, workspace);
+        return withServices(ctx, [...WORKSPACE_IO_SERVICES, 'bases', 'runtime'], async (services, config) => {
+          const target = (await services.bases.list()).find((b) => b.version === opts.to && b.status === 'ready');
+          if (!target) throw new UsageError(`--to: no ready base has version ${JSON.stringify(opts.to)} (see fleet base list)`);
+          const ids = one ? [one] : await services.addresses.known();
+          const deps = {
+            runtime: services.runtime,
+            bases: services.bases,
+            client: services.client,
+            io: buildWorkspaceIo(services),
+            commandTimeoutMs: config.deadlines.execMs,
+            jobTimeoutMs: config.deadlines.persistMs * 2,
+          };
+          const bar = opts.json ? null : progressBar(ctx.io, `upgrade to ${target.version}`);
+          const outcomes: UpgradeOutcome[] = [];
+          for (const [i, workspaceId] of ids.entries()) {
+            bar?.update(i, ids.length, workspaceId);
+            outcomes.push(await upgradeWorkspace(deps, { workspaceId, snapshotId: target.snapshotId, version: target.version }, AbortSignal.timeout(config.deadlines.persistMs * 4 + config.deadlines.execMs * 20)));
+          }
+          bar?.done();
+          const of = <K extends UpgradeOutcome['outcome']>(k: K) => outcomes.filter((o): o is Extract<UpgradeOutcome, { outcome: K }> => o.outcome === k);
+          const data = { to: target.version, upgraded: of('upgraded'), current: of('current').map((o) => o.workspaceId), failed: of('failed') };
+          printResult(ctx.io, Boolean(opts.json), data, () =>
+            [
+              `${data.upgraded.length} upgraded to ${target.version}, ${data.current.length} already on it, ${data.failed.length} failed`,
+              ...data.failed.map((f) => `  failed ${f.workspaceId} (stays on ${f.from ?? 'no version'}${f.rolledBackTo ? `, tree rolled back to ${f.rolledBackTo}` : ''}): ${f.error.split('\n')[0]}`),
+            ].join('\n'),
+          );
+          return data.failed.length > 0 ? 1 : 0;
         });
       }),
     );

@@ -1,0 +1,70 @@
+/**
+ * Upgrading one workspace to a base version (`fleet workspace upgrade`): a revision of its tree
+ * as it is (reason `upgrade`, the way back), the base's migration commands run in its live tree
+ * (allowlisted env, deadline, like `fleet exec`), then the base's smoke checks; all passing, a
+ * revision (reason `upgrade`) and the runtime resource's `templateVersion` (a fenced transition of
+ * the same generation). Anything failing rolls the tree back to the revision taken before and
+ * leaves the template version as it was. Running it again is safe: a workspace already on the
+ * version is skipped.
+ */
+import { describeFailure } from '../errors/failure-codec.js';
+import { UpgradeFailedError } from '../errors/upgrade-failed-error.js';
+import type { FleetClient } from '../producers/fleet-client.js';
+import type { BaseRegistry } from '../state/base-registry.js';
+import type { RuntimeStore } from '../state/runtime-store.js';
+import type { WorkspaceIo } from '../workspace-io/workspace-io.js';
+
+export interface UpgradeDeps {
+  readonly runtime: Pick<RuntimeStore, 'get' | 'transition'>;
+  readonly bases: Pick<BaseRegistry, 'upgradeSteps'>;
+  readonly client: Pick<FleetClient, 'persist' | 'rollback'>;
+  readonly io: Pick<WorkspaceIo, 'exec'>;
+  /** Deadline of one command, and of each persist or rollback waited for. */
+  readonly commandTimeoutMs: number;
+  readonly jobTimeoutMs: number;
+}
+
+export type UpgradeOutcome =
+  | { readonly workspaceId: string; readonly outcome: 'upgraded'; readonly from: string | null; readonly to: string; readonly revision: string | null }
+  | { readonly workspaceId: string; readonly outcome: 'current'; readonly to: string }
+  | { readonly workspaceId: string; readonly outcome: 'failed'; readonly from: string | null; readonly error: string; readonly rolledBackTo: string | null };
+
+// Runs one command in the live tree; a non-zero exit or a timeout is an UpgradeFailedError.
+async function step(deps: UpgradeDeps, workspaceId: string, what: string, command: string, signal: AbortSignal): Promise<void> {
+  const result = await deps.io.exec({ workspaceId, cmd: ['sh', '-c', command], timeoutMs: deps.commandTimeoutMs, signal });
+  if (result.source.kind !== 'live') throw new UpgradeFailedError(`workspace ${workspaceId} has no live sandbox`, { context: { workspaceId, step: what } });
+  if (result.exitCode !== 0 || result.timedOut) {
+    const tail = (result.stderr || result.stdout).trim().split('\n').slice(-3).join(' | ');
+    throw new UpgradeFailedError(`${what} failed (exit ${result.exitCode ?? result.signal}${result.timedOut ? ', timed out' : ''}): ${command}${tail ? ` → ${tail}` : ''}`, {
+      context: { workspaceId, step: what, command, exitCode: result.exitCode },
+    });
+  }
+}
+
+export async function upgradeWorkspace(deps: UpgradeDeps, request: { workspaceId: string; snapshotId: string; version: string }, signal: AbortSignal): Promise<UpgradeOutcome> {
+  const { workspaceId, version } = request;
+  const runtime = await deps.runtime.get(workspaceId);
+  const from = runtime?.templateVersion ?? null;
+  if (from === version) return { workspaceId, outcome: 'current', to: version };
+  if (!runtime || runtime.state !== 'ready') {
+    return { workspaceId, outcome: 'failed', from, error: `UpgradeFailed: workspace ${workspaceId} is ${runtime?.state ?? 'unknown'}, not running: provision it, then upgrade`, rolledBackTo: null };
+  }
+  const { generation } = runtime;
+  const steps = await deps.bases.upgradeSteps(request.snapshotId);
+  const wait = { wait: true, timeoutMs: deps.jobTimeoutMs };
+  const before = (await deps.client.persist({ workspaceId, generation, delete: true, reason: 'upgrade' }, wait)).result?.revision ?? null;
+  try {
+    for (const [i, command] of steps.migrate.entries()) await step(deps, workspaceId, `migration command ${i + 1}`, command, signal);
+    for (const [i, command] of steps.smoke.entries()) await step(deps, workspaceId, `smoke check ${i + 1}`, command, signal);
+  } catch (error) {
+    // Back to the tree as it was before the first migration command ran.
+    if (before !== null) await deps.client.rollback({ workspaceId, revision: before, generation }, wait);
+    return { workspaceId, outcome: 'failed', from, error: describeFailure(error), rolledBackTo: before };
+  }
+  const after = (await deps.client.persist({ workspaceId, generation, delete: true, reason: 'upgrade' }, wait)).result?.revision ?? null;
+  const recorded = await deps.runtime.transition(workspaceId, 'upgrade', generation, { templateVersion: version });
+  if (!recorded.applied) {
+    return { workspaceId, outcome: 'failed', from, error: `UpgradeFailed: workspace ${workspaceId} moved on (now ${recorded.state}, generation ${recorded.generation}) while it was upgraded; run the upgrade again`, rolledBackTo: null };
+  }
+  return { workspaceId, outcome: 'upgraded', from, to: version, revision: after };
+}
