@@ -9,17 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { fleetKeys } from '../../src/keys.js';
 import { BaseRegistry, type BaseEntry } from '../../src/state/base-registry.js';
-import { addCleanup } from '../helpers/cleanup.js';
-import { tempDir, testConnection, testEnv } from '../helpers/fleet-env.js';
-import { cliJson, killGroup, runFleet, startFleet } from '../helpers/processes.js';
-import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
-import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
-
-async function fleetUp(env: Record<string, string>) {
-  const up = startFleet(['up'], env);
-  addCleanup(() => killGroup(up.child, 'SIGTERM'));
-  await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);
-}
+import { tempDir, testConnection } from '../helpers/fleet-env.js';
+import { providerTestEnv, startFleetUp } from '../helpers/fleet-up.js';
+import { cliJson, runFleet } from '../helpers/processes.js';
 
 async function manifestFile(name: string, smoke: string[]): Promise<string> {
   const file = path.join(await tempDir('base-candidate'), `${name}.json`);
@@ -29,7 +21,7 @@ async function manifestFile(name: string, smoke: string[]): Promise<string> {
 
 // Runs the shared checks against a fleet started with `env`.
 async function checkCandidates(env: Record<string, string>, provider: 'local' | 'vercel') {
-  await fleetUp(env);
+  await startFleetUp(env);
   const ok = async <T,>(args: string[]): Promise<T> => {
     const result = await runFleet([...args, '--json'], env);
     expect(result.code, `fleet ${args.join(' ')}: ${result.stdout} ${result.stderr}`).toBe(0);
@@ -68,17 +60,12 @@ async function checkCandidates(env: Record<string, string>, provider: 'local' | 
   expect(await ok(['base', 'activate', candidateId, '--force'])).toEqual({ active: candidateId, previous: good.snapshotId, forced: true });
 }
 
-describe('base candidates are tested before activation', () => {
-  it('local provider', { timeout: 180_000 }, async () => {
-    await checkCandidates(await testEnv({ FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' }), 'local');
-  });
-
-  it('Vercel (real SDK, loopback stand-in); and a snapshot the provider gives an expiry fails the bake', { timeout: 240_000 }, async () => {
-    const standin = await VercelStandin.start();
-    addCleanup(() => standin.close());
-    const env = await testEnv({ ...standinEnv(standin), FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
-    const seeds = standin.nextRequest('createSandbox', (r) => r.path === '/v2/sandboxes');
-    await checkCandidates(env, 'vercel');
+describe.each(['local', 'vercel'] as const)('base candidates are tested before activation (%s)', (provider) => {
+  it(`bakes, tests candidates, refuses untested ones without --force${provider === 'vercel' ? '; a snapshot the provider gives an expiry fails the bake' : ''}`, { timeout: 240_000 }, async () => {
+    const { env, standin } = await providerTestEnv(provider);
+    const seeds = standin?.nextRequest('createSandbox', (r) => r.path === '/v2/sandboxes');
+    await checkCandidates(env, provider);
+    if (!standin) return;
     // The seed sandbox was made with the manifest's runtime: the SDK creates with a runtime on
     // POST /v2/sandboxes (without one on /v3), and the stand-in refuses a /v2 create without it.
     expect(await seeds).toMatchObject({ method: 'POST', path: '/v2/sandboxes' });

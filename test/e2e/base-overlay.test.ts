@@ -6,18 +6,9 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { addCleanup } from '../helpers/cleanup.js';
-import { tempDir, testEnv } from '../helpers/fleet-env.js';
-import { cliJson, killGroup, runFleet, startFleet } from '../helpers/processes.js';
-import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
-import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
-
-async function fleetUp(env: Record<string, string>) {
-  const up = startFleet(['up'], env);
-  addCleanup(() => killGroup(up.child, 'SIGTERM'));
-  await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);
-  return up;
-}
+import { tempDir } from '../helpers/fleet-env.js';
+import { providerTestEnv, startFleetUp } from '../helpers/fleet-up.js';
+import { killGroup, runFleet } from '../helpers/processes.js';
 
 async function manifest(name: string, overlayBytes: number): Promise<string> {
   const file = path.join(await tempDir('base-overlay'), `${name}.json`);
@@ -28,7 +19,7 @@ async function manifest(name: string, overlayBytes: number): Promise<string> {
 
 async function checkOverlay(baseEnv: Record<string, string>) {
   const env = { ...baseEnv, FLEET_BASE_OVERLAY_MAX_BYTES: '4096' };
-  const up = await fleetUp(env);
+  const up = await startFleetUp(env);
   const run = async (e: Record<string, string>, args: string[]) => {
     const result = await runFleet([...args, '--json'], e);
     return { code: result.code, body: JSON.parse(result.stdout || '{}') as { ok: boolean; data?: any; error?: { code: string; message: string; context: Record<string, unknown> } }, stderr: result.stderr };
@@ -54,7 +45,7 @@ async function checkOverlay(baseEnv: Record<string, string>) {
   killGroup(up.child, 'SIGTERM');
   await up.exited;
   const smaller = { ...baseEnv, FLEET_BASE_OVERLAY_MAX_BYTES: '500' };
-  await fleetUp(smaller);
+  await startFleetUp(smaller);
   const refused = await run(smaller, ['provision', 'ws-2', '--wait']);
   expect(refused.code).not.toBe(0);
   expect(refused.body.error?.code).toBe('OverlayFailed');
@@ -67,14 +58,8 @@ async function checkOverlay(baseEnv: Record<string, string>) {
   expect((await runFleet(['exec', 'ws-1', '--', 'cat', 'base.txt'], smaller)).stdout).toBe('base\n');
 }
 
-describe('base template overlay', () => {
-  it('local provider', { timeout: 180_000 }, async () => {
-    await checkOverlay(await testEnv({ FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' }));
-  });
-
-  it('Vercel (real SDK, loopback stand-in)', { timeout: 240_000 }, async () => {
-    const standin = await VercelStandin.start();
-    addCleanup(() => standin.close());
-    await checkOverlay(await testEnv({ ...standinEnv(standin), FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' }));
+describe.each(['local', 'vercel'] as const)('base template overlay (%s)', (provider) => {
+  it('is written into new workspaces; over the limit it fails the bake, or the provision as error', { timeout: 240_000 }, async () => {
+    await checkOverlay((await providerTestEnv(provider)).env);
   });
 });

@@ -11,11 +11,10 @@ import { loadConfig } from '../../src/config.js';
 import { fleetKeys } from '../../src/keys.js';
 import type { BaseEntry } from '../../src/state/base-registry.js';
 import { addCleanup } from '../helpers/cleanup.js';
-import { tempDir, testConnection, testEnv } from '../helpers/fleet-env.js';
-import { cliJson, killGroup, runFleet, startFleet } from '../helpers/processes.js';
+import { tempDir, testConnection } from '../helpers/fleet-env.js';
+import { providerTestEnv, startFleetUp } from '../helpers/fleet-up.js';
+import { cliJson, runFleet } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
-import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
-import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
 
 const DAY = 86_400_000;
 
@@ -24,9 +23,7 @@ interface GcRun {
 }
 
 async function checkRetention(env: Record<string, string>, snapshotExists: (id: string) => Promise<boolean>) {
-  const up = startFleet(['up'], env);
-  addCleanup(() => killGroup(up.child, 'SIGTERM'));
-  await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);
+  await startFleetUp(env);
   const ok = async <T,>(args: string[]): Promise<T> => {
     const result = await runFleet([...args, '--json'], env);
     expect(result.code, `fleet ${args.join(' ')}: ${result.stdout} ${result.stderr}`).toBe(0);
@@ -86,20 +83,13 @@ async function checkRetention(env: Record<string, string>, snapshotExists: (id: 
   }
 }
 
-describe('base retention counts from rotation and deletes only when asked', () => {
-  it('local provider', { timeout: 180_000 }, async () => {
-    const env = await testEnv({ FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
+describe.each(['local', 'vercel'] as const)('base retention counts from rotation and deletes only when asked (%s)', (provider) => {
+  it('keeps a base rotated out 13 days ago, deletes one rotated out 15 days ago only by the explicit task', { timeout: 240_000 }, async () => {
+    const { env, standin } = await providerTestEnv(provider);
     const snapshotRoot = loadConfig(env).paths.snapshotRoot;
-    await checkRetention(env, (id) => access(path.join(snapshotRoot, id)).then(() => true, () => false));
-  });
-
-  it('Vercel (real SDK, loopback stand-in)', { timeout: 240_000 }, async () => {
-    const standin = await VercelStandin.start();
-    addCleanup(() => standin.close());
-    const env = await testEnv({ ...standinEnv(standin), FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
     await checkRetention(env, async (id) => {
-      const snapshot = standin.state.snapshots.get(id);
-      return snapshot !== undefined && snapshot.status === 'created';
+      if (!standin) return access(path.join(snapshotRoot, id)).then(() => true, () => false);
+      return standin.state.snapshots.get(id)?.status === 'created';
     });
   });
 });

@@ -6,11 +6,9 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { addCleanup } from '../helpers/cleanup.js';
-import { tempDir, testEnv } from '../helpers/fleet-env.js';
-import { cliJson, killGroup, runFleet, startFleet } from '../helpers/processes.js';
-import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
-import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
+import { tempDir } from '../helpers/fleet-env.js';
+import { providerTestEnv, startFleetUp } from '../helpers/fleet-up.js';
+import { cliJson, runFleet } from '../helpers/processes.js';
 
 interface Upgrade {
   readonly to: string;
@@ -20,9 +18,7 @@ interface Upgrade {
 }
 
 async function checkUpgrade(env: Record<string, string>) {
-  const up = startFleet(['up'], env);
-  addCleanup(() => killGroup(up.child, 'SIGTERM'));
-  await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);
+  await startFleetUp(env);
   const ok = async (args: string[]) => {
     const result = await runFleet([...args, '--json'], env);
     expect(result.code, `fleet ${args.join(' ')}: ${result.stdout} ${result.stderr}`).toBe(0);
@@ -68,14 +64,8 @@ async function checkUpgrade(env: Record<string, string>) {
   expect({ upgraded: data.upgraded.length, current: data.current.length, failed: data.failed.map((f) => f.workspaceId) }).toEqual({ upgraded: 0, current: 10, failed: [ids[10]] });
 }
 
-describe('fleet workspace upgrade', () => {
-  it('local provider', { timeout: 300_000 }, async () => {
-    await checkUpgrade(await testEnv({ FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' }));
-  });
-
-  it('Vercel (real SDK, loopback stand-in)', { timeout: 400_000 }, async () => {
-    const standin = await VercelStandin.start();
-    addCleanup(() => standin.close());
-    await checkUpgrade(await testEnv({ ...standinEnv(standin), FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' }));
+describe.each(['local', 'vercel'] as const)('fleet workspace upgrade (%s)', (provider) => {
+  it('moves ten workspaces, rolls back and keeps the failing one on its version, and resumes', { timeout: 400_000 }, async () => {
+    await checkUpgrade((await providerTestEnv(provider)).env);
   });
 });

@@ -45,6 +45,18 @@ function wrap(processor: WrapOptions['processor'], over: Partial<WrapOptions> | 
 
 const PAYLOAD = { workspaceId: 'ws-1', generation: 2 };
 
+// A processor that fails with its signal's reason once it aborts (kept in `seen`); `started` runs once it listens.
+function failOnAbort(seen: { reason?: unknown }, started: () => void = () => undefined): WrapOptions['processor'] {
+  return (_payload, ctx) =>
+    new Promise((_, reject) => {
+      ctx.signal.addEventListener('abort', () => {
+        seen.reason = ctx.signal.reason;
+        reject(ctx.signal.reason);
+      });
+      started();
+    });
+}
+
 describe('wrapProcessor', () => {
   it('writes each new progress step as one line of the job log, and every report as progress', async () => {
     const logged: string[] = [];
@@ -136,19 +148,10 @@ describe('wrapProcessor', () => {
   });
 
   it('aborts the signal at the deadline; the processor failing with the reason is a retryable failure', async () => {
-    let reason: unknown;
-    const { fn, out } = wrap(
-      (_payload, ctx) =>
-        new Promise((_, reject) => {
-          ctx.signal.addEventListener('abort', () => {
-            reason = ctx.signal.reason;
-            reject(ctx.signal.reason);
-          });
-        }),
-      { deadlineMs: 20 },
-    );
+    const seen: { reason?: unknown } = {};
+    const { fn, out } = wrap(failOnAbort(seen), { deadlineMs: 20 });
     const error = await fn(job(PAYLOAD), 't').catch((e: unknown) => e);
-    expect(reason).toBeInstanceOf(DeadlineExceededError);
+    expect(seen.reason).toBeInstanceOf(DeadlineExceededError);
     expect(error).not.toBeInstanceOf(UnrecoverableError);
     expect((error as Error).message).toMatch(/^DeadlineExceeded: /);
     expect(out.lines.at(-1)).toMatchObject({ level: 50, retryable: true, willRetry: true, msg: 'job failed (attempt 1 of 3)' });
@@ -162,21 +165,14 @@ describe('wrapProcessor', () => {
 
   it('aborts the signal when the worker cancels the job (lock lost, shutdown), with a typed, retryable reason', async () => {
     const cancellation = new JobCancellation();
-    let reason: unknown;
+    const seen: { reason?: unknown } = {};
     const { fn, out } = wrap(
-      (_payload, ctx) =>
-        new Promise((_, reject) => {
-          ctx.signal.addEventListener('abort', () => {
-            reason = ctx.signal.reason;
-            reject(ctx.signal.reason);
-          });
-          cancellation.cancel('42', new JobCancelledError('persist@h1', '42', 'lock lost'));
-        }),
+      failOnAbort(seen, () => cancellation.cancel('42', new JobCancelledError('persist@h1', '42', 'lock lost'))),
       { cancellation },
     );
     expect(cancellation.cancel('42', 'not running yet')).toBe(false);
     const error = await fn(job(PAYLOAD), 't').catch((e: unknown) => e);
-    expect(reason).toBeInstanceOf(JobCancelledError);
+    expect(seen.reason).toBeInstanceOf(JobCancelledError);
     expect((error as Error).message).toMatch(/^JobCancelled: job 42 on queue persist@h1 cancelled: lock lost/);
     expect(error).not.toBeInstanceOf(UnrecoverableError);
     expect(out.lines.at(-1)).toMatchObject({ level: 50, retryable: true, willRetry: true });

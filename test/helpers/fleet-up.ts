@@ -1,0 +1,26 @@
+// `fleet up` for front-door tests, for either provider: the test environment (Vercel: the real SDK
+// against a loopback stand-in, closed after the test) and a running `fleet up`, killed after the test.
+import { addCleanup } from './cleanup.js';
+import { testEnv } from './fleet-env.js';
+import { killGroup, startFleet, type Spawned } from './processes.js';
+import { VercelStandin } from './vercel-standin/vercel-standin.js';
+import { standinEnv } from './vercel-standin/standin-env.js';
+
+export type TestProvider = 'local' | 'vercel';
+
+/** The environment of a `fleet up` on `provider` (its own Redis prefix and home); the stand-in for Vercel. */
+export async function providerTestEnv(provider: TestProvider, overrides: Record<string, string> = {}): Promise<{ env: Record<string, string>; standin: VercelStandin | null }> {
+  const base = { FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off', ...overrides };
+  if (provider === 'local') return { env: await testEnv(base), standin: null };
+  const standin = await VercelStandin.start();
+  addCleanup(() => standin.close());
+  return { env: await testEnv({ ...standinEnv(standin), ...base }), standin };
+}
+
+/** Starts `fleet up` with `env` and resolves once it prints its web address. */
+export async function startFleetUp(env: Record<string, string>): Promise<Spawned> {
+  const up = startFleet(['up'], env);
+  addCleanup(() => killGroup(up.child, 'SIGTERM'));
+  await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);
+  return up;
+}
