@@ -3,8 +3,9 @@
  * as it is (reason `upgrade`, the way back), the base's migration commands run in its live tree
  * (allowlisted env, deadline, like `fleet exec`), then the base's smoke checks; all passing, a
  * revision (reason `upgrade`) and the runtime resource's `templateVersion` (a fenced transition of
- * the same generation). Anything failing rolls the tree back to the revision taken before and
- * leaves the template version as it was. Running it again is safe: a workspace already on the
+ * the same generation). Anything failing persists the tree as it is (kept in history: an agent
+ * may have written meanwhile), rolls it back to the revision taken before and leaves the template
+ * version as it was. Running it again is safe: a workspace already on the
  * version is skipped.
  */
 import { describeFailure } from '../errors/failure-codec.js';
@@ -27,7 +28,16 @@ export interface UpgradeDeps {
 export type UpgradeOutcome =
   | { readonly workspaceId: string; readonly outcome: 'upgraded'; readonly from: string | null; readonly to: string; readonly revision: string | null }
   | { readonly workspaceId: string; readonly outcome: 'current'; readonly to: string }
-  | { readonly workspaceId: string; readonly outcome: 'failed'; readonly from: string | null; readonly error: string; readonly rolledBackTo: string | null };
+  | {
+      readonly workspaceId: string;
+      readonly outcome: 'failed';
+      readonly from: string | null;
+      readonly error: string;
+      /** The revision the tree was rolled back to (taken before the upgrade). */
+      readonly rolledBackTo: string | null;
+      /** The tree as the failure left it, kept in history (`fleet rollback` to it if wanted). */
+      readonly failedRevision?: string | null;
+    };
 
 // Runs one command in the live tree; a non-zero exit or a timeout is an UpgradeFailedError.
 async function step(deps: UpgradeDeps, workspaceId: string, what: string, command: string, signal: AbortSignal): Promise<void> {
@@ -57,9 +67,11 @@ export async function upgradeWorkspace(deps: UpgradeDeps, request: { workspaceId
     for (const [i, command] of steps.migrate.entries()) await step(deps, workspaceId, `migration command ${i + 1}`, command, signal);
     for (const [i, command] of steps.smoke.entries()) await step(deps, workspaceId, `smoke check ${i + 1}`, command, signal);
   } catch (error) {
-    // Back to the tree as it was before the first migration command ran.
+    // The tree as the failure left it is kept in history first (an agent may have written
+    // meanwhile: nothing is lost, only set aside), then back to the tree before the first command.
+    const failedAt = (await deps.client.persist({ workspaceId, generation, delete: true, reason: 'upgrade' }, wait)).result?.revision ?? null;
     if (before !== null) await deps.client.rollback({ workspaceId, revision: before, generation }, wait);
-    return { workspaceId, outcome: 'failed', from, error: describeFailure(error), rolledBackTo: before };
+    return { workspaceId, outcome: 'failed', from, error: describeFailure(error), rolledBackTo: before, failedRevision: failedAt };
   }
   const after = (await deps.client.persist({ workspaceId, generation, delete: true, reason: 'upgrade' }, wait)).result?.revision ?? null;
   const recorded = await deps.runtime.transition(workspaceId, 'upgrade', generation, { templateVersion: version });

@@ -14,7 +14,7 @@ interface Upgrade {
   readonly to: string;
   readonly upgraded: { workspaceId: string; from: string; to: string }[];
   readonly current: string[];
-  readonly failed: { workspaceId: string; from: string; error: string; rolledBackTo: string | null }[];
+  readonly failed: { workspaceId: string; from: string; error: string; rolledBackTo: string | null; failedRevision: string | null }[];
 }
 
 async function checkUpgrade(env: Record<string, string>) {
@@ -45,7 +45,9 @@ async function checkUpgrade(env: Record<string, string>) {
   const result = cliJson(first.stdout) as Upgrade;
   expect(result.upgraded.map((u) => u.workspaceId).sort()).toEqual(ids.slice(0, 10));
   expect(result.upgraded.every((u) => u.from === v1.version && u.to === v2.version)).toBe(true);
-  expect(result.failed).toEqual([expect.objectContaining({ workspaceId: ids[10], from: v1.version, rolledBackTo: expect.any(String) })]);
+  expect(result.failed).toEqual([expect.objectContaining({ workspaceId: ids[10], from: v1.version, rolledBackTo: expect.any(String), failedRevision: expect.any(String) })]);
+  // The half-migrated tree is kept in history, not lost.
+  expect(result.failed[0]!.failedRevision).not.toBe(result.failed[0]!.rolledBackTo);
   expect(result.failed[0]!.error).toMatch(/^UpgradeFailed: migration command 2 failed \(exit 1\): test ! -f blocker/);
 
   // Upgraded: the migrated tree and the recorded version; a revision with reason upgrade holds it.
