@@ -234,9 +234,11 @@ export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: Proces
       return await finish(snapshotId, false);
     } catch (error) {
       if (error instanceof BakeFailedError && candidate !== null) {
-        // The snapshot failed its test: never activatable, and nothing will start from it.
-        await deps.bases.failCandidate(candidate, error.message);
-        await provider.deleteSnapshot(candidate, AbortSignal.timeout(60_000)).catch(() => undefined);
+        // The snapshot failed its test: never activatable, and nothing will start from it. Only a
+        // snapshot this bake recorded failed is deleted (never one someone activated meanwhile).
+        if (await deps.bases.failCandidate(candidate, error.message)) {
+          await provider.deleteSnapshot(candidate, AbortSignal.timeout(60_000)).catch(() => undefined);
+        }
       } else if (error instanceof BakeFailedError) {
         await deps.bases.register({
           provider: providerName,
