@@ -181,6 +181,27 @@ describe('wrapProcessor', () => {
     expect(cancellation.cancel('42', 'late')).toBe(false);
   });
 
+  it('a job cancelled before its processor first reads ctx.signal sees it already aborted, with the reason', async () => {
+    const cancellation = new JobCancellation();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let seen: { aborted: boolean; reason: unknown } | undefined;
+    const { fn } = wrap(
+      async (_payload, ctx) => {
+        await gate;
+        seen = { aborted: ctx.signal.aborted, reason: ctx.signal.reason };
+        return null;
+      },
+      { cancellation },
+    );
+    const pending = fn(job(PAYLOAD), 't');
+    expect(cancellation.cancel('42', new JobCancelledError('persist@h1', '42', 'shutdown'))).toBe(true);
+    release();
+    await pending;
+    expect(seen?.aborted).toBe(true);
+    expect(seen?.reason).toBeInstanceOf(JobCancelledError);
+  });
+
   it('fails the job after the grace period when the processor ignores its aborted signal', async () => {
     const cancellation = new JobCancellation();
     let started!: () => void;
