@@ -3,7 +3,7 @@
  * was last known (size, stored mode, mtime, ctime, inode), so the next persist reuses the object
  * without opening the file, and a same-size rewrite whose mtime was put back (`touch -d`) is still
  * seen (its ctime moved). It belongs to one revision (the one it was written for) and one live
- * tree (its root directory's device and inode: a restore swaps in a new root) and is ignored for
+ * tree (its root directory's device, inode and birth time: a restore makes a new root) and is ignored for
  * any other. It is only a hint: the builder accepts a cached object only when the previous
  * revision has that very object at that path, so a damaged or planted cache can make a persist
  * hash more, never archive a content the tree does not have. Not fsynced: a lost cache costs one
@@ -58,14 +58,19 @@ function entryOf(row: unknown): StatCacheEntry | null {
   return { path, size: size as number, mode: mode as number, mtimeNs: BigInt(mtime as string), ctimeNs: BigInt(ctime as string), ino: BigInt(ino as string), object };
 }
 
-/** Which live tree a cache describes: its root directory. */
+/**
+ * Which live tree a cache describes: its root directory. The birth time tells a root made again
+ * under a freed inode number (a destroy and a restore in a row, on ext4) from the one the cache
+ * was written for; where the filesystem keeps none (0), device and inode decide alone.
+ */
 export interface TreeIdentity {
   readonly dev: bigint;
   readonly ino: bigint;
+  readonly birthtimeNs?: bigint;
 }
 
 /** A tree identity as the cache records it. */
-export const identityOf = (tree: TreeIdentity) => `${tree.dev}:${tree.ino}`;
+export const identityOf = (tree: TreeIdentity) => (tree.birthtimeNs ? `${tree.dev}:${tree.ino}:${tree.birthtimeNs}` : `${tree.dev}:${tree.ino}`);
 
 /** The cache at `file` when it was written for `revision` and this tree; null when absent, unreadable or another's. */
 export async function loadStatCache(file: string, revision: string, tree: TreeIdentity): Promise<LoadedStatCache | null> {

@@ -26,6 +26,7 @@ import type { TreeLimits } from '../tree/tree-limits.js';
 import { UNREADABLE } from './copy-entry.js';
 import { describeSource, type LiveItem } from './describe-source.js';
 import type { ObjectStore } from './object-store.js';
+import { LinkGroups } from './link-groups.js';
 import { keyOf } from './prior-index.js';
 import type { StatCache, StatCacheEntry } from './stat-cache.js';
 import { storeOpenFile } from './store-open-file.js';
@@ -106,7 +107,7 @@ export class StoreBuilder {
   readonly #o: StoreBuilderOptions;
   readonly #pool: TaskPool;
   readonly #inodes = new Map<string, Promise<StoredFile | null>>();
-  readonly #groupKeys = new Map<string, string>();
+  readonly #links = new LinkGroups();
   readonly tally: WalkTally;
   /** Stat cache entries of every file whose content this walk knows for certain. */
   readonly cacheEntries: StatCacheEntry[] = [];
@@ -313,16 +314,24 @@ export class StoreBuilder {
     const path = encodePath(rel);
     const quick = this.#unchanged(frame, item, path, mode);
     const unchanged = quick?.node ?? null;
-    const linkKey = stats.nlink > 1n ? this.#linkKey(stats, unchanged) : undefined;
+    // Names of one inode share a key and are read once.
+    const inodeKey = stats.nlink > 1n ? `${stats.dev}:${stats.ino}` : undefined;
+    // The group key of this name whose content is `object`: its previous node's when that was the same content.
+    const linkKeyOf = (object: string): string | undefined => {
+      if (inodeKey === undefined) return undefined;
+      const before = frame.prior?.get(item.key);
+      return this.#links.keyFor(inodeKey, stats.ino, before?.type === 'f' && before.object === object ? before.linkKey : undefined);
+    };
     // `liveMtime`: the time the cache must match next time (the node keeps the recorded one).
     const place = (stored: StoredFile, liveMtime = stored.mtimeNs) => {
+      const linkKey = linkKeyOf(stored.object);
       const node: FileNode = { type: 'f', name, mode, size: stored.size, object: stored.object, mtimeNs: stored.mtimeNs, ...(linkKey ? { linkKey } : {}) };
       frame.nodes[slot] = node;
       this.files += 1;
       this.bytes += stored.size;
       this.cacheEntries.push({ path, size: stored.size, mode, mtimeNs: liveMtime, ctimeNs: stored.ctimeNs, ino: stats.ino, object: stored.object });
     };
-    if (unchanged && quick?.cached && !linkKey && unchanged.linkKey === undefined) {
+    if (unchanged && quick?.cached && !inodeKey && unchanged.linkKey === undefined) {
       this.reusedFiles += 1;
       frame.nodes[slot] = unchanged;
       this.files += 1;
@@ -334,8 +343,6 @@ export class StoreBuilder {
       this.reusedFiles += 1;
       return place({ object: unchanged.object, size: unchanged.size, mtimeNs: unchanged.mtimeNs, ctimeNs: stats.ctimeNs }, stats.mtimeNs);
     }
-    // Names of one inode are read once.
-    const inodeKey = linkKey ? `${stats.dev}:${stats.ino}` : undefined;
     const first = inodeKey ? this.#inodes.get(inodeKey) : undefined;
     let resolve: ((stored: StoredFile | null) => void) | undefined;
     if (inodeKey && !first) this.#inodes.set(inodeKey, new Promise((r) => (resolve = r)));
@@ -369,22 +376,6 @@ export class StoreBuilder {
       resolve?.(null);
       throw error;
     }
-  }
-
-  /**
-   * The key that groups the names of one multiply-linked inode in the new revision: the first
-   * name met decides (the key its unchanged previous node had, so an unchanged tree keeps its
-   * trees after a restore gives its inodes new numbers; else the inode number), and every later
-   * name of that inode takes the same key.
-   */
-  #linkKey(stats: BigIntStats, unchanged: FileNode | null): string {
-    const inode = `${stats.dev}:${stats.ino}`;
-    let key = this.#groupKeys.get(inode);
-    if (key === undefined) {
-      key = unchanged?.linkKey ?? String(stats.ino);
-      this.#groupKeys.set(inode, key);
-    }
-    return key;
   }
 
   // A file that could not be stored keeps the previous revision's version (upload-only, or refused), else it is dropped.

@@ -97,6 +97,33 @@ describe('archive format 2', () => {
     expect(again).toMatchObject({ unchanged: true });
   });
 
+  it('hard links keep their group after a restore, when the cache no longer vouches for them', async () => {
+    const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2' });
+    await h.provision('ws');
+    const root = h.live('ws');
+    await h.write('ws', { 'a.txt': 'linked', 'b.txt': 'b', 'c.txt': 'other' });
+    await link(path.join(root, 'a.txt'), path.join(root, 'a-link'));
+    await link(path.join(root, 'c.txt'), path.join(root, 'c-link'));
+    execFileSync('find', [root, '-type', 'f', '-exec', 'touch', '-h', '-d', '@1700000000', '{}', '+']);
+    await h.persist('ws');
+    const live = await restore(h, 'ws');
+    // A commit after the restore writes a stat cache for the new inodes.
+    await writeFile(path.join(live, 'b.txt'), 'b2');
+    await utimes(path.join(live, 'b.txt'), 1_700_000_000, 1_700_000_000);
+    const after = await h.persist('ws');
+    expect(after).toMatchObject({ unchanged: false, changedFiles: 1 });
+    // Same mode set again: a new ctime, so the cache no longer vouches and the file is read again.
+    await chmod(path.join(live, 'a.txt'), (await stat(path.join(live, 'a.txt'))).mode & 0o7777);
+    expect(await h.persist('ws')).toMatchObject({ unchanged: true });
+    // Two groups, never one: each restores as its own inode with its own content.
+    const again = await restore(h, 'ws');
+    const ino = async (name: string) => (await lstat(path.join(again, name))).ino;
+    expect(await ino('a-link')).toBe(await ino('a.txt'));
+    expect(await ino('c-link')).toBe(await ino('c.txt'));
+    expect(await ino('a.txt')).not.toBe(await ino('c.txt'));
+    expect(await readFile(path.join(again, 'c-link'), 'utf8')).toBe('other');
+  });
+
   it('a rollback names the old root tree (no copy), and restores the live tree', async () => {
     const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2' });
     await h.provision('ws');

@@ -40,6 +40,20 @@ describe('StatCaches', () => {
     expect(errors).toEqual([]);
   });
 
+  it('tells a root made again under the same inode number by its birth time, in memory and on disk', async () => {
+    const file = path.join(dir, 'stat-cache.json');
+    const c = caches();
+    const born = { dev: 1n, ino: 2n, birthtimeNs: 1_700_000_000_000_000_000n };
+    c.save(file, 'r1', born, [entry('a')]);
+    await c.flush();
+    expect(await c.load(file, 'r1', born)).not.toBeNull();
+    // Destroyed and restored: the freed inode number came back, the birth time did not.
+    const reborn = { ...born, birthtimeNs: born.birthtimeNs + 1n };
+    expect(await c.load(file, 'r1', reborn)).toBeNull();
+    expect(await caches().load(file, 'r1', reborn)).toBeNull();
+    expect(await caches().load(file, 'r1', born)).not.toBeNull();
+  });
+
   it('writes only the newest of many saves of one file', async () => {
     const file = path.join(dir, 'stat-cache.json');
     const c = caches();

@@ -1,0 +1,38 @@
+/**
+ * The `linkKey`s of one revision's walk: every name of one multiply-linked inode gets one key,
+ * and no two inodes share one (materialize-revision.ts hard-links every entry of a key to the
+ * first, so a shared key would give one file another's content).
+ *
+ * A name offers the key its previous node had when its content is known to be that node's
+ * (unchanged, or read again and found the same): an unchanged hard-linked file then keeps its
+ * tree after a restore has given its inode a new number. Whatever offers a key, the first name
+ * of an inode decides, and a key another inode already holds is never taken twice. A new key is
+ * the inode number with this walk's tag, so it can match no key of an older revision either (a
+ * directory taken by id keeps the keys it had; the inode numbers of a tree a restore replaced
+ * are free to come back).
+ */
+import { randomBytes } from 'node:crypto';
+
+export class LinkGroups {
+  readonly #byInode = new Map<string, string>();
+  readonly #owners = new Map<string, string>();
+  readonly #tag: string;
+
+  constructor(tag = randomBytes(6).toString('hex')) {
+    this.#tag = tag;
+  }
+
+  /**
+   * The key of inode `inode` (`dev:ino`), whose number is `ino`; `offered` is the key this name's
+   * previous node had, given only when this name's content is that node's.
+   */
+  keyFor(inode: string, ino: bigint, offered: string | undefined): string {
+    const known = this.#byInode.get(inode);
+    if (known !== undefined) return known;
+    let key = offered !== undefined && !this.#owners.has(offered) ? offered : `${ino}.${this.#tag}`;
+    for (let n = 1; this.#owners.has(key); n++) key = `${ino}.${this.#tag}.${n}`;
+    this.#byInode.set(inode, key);
+    this.#owners.set(key, inode);
+    return key;
+  }
+}
