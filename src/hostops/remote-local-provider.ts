@@ -41,6 +41,7 @@ function classified(op: HostOp, error: unknown): unknown {
 
 export class RemoteLocalProvider implements SandboxProvider {
   readonly name = 'local' as const;
+  readonly handleKind = 'volume-path' as const;
 
   constructor(
     private readonly transport: HostOpsTransport,

@@ -8,7 +8,8 @@ import { REVISION_ID_PATTERN } from '../archive/archive-paths.js';
 import { OBJECT_ID_PATTERN } from '../archive/tree-object.js';
 import { PayloadInvalidError } from '../errors/payload-invalid-error.js';
 import { parseLocalHandle } from './local/live-paths.js';
-import { parseSandboxName, sandboxName } from './vercel/sandbox-name.js';
+import { legacySandboxName, sandboxName } from './vercel/sandbox-name.js';
+import { parseVercelHandle } from './vercel/vercel-handle.js';
 import { SNAPSHOT_ID_PATTERN, WORKSPACE_ID_PATTERN } from '../queues/payload.js';
 
 /** Checkpoint ids are `randomUUID()`s (state/checkpoint-store.ts). */
@@ -44,18 +45,24 @@ const RULES: Record<Exclude<keyof IdSet, 'handle'>, { readonly test: (value: str
   objectId: { test: (v) => OBJECT_ID_PATTERN.test(v), rule: 'must be a lower-case hex SHA-256 (64 characters)' },
 };
 
-/** The provider a handle names (`local:<host>:<ws>:g<gen>` or a fleet-made Vercel name), or null. */
+/** The provider a handle names (`local:<host>:<ws>:g<gen>`, `vercel:<name>:g<gen>` or a legacy Vercel name), or null. */
 export function handleProvider(handle: string): 'local' | 'vercel' | null {
   if (parseLocalHandle(handle)) return 'local';
-  return /^[A-Za-z0-9_-]{1,128}$/.test(handle) && parseSandboxName(handle) ? 'vercel' : null;
+  return parseVercelHandle(handle) ? 'vercel' : null;
 }
 
 // True when `handle` names an incarnation of `workspaceId` (Vercel names are rebuilt, hashed or not).
 function handleBelongsTo(handle: string, workspaceId: string): boolean {
   const local = parseLocalHandle(handle);
   if (local) return local.workspaceId === workspaceId;
-  const vercel = parseSandboxName(handle);
-  return vercel !== null && sandboxName(workspaceId, vercel.generation) === handle;
+  const vercel = parseVercelHandle(handle);
+  if (vercel === null) return false;
+  try {
+    return vercel.durable ? sandboxName(workspaceId) === vercel.name : legacySandboxName(workspaceId, vercel.generation) === vercel.name;
+  } catch {
+    // A workspace id no sandbox name can be made of owns no handle.
+    return false;
+  }
 }
 
 /** The first id of `ids` that breaks its rule, or null when every given id is valid. */
@@ -64,7 +71,7 @@ export function firstInvalidId(ids: IdSet): InvalidId | null {
     if (value === undefined) continue;
     if (typeof value !== 'string') return { field, value: String(value), reason: 'must be a string' };
     if (field === 'handle') {
-      if (handleProvider(value) === null) return { field, value, reason: 'must be a local handle local:<host>:<workspace>:g<generation> or a fleet sandbox name' };
+      if (handleProvider(value) === null) return { field, value, reason: 'must be a local handle local:<host>:<workspace>:g<generation> or a Vercel handle vercel:<name>:g<generation>' };
       if (typeof ids.workspaceId === 'string' && !handleBelongsTo(value, ids.workspaceId)) return { field, value, reason: `must name an incarnation of workspace ${ids.workspaceId}` };
     } else if (!RULES[field].test(value)) {
       return { field, value, reason: RULES[field].rule };

@@ -57,6 +57,10 @@ export interface SandboxInfo {
   readonly state: 'running' | 'stopped';
   /** Epoch ms the incarnation was created (orphan GC leaves young ones alone). */
   readonly createdAt?: number;
+  /** The provider's current session of it, where sessions come and go (metadata only). */
+  readonly sessionId?: string;
+  /** The provider's persisted snapshot of it, where the provider reports one (metadata only). */
+  readonly snapshotId?: string;
 }
 
 /** Whether a provider-native snapshot can still seed a sandbox. */
@@ -149,11 +153,25 @@ export interface OpenTreeOptions {
   readonly seed?: TreeSeed;
 }
 
+/** A created incarnation: its handle and host, and the provider's session of it where sessions come and go. */
+export interface CreatedSandbox {
+  readonly handle: string;
+  readonly hostId: string;
+  readonly sessionId?: string;
+}
+
+/**
+ * What a handle is (the runtime resource's `handleKind`): a provider name that outlives sessions
+ * and generations (Vercel), or a directory on a host (local).
+ */
+export type HandleKind = 'persistent-name' | 'volume-path';
+
 export interface SandboxProvider {
   readonly name: ProviderName;
+  readonly handleKind: HandleKind;
 
   /** Creates a new incarnation (without ready marker). Returns its handle and host. */
-  create(request: CreateRequest): Promise<{ handle: string; hostId: string }>;
+  create(request: CreateRequest): Promise<CreatedSandbox>;
   /** Describes an incarnation; `null` when it is gone. */
   get(handle: string, signal: AbortSignal): Promise<SandboxInfo | null>;
   /** Resumes a stopped incarnation (Vercel persistent sandboxes); local is a no-op when present. */

@@ -14,7 +14,7 @@ import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import { WorkspaceConflictError } from '../errors/workspace-conflict-error.js';
 import { firstInvalidId } from '../providers/id-rules.js';
 import { isProviderError, ProviderBusyError } from '../providers/provider-errors.js';
-import type { ProviderName, SandboxProvider } from '../providers/sandbox-provider.js';
+import type { CreatedSandbox, ProviderName, SandboxInfo, SandboxProvider } from '../providers/sandbox-provider.js';
 import type { ProvisionResult } from '../queues/provision.js';
 import { restoreWorkspace, type RestoreDeps } from '../restore/restore-workspace.js';
 import type { Config } from '../config.js';
@@ -75,7 +75,7 @@ export function probeDeadlineMs(attempt: number): number {
 }
 
 // Confirms the published incarnation with its provider. Busy errors propagate (retry, never rebuild).
-async function probeLive(deps: ProvisionDeps, address: Address | null, ctx: ProcessorContext): Promise<RestoreFacts['live']> {
+async function probeLive(deps: ProvisionDeps, address: Address | null, ctx: ProcessorContext): Promise<(RestoreFacts['live'] & { readonly session: SessionFacts }) | null> {
   if (!address) return null;
   if (!(await deps.hosts.isAlive(address.hostId, address.provider, deps.config.hostId))) return null;
   // On another host this asks that host (hostops queue); a host that does not answer in time is busy.
@@ -85,7 +85,7 @@ async function probeLive(deps: ProvisionDeps, address: Address | null, ctx: Proc
     const info = await provider.get(address.handle, signal);
     if (!info || info.generation !== address.generation) return null;
     const marker = await provider.readReady(address.handle, signal);
-    return { state: info.state, ready: marker?.generation === address.generation };
+    return { state: info.state, ready: marker?.generation === address.generation, session: sessionFacts(info) };
   } catch (error) {
     if (signal.aborted && !ctx.signal.aborted) {
       throw new ProviderBusyError(address.provider, 'get', `no answer within ${probeDeadlineMs(ctx.attempt)} ms`, { cause: error });
@@ -104,8 +104,20 @@ export async function provisionWorkspace(deps: ProvisionDeps, request: Provision
 
     if (address && live?.ready) {
       const provider = deps.providerFor(address);
-      if (live.state === 'stopped') await provider.resume(address.handle, signal);
-      const confirmed = await deps.runtime.transition(workspaceId, 'confirm', address.generation, { handle: address.handle, hostId: address.hostId, provider: address.provider });
+      let session = live.session;
+      if (live.state === 'stopped') {
+        await provider.resume(address.handle, signal);
+        // A resume starts a new session: recorded as the provider now reports it.
+        const resumed = await provider.get(address.handle, signal).catch(() => null);
+        if (resumed) session = sessionFacts(resumed);
+      }
+      const confirmed = await deps.runtime.transition(workspaceId, 'confirm', address.generation, {
+        handle: address.handle,
+        hostId: address.hostId,
+        provider: address.provider,
+        handleKind: provider.handleKind,
+        ...session,
+      });
       // A newer provisioner bumped the generation meanwhile: decide afresh.
       if (!confirmed.applied) throw ProvisionSuperseded(workspaceId, address.generation, null);
       await deps.client.startCheckpoints(workspaceId, { generation: address.generation });
@@ -154,6 +166,10 @@ export async function provisionWorkspace(deps: ProvisionDeps, request: Provision
     const begun = await deps.runtime.transition(workspaceId, 'begin', generation, {
       provider: providerName,
       handle: null,
+      handleKind: provider.handleKind,
+      currentSessionId: null,
+      currentSnapshotId: null,
+      runtime: plan.outcome === 'created-from-base' ? (activeBase?.runtime || null) : null,
       hostId: null,
       provisionLockToken: lock.token,
       outcome: null,
@@ -162,7 +178,7 @@ export async function provisionWorkspace(deps: ProvisionDeps, request: Provision
       ...(plan.outcome === 'created-from-base' ? { baseSnapshotId: plan.source, baseSnapshotVersion: plan.baseVersion, templateVersion: plan.baseVersion } : {}),
     });
     if (!begun.applied) throw ProvisionSuperseded(workspaceId, generation, null);
-    let created: { handle: string; hostId: string } | null = null;
+    let created: CreatedSandbox | null = null;
     // Written before the provider call: orphan GC never takes a sandbox of this generation while it lasts.
     await deps.pendingCreates.begin(workspaceId, generation, deps.config.deadlines.provisionMs);
     try {
@@ -170,7 +186,7 @@ export async function provisionWorkspace(deps: ProvisionDeps, request: Provision
       if (plan.outcome === 'created-from-base') await deps.bases.addReference(plan.source, workspaceId);
       await ctx.progress({ step: 'create', percent: 30 });
       created = await provider.create({ workspaceId, generation, hostId: targetHost, source, signal });
-      await transitionOrSupersede(deps, workspaceId, 'handle', generation, { handle: created.handle, hostId: created.hostId });
+      await transitionOrSupersede(deps, workspaceId, 'handle', generation, { handle: created.handle, hostId: created.hostId, currentSessionId: created.sessionId ?? null });
       if (plan.outcome === 'created-from-base') {
         await ctx.progress({ step: 'overlay', percent: 40 });
         await applyOverlay({ bases: deps.bases, maxBytes: deps.config.baseOverlayMaxBytes }, provider, { workspaceId, snapshotId: plan.source, handle: created.handle }, signal);
@@ -221,6 +237,16 @@ export async function provisionWorkspace(deps: ProvisionDeps, request: Provision
       await deps.pendingCreates.end(workspaceId, generation).catch(() => undefined);
     }
   });
+}
+
+/** The provider's session facts of an incarnation, as runtime-resource fields (metadata only). */
+interface SessionFacts {
+  readonly currentSessionId: string | null;
+  readonly currentSnapshotId: string | null;
+}
+
+function sessionFacts(info: SandboxInfo): SessionFacts {
+  return { currentSessionId: info.sessionId ?? null, currentSnapshotId: info.snapshotId ?? null };
 }
 
 // The retryable error of a provisioner whose generation was superseded mid-way.

@@ -22,7 +22,15 @@ export interface RuntimeResource {
   readonly provider: string;
   readonly generation: number;
   readonly handle: string | null;
+  /** What the handle is: `persistent-name` (Vercel: one name for every generation) or `volume-path` (local). */
+  readonly handleKind: string | null;
   readonly hostId: string | null;
+  /** The provider's session of the incarnation when last seen (metadata only; sessions come and go). */
+  readonly currentSessionId: string | null;
+  /** The provider's persisted snapshot of the incarnation when it reports one (metadata only). */
+  readonly currentSnapshotId: string | null;
+  /** The runtime the incarnation was made with (its base's manifest), when known. */
+  readonly runtime: string | null;
   readonly provisionLockToken: string | null;
   readonly templateVersion: string | null;
   readonly baseSnapshotId: string | null;
@@ -77,7 +85,11 @@ export class RuntimeStore {
       provider: h.provider ?? 'local',
       generation: Number(h.generation ?? 0),
       handle: text(h.handle),
+      handleKind: text(h.handleKind),
       hostId: text(h.hostId),
+      currentSessionId: text(h.currentSessionId),
+      currentSnapshotId: text(h.currentSnapshotId),
+      runtime: text(h.runtime),
       provisionLockToken: text(h.provisionLockToken),
       templateVersion: text(h.templateVersion),
       baseSnapshotId: text(h.baseSnapshotId),

@@ -14,7 +14,7 @@ export interface WorkspaceView {
   readonly workspaceId: string;
   readonly generation: number;
   readonly address: Address | null;
-  readonly runtime: RuntimeResource | null;
+  readonly runtime: RuntimeView | null;
   readonly currentRevision: string | null;
   readonly revisions: number;
   /** ms since the newest successful persist run (or since publication); null without a live incarnation. */
@@ -23,10 +23,13 @@ export interface WorkspaceView {
   readonly activity: ActivityView;
 }
 
+/** The runtime resource with the last use of the workspace (the activity index: provision, exec, files, turn end). */
+export type RuntimeView = RuntimeResource & { readonly lastUsedAt: number | null };
+
 /** What a workspace's status view reads. */
 export interface DescribeDeps {
   readonly activity: Pick<ActivityStore, 'view'>;
-  readonly addresses: Pick<AddressStore, 'get' | 'generation'>;
+  readonly addresses: Pick<AddressStore, 'get' | 'generation' | 'lastActivity'>;
   readonly archive: Pick<ArchiveStore, 'current' | 'revisions'>;
   readonly checkpoints: Pick<CheckpointStore, 'current'>;
   readonly intents: Pick<PersistIntentStore, 'status'>;
@@ -34,7 +37,7 @@ export interface DescribeDeps {
 }
 
 export async function describeWorkspace(deps: DescribeDeps, workspaceId: string): Promise<WorkspaceView> {
-  const [address, runtime, generation, head, linked, revisions, activity] = await Promise.all([
+  const [address, runtime, generation, head, linked, revisions, activity, lastUsedAt] = await Promise.all([
     deps.addresses.get(workspaceId),
     deps.runtime.get(workspaceId),
     deps.addresses.generation(workspaceId),
@@ -42,12 +45,13 @@ export async function describeWorkspace(deps: DescribeDeps, workspaceId: string)
     deps.archive.current(workspaceId),
     deps.archive.revisions(workspaceId),
     deps.activity.view(workspaceId),
+    deps.addresses.lastActivity(workspaceId),
   ]);
   return {
     workspaceId,
     generation,
     address,
-    runtime,
+    runtime: runtime ? { ...runtime, lastUsedAt } : null,
     currentRevision: head?.workspaceRevision ?? linked,
     revisions: revisions.length,
     persistLagMs: address ? await persistLagMs(deps, address) : null,

@@ -69,6 +69,7 @@ type LocalDeps = LocalProviderOptions & { readonly sandboxing: LocalSandboxing; 
 
 export class LocalProvider implements SandboxProvider {
   readonly name = 'local' as const;
+  readonly handleKind = 'volume-path' as const;
   readonly #deps: LocalDeps;
 
   constructor(private readonly options: LocalProviderOptions) {

@@ -9,10 +9,12 @@
  *   {root}/{key}/staging/          files of a delta being written, renamed into tree/ when complete
  *   {root}/{key}/lock/             held while a persist uses the mirror (mirror-lock.ts)
  *
- * `key` is the sandbox name without its `-g<generation>` suffix, so a workspace's next incarnation
- * reuses (and corrects) the same directory instead of leaving one per generation behind.
+ * `key` is the workspace's durable sandbox name (a legacy name without its `-g<generation>`
+ * suffix), so a workspace's next incarnation reuses (and corrects) the same directory instead of
+ * leaving one per generation behind; the index names the incarnation (the handle) it holds.
  */
 import path from 'node:path';
+import { parseVercelHandle } from './vercel-handle.js';
 
 export interface MirrorPaths {
   readonly dir: string;
@@ -23,12 +25,11 @@ export interface MirrorPaths {
   readonly lock: string;
 }
 
-const SANDBOX_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
-
-/** The mirror directory key of a sandbox name (`fleet-ws-g3` → `fleet-ws`). */
+/** The mirror directory key of a handle: its durable name (`vercel:fleet-ws:g3` → `fleet-ws`; legacy `fleet-ws-g3` → `fleet-ws`). */
 export function mirrorKey(handle: string): string {
-  if (!SANDBOX_NAME.test(handle)) throw new RangeError(`not a sandbox name: ${JSON.stringify(handle)}`);
-  return /^(fleet-.+)-g\d{1,16}$/.exec(handle)?.[1] ?? handle;
+  const incarnation = parseVercelHandle(handle);
+  if (incarnation === null) throw new RangeError(`not a Vercel sandbox handle: ${JSON.stringify(handle)}`);
+  return incarnation.durable ? incarnation.name : (/^(fleet-.+)-g\d{1,16}$/.exec(handle)?.[1] ?? handle);
 }
 
 export function mirrorPaths(root: string, handle: string): MirrorPaths {

@@ -1,7 +1,10 @@
 /**
  * `SandboxProvider` on Vercel Sandbox, through the real `@vercel/sandbox` SDK (3.5.0).
  *
- * - handle = the sandbox name (`sandbox-name.ts`), the SDK's durable key; sessions come and go.
+ * - one durable sandbox name per workspace (`sandbox-name.ts`), the SDK's durable key; sessions
+ *   come and go, and so do generations: handle = `vercel:<name>:g<generation>` (`vercel-handle.ts`),
+ *   and every call for a handle reaches only a sandbox tagged with its generation
+ *   (`generation-fence.ts`); to an old handle a replaced incarnation is gone.
  * - tree = `/vercel/sandbox/workspace`; ready marker = `/vercel/sandbox/.fleet/ready.json`
  *   (`vercel-paths.ts` explains why the marker sits outside the tree).
  * - `openTree` returns the host's mirror of the tree, brought up to date by transferring only
@@ -13,6 +16,7 @@
 import { Sandbox, Snapshot } from '@vercel/sandbox';
 import type { Config } from '../../config.js';
 import type {
+  CreatedSandbox,
   CreateRequest,
   ExecRequest,
   ExecResult,
@@ -35,6 +39,10 @@ import { clearReady, markReady, readReady } from './ready-marker.js';
 import { runScript } from './run-script.js';
 import { describeSandbox, fleetTags, VERCEL_HOST_ID } from './sandbox-info.js';
 import { SANDBOX_NAME_PREFIX, sandboxName } from './sandbox-name.js';
+import { fencedFetch } from './generation-fence.js';
+import { parseVercelHandle, vercelHandle, type VercelIncarnation } from './vercel-handle.js';
+import { StaleGenerationError } from '../../errors/stale-generation-error.js';
+import { GENERATION_TAG } from './sandbox-info.js';
 import { removeMirror } from './remove-mirror.js';
 import { snapshotSandbox } from './snapshot-sandbox.js';
 import { syncMirror, type MirrorOptions } from './sync-mirror.js';
@@ -65,8 +73,12 @@ const DEFAULT_OPERATION_TIMEOUT_MS = 10 * 60_000;
 const DEFAULT_POLL_INTERVAL_MS = 500;
 const DEFAULT_LIST_PAGE_SIZE = 100;
 
+/** Replacing an older incarnation that holds the name: how many times a create may find the name taken. */
+const CREATE_ATTEMPTS = 3;
+
 export class VercelProvider implements SandboxProvider {
   readonly name = 'vercel' as const;
+  readonly handleKind = 'persistent-name' as const;
   private readonly connection: VercelConnection;
   private readonly operationTimeoutMs: number;
 
@@ -75,19 +87,28 @@ export class VercelProvider implements SandboxProvider {
     this.operationTimeoutMs = options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
   }
 
-  async create(request: CreateRequest): Promise<{ handle: string; hostId: string }> {
-    const name = sandboxName(request.workspaceId, request.generation);
+  async create(request: CreateRequest): Promise<CreatedSandbox> {
+    const name = sandboxName(request.workspaceId);
     return this.run('create', request.signal, async (signal) => {
       const sandbox = await this.createOrAdopt(name, request, signal);
       await runScript(sandbox, { operation: 'create', script: PREPARE_SCRIPT, signal });
-      return { handle: name, hostId: VERCEL_HOST_ID };
+      const sessionId = sessionOf(sandbox);
+      return { handle: vercelHandle(name, request.generation), hostId: VERCEL_HOST_ID, ...(sessionId ? { sessionId } : {}) };
     });
   }
 
   async get(handle: string, signal: AbortSignal): Promise<SandboxInfo | null> {
     return this.run('get', signal, async (deadline) => {
       try {
-        return describeSandbox(await this.sandbox(handle, deadline));
+        const sandbox = await this.sandbox(handle, deadline);
+        return describeSandbox({
+          name: sandbox.name,
+          status: sandbox.status,
+          tags: sandbox.tags,
+          createdAt: sandbox.createdAt,
+          currentSessionId: sessionOf(sandbox),
+          currentSnapshotId: sandbox.currentSnapshotId,
+        });
       } catch (error) {
         if (hasStatus(error, 404)) return null;
         throw error;
@@ -96,7 +117,7 @@ export class VercelProvider implements SandboxProvider {
   }
 
   async resume(handle: string, signal: AbortSignal): Promise<void> {
-    await this.run('resume', signal, (deadline) => Sandbox.get({ ...this.connection, name: handle, resume: true, signal: deadline }));
+    await this.run('resume', signal, (deadline) => this.sandbox(handle, deadline, true));
   }
 
   async list(signal: AbortSignal): Promise<SandboxInfo[]> {
@@ -151,10 +172,11 @@ export class VercelProvider implements SandboxProvider {
   }
 
   async snapshot(handle: string, options: { expirationMs: number; signal: AbortSignal }): Promise<TakenSnapshot> {
+    const incarnation = this.incarnation('snapshot', handle);
     return this.run('snapshot', options.signal, (deadline) =>
       snapshotSandbox({
-        connection: this.connection,
-        name: handle,
+        connection: this.connectionFor(incarnation),
+        name: incarnation.name,
         expirationMs: options.expirationMs,
         pollIntervalMs: this.options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
         signal: deadline,
@@ -193,6 +215,7 @@ export class VercelProvider implements SandboxProvider {
   async destroy(handle: string, signal: AbortSignal): Promise<void> {
     await this.run('destroy', signal, async (deadline) => {
       try {
+        // The fenced get first: a handle whose incarnation was replaced deletes nothing.
         await (await this.sandbox(handle, deadline)).delete({ signal: deadline });
       } catch (error) {
         if (!hasStatus(error, 404)) throw error;
@@ -207,16 +230,61 @@ export class VercelProvider implements SandboxProvider {
     return withDeadline(operation, signal, this.operationTimeoutMs, fn);
   }
 
-  // The SDK handle of a sandbox (no resume: session calls resume it on demand).
-  private sandbox(name: string, signal: AbortSignal): Promise<Sandbox> {
-    return Sandbox.get({ ...this.connection, name, signal });
+  // The SDK handle of an incarnation, fenced to its generation (no resume unless asked: session
+  // calls resume it on demand, and the fence holds for those resumes too).
+  private sandbox(handle: string, signal: AbortSignal, resume = false): Promise<Sandbox> {
+    const incarnation = this.incarnation('get', handle);
+    return Sandbox.get({ ...this.connectionFor(incarnation), name: incarnation.name, signal, ...(resume ? { resume: true } : {}) });
   }
 
-  // Creates the named sandbox; when the name is taken (HTTP 409: a retried create already went
-  // through, or a previous attempt of this generation), adopts that sandbox instead.
+  // What a handle names, or a permanent error for one that is no Vercel handle.
+  private incarnation(operation: string, handle: string): VercelIncarnation {
+    const incarnation = parseVercelHandle(handle);
+    if (incarnation === null) throw new ProviderPermanentError('vercel', operation, 'not a Vercel sandbox handle', { context: { handle } });
+    return incarnation;
+  }
+
+  // The connection for calls of one incarnation: a durable name's are fenced to its generation.
+  private connectionFor(incarnation: VercelIncarnation): VercelConnection {
+    if (!incarnation.durable) return this.connection;
+    return { ...this.connection, fetch: fencedFetch(this.connection.fetch ?? globalThis.fetch, incarnation.name, incarnation.generation) };
+  }
+
+  // Creates the workspace's sandbox under its durable name. The name may be taken (HTTP 409): by
+  // this very generation (a retried create went through, or an earlier attempt), which is
+  // adopted; by an older one, which the generation bump has fenced and which is deleted so the
+  // name can pass on; by a newer one, which means this creator is stale.
   private async createOrAdopt(name: string, request: CreateRequest, signal: AbortSignal): Promise<Sandbox> {
+    const incarnation: VercelIncarnation = { name, generation: request.generation, durable: true };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.createNamed(incarnation, request, signal);
+      } catch (error) {
+        if (!hasStatus(error, 409) || attempt >= CREATE_ATTEMPTS) throw error;
+      }
+      let holder: Sandbox;
+      try {
+        holder = await Sandbox.get({ ...this.connection, name, signal });
+      } catch (error) {
+        // Deleted meanwhile: the name is free again.
+        if (hasStatus(error, 404)) continue;
+        throw error;
+      }
+      const held = Number(holder.tags?.[GENERATION_TAG] ?? Number.NaN);
+      if (held === request.generation) return Sandbox.get({ ...this.connectionFor(incarnation), name, resume: true, signal });
+      if (held > request.generation) throw new StaleGenerationError(request.workspaceId, request.generation, held);
+      try {
+        await holder.delete({ signal });
+      } catch (error) {
+        if (!hasStatus(error, 404)) throw error;
+      }
+    }
+  }
+
+  private async createNamed(incarnation: VercelIncarnation, request: CreateRequest, signal: AbortSignal): Promise<Sandbox> {
+    const name = incarnation.name;
     const params = {
-      ...this.connection,
+      ...this.connectionFor(incarnation),
       name,
       ...(this.options.persistent !== undefined ? { persistent: this.options.persistent } : {}),
       ...(this.options.sandboxTimeoutMs !== undefined ? { timeout: this.options.sandboxTimeoutMs } : {}),
@@ -235,8 +303,7 @@ export class VercelProvider implements SandboxProvider {
         const status = await snapshotStatus(this.connection, source.snapshotId, signal);
         if (status !== 'usable') throw new SnapshotUnavailableError('vercel', 'create', source.snapshotId, status, { cause: error });
       }
-      if (!hasStatus(error, 409)) throw error;
-      return Sandbox.get({ ...this.connection, name, resume: true, signal });
+      throw error;
     }
   }
 
@@ -252,4 +319,13 @@ export class VercelProvider implements SandboxProvider {
 export function createVercelProvider(config: Config, options: Partial<Omit<VercelProviderOptions, 'connection'>> = {}): VercelProvider {
   const mirror = options.mirror ?? { root: config.paths.vercelMirrorRoot, limits: config.treeLimits, systemPath: options.systemPath ?? config.systemPath };
   return new VercelProvider({ ...options, mirror, connection: vercelConnection(config.vercel) });
+}
+
+// The current session id of an SDK sandbox, when it has one.
+function sessionOf(sandbox: Sandbox): string | undefined {
+  try {
+    return sandbox.currentSession().sessionId;
+  } catch {
+    return undefined;
+  }
 }
