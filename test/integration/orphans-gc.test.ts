@@ -64,8 +64,8 @@ describe('orphan GC (Vercel stand-in)', () => {
     const real1 = await runGc(h.services, { kind: 'orphans', dryRun: false, limit: 100 }, signal());
     expect(dry.items.map((i) => i.id)).toEqual([oldOrphan]);
     expect(real1.items.map((i) => i.id)).toEqual([oldOrphan]);
-    expect(standin.state.sandboxes.has(oldOrphan)).toBe(false);
-    for (const kept of [seed, inFlight, youngOrphan]) expect(standin.state.sandboxes.has(kept), kept).toBe(true);
+    expect((standin.sandbox(oldOrphan) !== undefined)).toBe(false);
+    for (const kept of [seed, inFlight, youngOrphan]) expect((standin.sandbox(kept) !== undefined), kept).toBe(true);
 
     // Both creators finish normally.
     release.resolve();
@@ -75,7 +75,7 @@ describe('orphan GC (Vercel stand-in)', () => {
     await writeFile(path.join(seedDir, 'go'), '');
     expect(await bake).toMatchObject({ provider: 'vercel', reused: false });
     // The finished bake destroyed its own seed; the published sandbox is no orphan.
-    expect(standin.state.sandboxes.has(seed)).toBe(false);
+    expect((standin.sandbox(seed) !== undefined)).toBe(false);
     expect((await runGc(h.services, { kind: 'orphans', dryRun: true, limit: 100 }, signal())).items).toEqual([]);
   });
 });

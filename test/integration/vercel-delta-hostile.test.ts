@@ -48,7 +48,7 @@ async function fakeTools(ws: VercelWorkspace): Promise<{ plant(parts: { listing:
   const dir = await tempDir('fake-tools');
   await writeFile(path.join(dir, 'find'), `#!/bin/sh\ncase " $* " in *" -maxdepth "*) cat '${dir}/restat' ;; *) cat '${dir}/listing' ;; esac\n`, { mode: 0o755 });
   await writeFile(path.join(dir, 'tar'), `#!/bin/sh\ncp '${dir}/delta.tgz' "$2"\n`, { mode: 0o755 });
-  const env = ws.standin.state.sandboxes.get(ws.handle)!.env as Record<string, string>;
+  const env = ws.standin.sandbox(ws.handle)!.env as Record<string, string>;
   env.PATH = `${dir}:${process.env.PATH}`;
   return {
     async plant({ listing, tar = tarArchive(), restat: again = Buffer.alloc(0) }) {

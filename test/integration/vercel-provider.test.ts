@@ -44,13 +44,13 @@ async function sh(handle: string, script: string): Promise<string> {
 describe('VercelProvider against the stand-in', () => {
   it('creates a named sandbox through POST /v3/sandboxes with the deterministic name and fleet tags', async () => {
     const { handle, hostId } = await provider.create({ workspaceId: 'ws-create', generation: 3, source: { type: 'empty' }, signal: signal() });
-    expect(handle).toBe('fleet-ws-create-g3');
+    expect(handle).toBe('vercel:fleet-ws-create:g3');
     expect(hostId).toBe('vercel');
     const created = standin.requests.filter((request) => request.route === 'createSandbox');
     expect(created.map((request) => request.path)).toEqual(['/v3/sandboxes']);
     expect(created[0]!.headers.authorization).toBe(`Bearer ${standin.credentials.token}`);
-    expect(standin.state.sandboxes.get(handle)?.tags).toEqual({ 'fleet-workspace': 'ws-create', 'fleet-generation': '3' });
-    expect(await provider.get(handle, signal())).toEqual({ handle, workspaceId: 'ws-create', generation: 3, hostId: 'vercel', state: 'running', createdAt: standin.state.sandboxes.get(handle)!.createdAt });
+    expect(standin.sandbox(handle)?.tags).toEqual({ 'fleet-workspace': 'ws-create', 'fleet-generation': '3' });
+    expect(await provider.get(handle, signal())).toEqual({ handle, workspaceId: 'ws-create', generation: 3, hostId: 'vercel', state: 'running', createdAt: standin.sandbox(handle)!.createdAt, sessionId: standin.sandbox(handle)!.session.id });
   });
 
   it('adopts its own sandbox when a create is repeated (name taken, HTTP 409) and clears its marker', async () => {
@@ -69,7 +69,7 @@ describe('VercelProvider against the stand-in', () => {
     const { snapshotId } = await provider.snapshot(base, { expirationMs: 0, signal: signal() });
 
     const { handle } = await provider.create({ workspaceId: 'ws-base', generation: 1, source: { type: 'base-snapshot', snapshotId }, signal: signal() });
-    expect(standin.state.sandboxes.get(handle)?.sourceSnapshotId).toBe(snapshotId);
+    expect(standin.sandbox(handle)?.sourceSnapshotId).toBe(snapshotId);
     expect((await provider.readFile(handle, 'etc/app.conf', signal()))?.toString()).toBe('port=1\n');
     expect(await provider.readReady(handle, signal())).toBeNull();
   });
@@ -225,7 +225,7 @@ describe('VercelProvider against the stand-in', () => {
     expect((await provider.get(handle, signal()))?.state).toBe('stopped');
 
     const next = await provider.create({ workspaceId: 'ws-snap', generation: 2, source: { type: 'workspace-snapshot', snapshotId }, signal: signal() });
-    expect(next.handle).toBe('fleet-ws-snap-g2');
+    expect(next.handle).toBe('vercel:fleet-ws-snap:g2');
     expect((await provider.readFile(next.handle, 'kept/file', signal()))?.toString()).toBe('v1');
   });
 
@@ -247,18 +247,18 @@ describe('VercelProvider against the stand-in', () => {
     const snapshotting = provider.snapshot(handle, { expirationMs: 0, signal: signal() }).finally(() => (settled = true));
     await once(standin.events, 'snapshot');
     // At least one readiness poll sees the sandbox still snapshotting.
-    await standin.nextRequest('getSandbox', () => standin.state.sandboxes.get(handle)?.session.status === 'snapshotting');
+    await standin.nextRequest('getSandbox', () => standin.sandbox(handle)?.session.status === 'snapshotting');
     expect(settled).toBe(false);
     release();
     const { snapshotId } = await snapshotting;
     expect(standin.state.snapshots.get(snapshotId)?.status).toBe('created');
-    expect(standin.state.sandboxes.get(handle)?.session.status).toBe('stopped');
+    expect(standin.sandbox(handle)?.session.status).toBe('stopped');
   });
 
   it('stop, then a session call auto-resumes through HTTP 410 and keeps the files (persistent)', async () => {
     const handle = await createEmpty();
     await sh(handle, 'printf kept > file');
-    const firstSession = standin.state.sandboxes.get(handle)!.session.id;
+    const firstSession = standin.sandbox(handle)!.session.id;
     await provider.stop(handle, signal());
     expect((await provider.get(handle, signal()))?.state).toBe('stopped');
     await provider.stop(handle, signal());
@@ -270,7 +270,7 @@ describe('VercelProvider against the stand-in', () => {
     const routes = standin.requests.slice(before).map((request) => `${request.route}${request.query.get('resume') === 'true' ? '?resume' : ''}`);
     // A command runs detached: started, then its logs and its exit read (after the resume, on the new session).
     expect(routes).toEqual(['getSandbox', 'runCommand', 'getSandbox?resume', 'runCommand', 'commandLogs', 'getCommand']);
-    expect(standin.state.sandboxes.get(handle)!.session.id).not.toBe(firstSession);
+    expect(standin.sandbox(handle)!.session.id).not.toBe(firstSession);
     expect((await provider.get(handle, signal()))?.state).toBe('running');
   });
 
@@ -286,7 +286,7 @@ describe('VercelProvider against the stand-in', () => {
     const handle = await createEmpty();
     await provider.destroy(handle, signal());
     expect(await provider.get(handle, signal())).toBeNull();
-    expect(standin.state.sandboxes.has(handle)).toBe(false);
+    expect((standin.sandbox(handle) !== undefined)).toBe(false);
     await provider.destroy(handle, signal());
     await expect(provider.exec(handle, { cmd: ['true'], timeoutMs: 5_000, signal: signal() })).rejects.toMatchObject({ classification: 'gone' });
   });
@@ -316,9 +316,9 @@ describe('VercelProvider against the stand-in', () => {
     const listed = await provider.list(signal());
     expect(listed.sort((a, b) => a.handle.localeCompare(b.handle))).toEqual(
       [
-        { handle: handles[0], workspaceId: 'ws-a', generation: 1, hostId: 'vercel', state: 'running', createdAt: expect.any(Number) },
-        { handle: handles[1], workspaceId: 'ws-b', generation: 4, hostId: 'vercel', state: 'stopped', createdAt: expect.any(Number) },
-        { handle: handles[2], workspaceId: longId, generation: 2, hostId: 'vercel', state: 'running', createdAt: expect.any(Number) },
+        { handle: handles[0], workspaceId: 'ws-a', generation: 1, hostId: 'vercel', state: 'running', createdAt: expect.any(Number), sessionId: standin.sandbox(handles[0]!)!.session.id },
+        { handle: handles[1], workspaceId: 'ws-b', generation: 4, hostId: 'vercel', state: 'stopped', createdAt: expect.any(Number), sessionId: standin.sandbox(handles[1]!)!.session.id, snapshotId: expect.any(String) },
+        { handle: handles[2], workspaceId: longId, generation: 2, hostId: 'vercel', state: 'running', createdAt: expect.any(Number), sessionId: standin.sandbox(handles[2]!)!.session.id },
       ].sort((a, b) => a.handle!.localeCompare(b.handle!)),
     );
     expect(handles[2]!.length).toBeLessThanOrEqual(128);
@@ -330,8 +330,8 @@ describe('VercelProvider against the stand-in', () => {
     const { handle } = await configured.create({ workspaceId: 'ws-settings', generation: 2, source: { type: 'empty' }, env: { GREETING: 'hi' }, signal: signal() });
     const created = standin.requests.filter((request) => request.route === 'createSandbox');
     expect(created.map((request) => request.path)).toEqual(['/v3/sandboxes']);
-    expect(standin.state.sandboxes.get(handle)).toMatchObject({ persistent: false, timeout: 120_000, env: { GREETING: 'hi' }, image: 'vercel/sandbox/universal:latest' });
-    expect(standin.state.sandboxes.get(handle)?.runtime).toBeUndefined();
+    expect(standin.sandbox(handle)).toMatchObject({ persistent: false, timeout: 120_000, env: { GREETING: 'hi' }, image: 'vercel/sandbox/universal:latest' });
+    expect(standin.sandbox(handle)?.runtime).toBeUndefined();
     const greeting = await configured.exec(handle, { cmd: ['sh', '-c', 'echo "$GREETING"'], timeoutMs: 10_000, signal: signal() });
     expect(greeting.stdout).toBe('hi\n');
   });
@@ -347,5 +347,63 @@ describe('VercelProvider against the stand-in', () => {
       retryable: false,
       classification: 'permanent',
     });
+  });
+});
+
+describe('one durable name per workspace, fenced by generation', () => {
+  it('creates every generation under the same name; an old handle finds its incarnation gone and changes nothing', async () => {
+    const g1 = await createEmpty('ws-durable', 1);
+    expect(g1).toBe('vercel:fleet-ws-durable:g1');
+    await provider.writeFiles(g1, [{ path: 'a.txt', content: Buffer.from('g1') }], signal());
+    // The next generation takes the name over: the older incarnation (fenced by the bump) is deleted.
+    const { handle: g2 } = await provider.create({ workspaceId: 'ws-durable', generation: 2, source: { type: 'empty' }, signal: signal() });
+    expect(g2).toBe('vercel:fleet-ws-durable:g2');
+    expect([...standin.state.sandboxes.keys()]).toEqual(['fleet-ws-durable']);
+    expect(standin.state.sandboxes.get('fleet-ws-durable')?.tags).toEqual({ 'fleet-workspace': 'ws-durable', 'fleet-generation': '2' });
+
+    // Every call of the old handle: gone, nothing written, nothing deleted.
+    expect(await provider.get(g1, signal())).toBeNull();
+    await expect(provider.writeFiles(g1, [{ path: 'stale.txt', content: Buffer.from('x') }], signal())).rejects.toMatchObject({ classification: 'gone' });
+    await expect(provider.exec(g1, { cmd: ['sh', '-c', 'echo stale > stale.txt'], timeoutMs: 5_000, signal: signal() })).rejects.toMatchObject({ classification: 'gone' });
+    await provider.destroy(g1, signal());
+    expect(await provider.get(g2, signal())).toMatchObject({ handle: g2, generation: 2, state: 'running' });
+    expect(await provider.readFile(g2, 'stale.txt', signal())).toBeNull();
+
+    // A stale creator (generation 1 again) never takes the name back.
+    await expect(provider.create({ workspaceId: 'ws-durable', generation: 1, source: { type: 'empty' }, signal: signal() })).rejects.toMatchObject({ classification: 'busy', context: expect.objectContaining({ held: 2 }) });
+    expect(standin.state.sandboxes.get('fleet-ws-durable')?.tags?.['fleet-generation']).toBe('2');
+    // The listing names the live incarnation, with its session.
+    expect(await provider.list(signal())).toEqual([expect.objectContaining({ handle: g2, workspaceId: 'ws-durable', generation: 2, sessionId: expect.any(String) })]);
+  });
+
+  it("the SDK's auto-resume cannot carry a stale call into the next generation (and without the fence it would)", async () => {
+    const g1 = await createEmpty('ws-resume', 1);
+    const connection = { ...standin.credentials, fetch: apiUrlFetch(standin.url) };
+    // Held across the replacement, as a long persist or exec of generation 1 holds its SDK object.
+    const { fencedFetch } = await import('../../src/providers/vercel/generation-fence.js');
+    const fenced = await Sandbox.get({ ...connection, fetch: fencedFetch(connection.fetch, 'fleet-ws-resume', 1), name: 'fleet-ws-resume' });
+    const unfenced = await Sandbox.get({ ...connection, name: 'fleet-ws-resume' });
+    expect(g1).toBe('vercel:fleet-ws-resume:g1');
+    const { handle: g2 } = await provider.create({ workspaceId: 'ws-resume', generation: 2, source: { type: 'empty' }, signal: signal() });
+
+    // The old session answers 410; the SDK fetches the sandbox by name again and would retry there.
+    await expect(fenced.writeFiles([{ path: '/vercel/sandbox/workspace/stale.txt', content: Buffer.from('stale') }])).rejects.toMatchObject({ response: { status: 404 } });
+    expect(await provider.readFile(g2, 'stale.txt', signal())).toBeNull();
+    // The control: the same call through an unfenced SDK object lands in generation 2.
+    await unfenced.writeFiles([{ path: '/vercel/sandbox/workspace/unfenced.txt', content: Buffer.from('landed') }]);
+    expect((await provider.readFile(g2, 'unfenced.txt', signal()))?.toString()).toBe('landed');
+  });
+
+  it('keeps serving a legacy per-generation sandbox under its own name until it is replaced', async () => {
+    await Sandbox.create({ ...standin.credentials, fetch: apiUrlFetch(standin.url), name: 'fleet-ws-old-g4', tags: { 'fleet-workspace': 'ws-old', 'fleet-generation': '4' } });
+    const legacy = 'fleet-ws-old-g4';
+    await provider.writeFiles(legacy, [{ path: 'kept.txt', content: Buffer.from('legacy') }], signal());
+    expect(await provider.get(legacy, signal())).toMatchObject({ handle: legacy, workspaceId: 'ws-old', generation: 4 });
+    expect((await provider.list(signal())).map((s) => s.handle)).toEqual([legacy]);
+    // The next generation gets the durable name beside it; the legacy one goes when it is retired.
+    const { handle } = await provider.create({ workspaceId: 'ws-old', generation: 5, source: { type: 'empty' }, signal: signal() });
+    expect(handle).toBe('vercel:fleet-ws-old:g5');
+    await provider.destroy(legacy, signal());
+    expect([...standin.state.sandboxes.keys()]).toEqual(['fleet-ws-old']);
   });
 });

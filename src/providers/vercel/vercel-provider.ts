@@ -31,7 +31,7 @@ import type {
 } from '../sandbox-provider.js';
 import { SnapshotUnavailableError } from '../snapshot-unavailable-error.js';
 import { snapshotStatus } from './snapshot-status.js';
-import { ProviderPermanentError } from '../provider-errors.js';
+import { ProviderBusyError, ProviderPermanentError } from '../provider-errors.js';
 import { hasStatus } from './classify-vercel-error.js';
 import { EXEC_DEADLINE_SLACK_MS, execInSandbox } from './exec-in-sandbox.js';
 import { importTree } from './import-tree.js';
@@ -41,7 +41,6 @@ import { describeSandbox, fleetTags, VERCEL_HOST_ID } from './sandbox-info.js';
 import { SANDBOX_NAME_PREFIX, sandboxName } from './sandbox-name.js';
 import { fencedFetch } from './generation-fence.js';
 import { parseVercelHandle, vercelHandle, type VercelIncarnation } from './vercel-handle.js';
-import { StaleGenerationError } from '../../errors/stale-generation-error.js';
 import { GENERATION_TAG } from './sandbox-info.js';
 import { removeMirror } from './remove-mirror.js';
 import { snapshotSandbox } from './snapshot-sandbox.js';
@@ -272,7 +271,12 @@ export class VercelProvider implements SandboxProvider {
       }
       const held = Number(holder.tags?.[GENERATION_TAG] ?? Number.NaN);
       if (held === request.generation) return Sandbox.get({ ...this.connectionFor(incarnation), name, resume: true, signal });
-      if (held > request.generation) throw new StaleGenerationError(request.workspaceId, request.generation, held);
+      // Retried, the stale creator's provisioning decides afresh (and finds the newer incarnation).
+      if (held > request.generation) {
+        throw new ProviderBusyError('vercel', 'create', `the name is held by a newer generation (${held}): this creator (generation ${request.generation}) is stale`, {
+          context: { sandboxName: name, generation: request.generation, held },
+        });
+      }
       try {
         await holder.delete({ signal });
       } catch (error) {

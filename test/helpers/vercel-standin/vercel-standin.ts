@@ -22,7 +22,7 @@ import type { HandlerContext, StandinConfig } from './standin-context.js';
 import { StandinFaults } from './standin-faults.js';
 import { ApiFailure, sendError } from './standin-http.js';
 import { matchRoute, type RouteName } from './standin-routes.js';
-import { createState, type StandinState } from './standin-state.js';
+import { createState, type StandinSandbox, type StandinState } from './standin-state.js';
 import { hostPath } from './standin-fs.js';
 
 export interface StandinOptions {
@@ -78,9 +78,19 @@ export class VercelStandin {
     return { token: this.config.token, teamId: this.config.teamId, projectId: this.config.projectId };
   }
 
-  /** The host directory standing for `sandboxPath` inside sandbox `name`. */
+  /**
+   * The sandbox a fleet handle (`vercel:<name>:g<gen>`) or a sandbox name names, if the stand-in
+   * holds it: for a handle, only while the sandbox under the name carries that generation.
+   */
+  sandbox(handleOrName: string): StandinSandbox | undefined {
+    const durable = /^vercel:([A-Za-z0-9_-]+):g(\d+)$/.exec(handleOrName);
+    const sandbox = this.state.sandboxes.get(durable ? durable[1]! : handleOrName);
+    return durable && sandbox?.tags?.['fleet-generation'] !== durable[2] ? undefined : sandbox;
+  }
+
+  /** The host directory standing for `sandboxPath` inside sandbox `name` (or a handle's). */
   sandboxDir(name: string, sandboxPath = '/vercel/sandbox'): string {
-    const sandbox = this.state.sandboxes.get(name);
+    const sandbox = this.sandbox(name);
     if (!sandbox) throw new Error(`no sandbox ${name} in the stand-in`);
     return hostPath(sandbox.root, sandboxPath);
   }
@@ -99,7 +109,7 @@ export class VercelStandin {
 
   /** Ends the current session of `name` as a timeout would (stopped, files kept if persistent). */
   expireSession(name: string): void {
-    const sandbox = this.state.sandboxes.get(name);
+    const sandbox = this.sandbox(name);
     if (!sandbox) throw new Error(`no sandbox ${name} in the stand-in`);
     for (const command of sandbox.session.commands.values()) if (command.exitCode === null) command.kill('SIGKILL');
     sandbox.session.status = 'stopped';
@@ -109,7 +119,7 @@ export class VercelStandin {
 
   /** Makes sandbox `name` look `ageMs` older to the API (its `createdAt`), instead of waiting. */
   backdate(name: string, ageMs: number): void {
-    const sandbox = this.state.sandboxes.get(name);
+    const sandbox = this.sandbox(name);
     if (!sandbox) throw new Error(`no sandbox ${name} in the stand-in`);
     sandbox.createdAt -= ageMs;
   }
