@@ -17,7 +17,7 @@ function outcomeOf(error: unknown): ProviderOutcome {
 }
 
 export function observedProvider(provider: SandboxProvider, metrics: MetricsRecorder): SandboxProvider {
-  const wrapped: Record<string, unknown> = { name: provider.name };
+  const wrapped: Record<string, unknown> = { name: provider.name, handleKind: provider.handleKind };
   for (const operation of PROVIDER_OPERATIONS) {
     const method = provider[operation] as (...args: unknown[]) => Promise<unknown>;
     // One span per call (tracing.ts; a non-recording one while tracing is off).

@@ -16,7 +16,7 @@ export interface ActivityDeps {
 const TRACKED: readonly ActivityKind[] = ['exec', 'writeFiles', 'readFile'];
 
 export function activityTrackedProvider(provider: SandboxProvider, deps: ActivityDeps, workspaceId: string): SandboxProvider {
-  const wrapped: Record<string, unknown> = { name: provider.name };
+  const wrapped: Record<string, unknown> = { name: provider.name, handleKind: provider.handleKind };
   for (const method of PROVIDER_METHODS) {
     const real = (provider[method] as (...args: unknown[]) => Promise<unknown>).bind(provider);
     if (!(TRACKED as readonly string[]).includes(method)) {

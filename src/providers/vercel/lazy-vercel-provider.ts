@@ -10,7 +10,7 @@ import type { VercelProviderOptions } from './vercel-provider.js';
 export function lazyVercelProvider(config: Config, options: Partial<Omit<VercelProviderOptions, 'connection'>>): SandboxProvider {
   let loaded: Promise<SandboxProvider> | null = null;
   const load = () => (loaded ??= import('./vercel-provider.js').then(({ createVercelProvider }) => createVercelProvider(config, options)));
-  const provider: Record<string, unknown> = { name: 'vercel' };
+  const provider: Record<string, unknown> = { name: 'vercel', handleKind: 'persistent-name' };
   for (const method of PROVIDER_METHODS) {
     provider[method] = async (...args: unknown[]) => {
       const real = (await load()) as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
