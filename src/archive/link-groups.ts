@@ -7,32 +7,33 @@
  * (unchanged, or read again and found the same): an unchanged hard-linked file then keeps its
  * tree after a restore has given its inode a new number. Whatever offers a key, the first name
  * of an inode decides, and a key another inode already holds is never taken twice. A new key is
- * the inode number with this walk's tag, so it can match no key of an older revision either (a
- * directory taken by id keeps the keys it had; the inode numbers of a tree a restore replaced
- * are free to come back).
+ * the inode's number and birth time (its ctime where the filesystem keeps no birth time): two
+ * walks of one tree make the same keys, and a new inode can match no key of an older revision
+ * (a directory taken by id keeps the keys it had, and the inode numbers of a tree a restore
+ * replaced are free to come back, but not with their birth times).
  */
-import { randomBytes } from 'node:crypto';
 
 export class LinkGroups {
   readonly #byInode = new Map<string, string>();
   readonly #owners = new Map<string, string>();
-  readonly #tag: string;
-
-  constructor(tag = randomBytes(6).toString('hex')) {
-    this.#tag = tag;
-  }
 
   /**
-   * The key of inode `inode` (`dev:ino`), whose number is `ino`; `offered` is the key this name's
-   * previous node had, given only when this name's content is that node's.
+   * The key of inode `inode` (`dev:ino`); `fresh` is the key it gets when nothing is offered
+   * (see `freshLinkKey`), `offered` the key this name's previous node had, given only when this
+   * name's content is that node's.
    */
-  keyFor(inode: string, ino: bigint, offered: string | undefined): string {
+  keyFor(inode: string, fresh: string, offered: string | undefined): string {
     const known = this.#byInode.get(inode);
     if (known !== undefined) return known;
-    let key = offered !== undefined && !this.#owners.has(offered) ? offered : `${ino}.${this.#tag}`;
-    for (let n = 1; this.#owners.has(key); n++) key = `${ino}.${this.#tag}.${n}`;
+    let key = offered !== undefined && !this.#owners.has(offered) ? offered : fresh;
+    for (let n = 1; this.#owners.has(key); n++) key = `${fresh}.${n}`;
     this.#byInode.set(inode, key);
     this.#owners.set(key, inode);
     return key;
   }
+}
+
+/** The new key of an inode: its number and birth time (ctime where there is none). */
+export function freshLinkKey(stats: { readonly ino: bigint; readonly birthtimeNs: bigint; readonly ctimeNs: bigint }): string {
+  return `${stats.ino}.${stats.birthtimeNs > 0n ? stats.birthtimeNs : stats.ctimeNs}`;
 }

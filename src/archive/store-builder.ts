@@ -26,7 +26,7 @@ import type { TreeLimits } from '../tree/tree-limits.js';
 import { UNREADABLE } from './copy-entry.js';
 import { describeSource, type LiveItem } from './describe-source.js';
 import type { ObjectStore } from './object-store.js';
-import { LinkGroups } from './link-groups.js';
+import { freshLinkKey, LinkGroups } from './link-groups.js';
 import { keyOf } from './prior-index.js';
 import type { StatCache, StatCacheEntry } from './stat-cache.js';
 import { storeOpenFile } from './store-open-file.js';
@@ -320,7 +320,7 @@ export class StoreBuilder {
     const linkKeyOf = (object: string): string | undefined => {
       if (inodeKey === undefined) return undefined;
       const before = frame.prior?.get(item.key);
-      return this.#links.keyFor(inodeKey, stats.ino, before?.type === 'f' && before.object === object ? before.linkKey : undefined);
+      return this.#links.keyFor(inodeKey, freshLinkKey(stats), before?.type === 'f' && before.object === object ? before.linkKey : undefined);
     };
     // `liveMtime`: the time the cache must match next time (the node keeps the recorded one).
     const place = (stored: StoredFile, liveMtime = stored.mtimeNs) => {

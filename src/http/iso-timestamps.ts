@@ -12,7 +12,7 @@ export function isoWorkspaceView(view: WorkspaceView) {
     ...view,
     address: view.address ? { ...view.address, publishedAt: isoOf(view.address.publishedAt) } : null,
     runtime: view.runtime
-      ? { ...view.runtime, expiresAt: isoOrNull(view.runtime.expiresAt), createdAt: isoOf(view.runtime.createdAt), updatedAt: isoOf(view.runtime.updatedAt) }
+      ? { ...view.runtime, expiresAt: isoOrNull(view.runtime.expiresAt), lastUsedAt: isoOrNull(view.runtime.lastUsedAt), createdAt: isoOf(view.runtime.createdAt), updatedAt: isoOf(view.runtime.updatedAt) }
       : null,
   };
 }
