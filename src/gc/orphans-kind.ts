@@ -7,8 +7,12 @@
  *   provisioning and bakes, so a sandbox between create and publish or a live bake's seed is safe);
  * - its workspace's runtime record is not provisioning that generation (younger than the deadline);
  * - the provider proves it is older than the provision deadline: a sandbox whose creation time
- *   is unknown is never destroyed.
+ *   is unknown is never destroyed;
+ * - no provisioner holds the workspace (its `provision:{ws}` lock is taken around the re-check
+ *   and the destroy: under a durable Vercel name, a replacement between them would be what the
+ *   destroy hits).
  */
+import { LockUnavailableError } from '../locks/lock-errors.js';
 import { handleProvider } from '../providers/id-rules.js';
 import type { SandboxInfo } from '../providers/sandbox-provider.js';
 import { idsValid } from './checked-ids.js';
@@ -47,16 +51,28 @@ export const orphansKind: GcKindRunner = {
   async apply(ctx, planned) {
     const out: GcItem[] = [];
     for (const item of planned) {
-      // Re-check right before destroying: it may have been published, or a creator may hold it, meanwhile.
-      if (!idsValid(ctx, { workspaceId: item.workspaceId ?? null, handle: item.id })) continue;
-      const address = item.workspaceId ? await ctx.deps.addresses.get(item.workspaceId) : null;
-      if (address?.handle === item.id) continue;
-      const provider = ctx.deps.providers.get(handleProvider(item.id)!);
-      const sandbox = await provider.get(item.id, ctx.signal);
-      if (!sandbox) continue;
-      if ((await keepReason({ ...ctx, now: Date.now() }, sandbox)) !== null) continue;
-      await provider.destroy(item.id, ctx.signal);
-      out.push(item);
+      if (!idsValid(ctx, { workspaceId: item.workspaceId ?? null, handle: item.id }) || !item.workspaceId) continue;
+      const workspaceId = item.workspaceId;
+      try {
+        // Under the workspace's provisioning lock: a provisioner cannot replace the sandbox under
+        // its durable name (Vercel) between the re-check below and the destroy.
+        const destroyed = await ctx.deps.singleFlight.using(`provision:${workspaceId}`, async () => {
+          // Re-check right before destroying: it may have been published, or a creator may hold it, meanwhile.
+          const address = await ctx.deps.addresses.get(workspaceId);
+          if (address?.handle === item.id) return false;
+          const provider = ctx.deps.providers.get(handleProvider(item.id)!);
+          const sandbox = await provider.get(item.id, ctx.signal);
+          if (!sandbox) return false;
+          if ((await keepReason({ ...ctx, now: Date.now() }, sandbox)) !== null) return false;
+          await provider.destroy(item.id, ctx.signal);
+          return true;
+        });
+        if (destroyed) out.push(item);
+      } catch (error) {
+        // The workspace is being provisioned: its orphans wait for the next run.
+        if (error instanceof LockUnavailableError) continue;
+        throw error;
+      }
     }
     return out;
   },

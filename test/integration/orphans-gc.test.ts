@@ -78,4 +78,26 @@ describe('orphan GC (Vercel stand-in)', () => {
     expect((standin.sandbox(seed) !== undefined)).toBe(false);
     expect((await runGc(h.services, { kind: 'orphans', dryRun: true, limit: 100 }, signal())).items).toEqual([]);
   });
+
+  it('destroys an orphan only under its workspace\'s provisioning lock: while a provisioner holds it, the orphan waits', async () => {
+    const { standin, h } = await createVercelHarness({ FLEET_PROVISION_DEADLINE_MS: '60000' });
+    const vercel = h.services.providers.get('vercel');
+    const { handle } = await vercel.create({ workspaceId: 'held', generation: 1, source: { type: 'empty' }, signal: signal() });
+    standin.backdate(handle, HOUR);
+    const held = deferred();
+    const holding = deferred();
+    const provisioner = h.services.singleFlight.using('provision:held', async () => {
+      holding.resolve();
+      await held.promise;
+    });
+    await holding.promise;
+    const blocked = await runGc(h.services, { kind: 'orphans', dryRun: false, limit: 100 }, signal());
+    expect(blocked.items).toEqual([]);
+    expect(standin.sandbox(handle)).toBeDefined();
+    held.resolve();
+    await provisioner;
+    const freed = await runGc(h.services, { kind: 'orphans', dryRun: false, limit: 100 }, signal());
+    expect(freed.items.map((i) => i.id)).toEqual([handle]);
+    expect(standin.sandbox(handle)).toBeUndefined();
+  });
 });
