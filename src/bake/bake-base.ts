@@ -9,6 +9,7 @@
  * `failed` (never activatable) and destroys its sandboxes; a candidate that fails its test is
  * recorded failed and its snapshot deleted.
  */
+import { commandFailure } from '../lib/command-failure.js';
 import { randomBytes } from 'node:crypto';
 import { BakeFailedError } from '../errors/bake-failed-error.js';
 import type { BakePayload } from '../queues/bake.js';
@@ -45,12 +46,8 @@ export function setupEnv(manifest: BaseManifest, source: Readonly<Record<string,
 async function runStep(provider: SandboxProvider, handle: string, step: string, command: string, env: Record<string, string>, ctx: ProcessorContext): Promise<void> {
   const timeoutMs = Math.max(1_000, Math.min(15 * 60_000, ctx.deadlineAt - Date.now()));
   const result = await provider.exec(handle, { cmd: ['sh', '-c', command], env, timeoutMs, signal: ctx.signal });
-  if (result.exitCode !== 0 || result.timedOut) {
-    const tail = (result.stderr || result.stdout).trim().split('\n').slice(-5).join(' | ');
-    throw new BakeFailedError(`${step} failed (exit ${result.exitCode ?? result.signal}${result.timedOut ? ', timed out' : ''}): ${command} → ${tail}`, {
-      context: { step, command, exitCode: result.exitCode },
-    });
-  }
+  const failure = commandFailure(step, command, result);
+  if (failure !== null) throw new BakeFailedError(failure, { context: { step, command, exitCode: result.exitCode } });
 }
 
 /** What a base's marker file says (`manifest.marker` in the tree, read back in every test). */

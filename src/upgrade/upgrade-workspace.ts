@@ -8,6 +8,7 @@
  * version as it was. Running it again is safe: a workspace already on the
  * version is skipped.
  */
+import { commandFailure } from '../lib/command-failure.js';
 import { describeFailure } from '../errors/failure-codec.js';
 import { UpgradeFailedError } from '../errors/upgrade-failed-error.js';
 import type { FleetClient } from '../producers/fleet-client.js';
@@ -43,12 +44,8 @@ export type UpgradeOutcome =
 async function step(deps: UpgradeDeps, workspaceId: string, what: string, command: string, signal: AbortSignal): Promise<void> {
   const result = await deps.io.exec({ workspaceId, cmd: ['sh', '-c', command], timeoutMs: deps.commandTimeoutMs, signal });
   if (result.source.kind !== 'live') throw new UpgradeFailedError(`workspace ${workspaceId} has no live sandbox`, { context: { workspaceId, step: what } });
-  if (result.exitCode !== 0 || result.timedOut) {
-    const tail = (result.stderr || result.stdout).trim().split('\n').slice(-3).join(' | ');
-    throw new UpgradeFailedError(`${what} failed (exit ${result.exitCode ?? result.signal}${result.timedOut ? ', timed out' : ''}): ${command}${tail ? ` → ${tail}` : ''}`, {
-      context: { workspaceId, step: what, command, exitCode: result.exitCode },
-    });
-  }
+  const failure = commandFailure(what, command, result, 3);
+  if (failure !== null) throw new UpgradeFailedError(failure, { context: { workspaceId, step: what, command, exitCode: result.exitCode } });
 }
 
 export async function upgradeWorkspace(deps: UpgradeDeps, request: { workspaceId: string; snapshotId: string; version: string }, signal: AbortSignal): Promise<UpgradeOutcome> {
