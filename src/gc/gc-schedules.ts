@@ -10,7 +10,7 @@ import type { Config } from '../config.js';
 import type { QueuePool } from '../producers/queue-pool.js';
 
 /** Kinds whose scheduled runs only list: deleting a base snapshot is an operator's decision. */
-export const LIST_ONLY_ON_SCHEDULE: ReadonlySet<string> = new Set(['bases']);
+const LIST_ONLY_ON_SCHEDULE: ReadonlySet<string> = new Set(['bases']);
 
 export async function installGcSchedules(pool: QueuePool, config: Config): Promise<Record<string, number | string>> {
   const queue = pool.queue(GC);
