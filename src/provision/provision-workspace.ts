@@ -169,13 +169,13 @@ export async function provisionWorkspace(deps: ProvisionDeps, request: Provision
       handleKind: provider.handleKind,
       currentSessionId: null,
       currentSnapshotId: null,
-      runtime: plan.outcome === 'created-from-base' ? (activeBase?.runtime || null) : null,
       hostId: null,
       provisionLockToken: lock.token,
       outcome: null,
       source: null,
       error: null,
-      ...(plan.outcome === 'created-from-base' ? { baseSnapshotId: plan.source, baseSnapshotVersion: plan.baseVersion, templateVersion: plan.baseVersion } : {}),
+      // Provenance, like the base fields: a restored incarnation keeps the runtime it was made with.
+      ...(plan.outcome === 'created-from-base' ? { baseSnapshotId: plan.source, baseSnapshotVersion: plan.baseVersion, templateVersion: plan.baseVersion, runtime: activeBase?.runtime || null } : {}),
     });
     if (!begun.applied) throw ProvisionSuperseded(workspaceId, generation, null);
     let created: CreatedSandbox | null = null;

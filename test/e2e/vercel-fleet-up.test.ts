@@ -74,7 +74,8 @@ describe('fleet up with FLEET_PROVIDER=vercel', () => {
     const rebuilt = await json<{ outcome: string; generation: number; source: string }>(['provision', 'agent', '--wait']);
     expect(rebuilt).toMatchObject({ outcome: 'restored', generation: 2, source: persisted.result.revision });
     expect(await fleet(['exec', 'agent', '--', 'sh', '-c', '../tools/fleet-tool && cat notes.txt && wc -c < big.bin'])).toMatchObject({ code: 0, stdout: 'baked-tool-ok\nagent work\n10485760\n' });
-    expect((await json<{ runtime: { baseSnapshotId: string } }>(['workspace', 'show', 'agent'])).runtime.baseSnapshotId).toBe(baked.snapshotId);
+    // Provenance survives the rebuild: the base, and the runtime it was baked with.
+    expect((await json<{ runtime: { baseSnapshotId: string; runtime: string } }>(['workspace', 'show', 'agent'])).runtime).toMatchObject({ baseSnapshotId: baked.snapshotId, runtime: 'node22' });
 
     // 19.3 on Vercel: an open turn keeps the workspace awake however old its last activity.
     const config = loadConfig(env);
