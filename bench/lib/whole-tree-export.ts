@@ -20,6 +20,7 @@ import { runScript } from '../../src/providers/vercel/run-script.js';
 import { REMOVE_SCRIPT } from '../../src/providers/vercel/tree-scripts.js';
 import type { VercelConnection } from '../../src/providers/vercel/vercel-connection.js';
 import { FLEET_DIR } from '../../src/providers/vercel/vercel-paths.js';
+import { parseVercelHandle } from '../../src/providers/vercel/vercel-handle.js';
 import { removeTree } from '../../src/tree/remove-tree.js';
 
 /** The old export script: the whole tree into `$1` (gzip, pax, hard links stored as files); tar's 1 = a file changed while read. */
@@ -28,7 +29,9 @@ const EXPORT_SCRIPT = ['mkdir -p workspace .fleet || exit 90', 'tar -czf "$1" --
 /** `openTree` of a Vercel sandbox by a whole-tree export. */
 export function wholeTreeExport(connection: VercelConnection): (handle: string, signal: AbortSignal) => Promise<TreeSource> {
   return async (handle, signal) => {
-    const sandbox = await Sandbox.get({ ...connection, name: handle, signal });
+    const name = parseVercelHandle(handle)?.name;
+    if (!name) throw new Error(`not a Vercel handle: ${handle}`);
+    const sandbox = await Sandbox.get({ ...connection, name, signal });
     const archive = `${FLEET_DIR}/export-${randomUUID()}.tgz`;
     const dir = await mkdtemp(path.join(tmpdir(), 'fleet-bench-export-'));
     const release = () => removeTree(dir);
