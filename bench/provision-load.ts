@@ -24,6 +24,8 @@ export interface ProvisionLoadOptions {
   readonly workspaces?: number;
   readonly producers?: number;
   readonly workers?: number;
+  /** Run once a tenth of the requests have completed, while the rest are in flight (a failover, say); `completed()` counts the requests done so far. */
+  readonly duringLoad?: (completed: () => number) => Promise<void>;
 }
 
 export interface ProvisionLoadResult {
@@ -70,6 +72,9 @@ export async function runProvisionLoad(options: ProvisionLoadOptions): Promise<P
     const latencies: number[] = [];
     const seen = new Map<string, Set<string>>();
     let failed = 0;
+    let completed = 0;
+    let fault: Promise<void> = Promise.resolve();
+    const tenth = Math.max(1, Math.floor(requests / 10));
     await Promise.all(
       Array.from({ length: requests }, async (_, i) => {
         const workspaceId = `load-${i % workspaces}`;
@@ -85,10 +90,13 @@ export async function runProvisionLoad(options: ProvisionLoadOptions): Promise<P
         } catch {
           failed += 1;
         }
+        completed += 1;
+        if (completed === tenth && options.duringLoad) fault = options.duringLoad(() => completed);
       }),
     );
+    await fault;
     const wall = Date.now() - started;
-    const redis = createRedis({ url: config.redis.url!, role: 'client', commandTimeoutMs: 5_000, name: 'loadtest' });
+    const redis = createRedis({ target: config.redis, role: 'client', commandTimeoutMs: 5_000, name: 'loadtest' });
     try {
       const addresses = new AddressStore(redis, fleetKeys(config.redis.prefix));
       const local = new LocalProvider({ hostId: config.hostId, liveRoot: config.paths.liveRoot, snapshotRoot: config.paths.snapshotRoot, archiveRoot: config.paths.archiveRoot, systemPath: config.systemPath, copyTimeoutMs: 60_000 });

@@ -6,7 +6,7 @@ import type { WorkerOptions } from 'bullmq';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { QueueName } from '../queues/index.js';
-import { closeRedis, createRedis } from '../redis.js';
+import { closeRedis, createRedis, redisResolved } from '../redis.js';
 import { buildProcessors, gcDeps } from './build-processors.js';
 import type { Processor } from '../jobs/processor-context.js';
 import { startWorkers, type RunningWorkers } from '../workers/run-workers.js';
@@ -48,13 +48,12 @@ export interface FleetProcess {
 }
 
 export async function startFleetProcess({ config, queues, hosts = [config.hostId], logger, processors, workerOptions, installSchedules = true }: FleetProcessOptions): Promise<FleetProcess> {
-  const url = config.redis.url;
-  if (!url) throw new Error('startFleetProcess: config.redis.url must be resolved');
+  if (!redisResolved(config.redis)) throw new Error('startFleetProcess: config.redis must name a Redis (resolve embedded mode first)');
   const releasers = new Releasers();
   try {
-    const workerConnection = createRedis({ url, role: 'worker', commandTimeoutMs: config.redis.commandTimeoutMs, name: `fleet-worker:${config.hostId}`, logger });
+    const workerConnection = createRedis({ target: config.redis, role: 'worker', commandTimeoutMs: config.redis.commandTimeoutMs, name: `fleet-worker:${config.hostId}`, logger });
     releasers.add('worker connection', () => closeRedis(workerConnection));
-    const client = createRedis({ url, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: `fleet-stores:${config.hostId}`, logger });
+    const client = createRedis({ target: config.redis, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: `fleet-stores:${config.hostId}`, logger });
     releasers.add('client connection', () => closeRedis(client));
     await Promise.all([workerConnection.connect(), client.connect()]);
 

@@ -2,7 +2,7 @@
  * The stores, providers and producer one fleet process shares between its processors (and the
  * CLI/HTTP surfaces that act directly), built once from the config and one client connection.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { ArchiveStore } from '../archive/archive-store.js';
 import type { Config } from '../config.js';
 import { fleetKeys, type FleetKeys } from '../keys.js';
@@ -43,7 +43,7 @@ import { EventStore } from '../state/event-store.js';
 
 export interface FleetServices {
   readonly config: Config;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: FleetKeys;
   readonly logger: Logger;
   readonly addresses: AddressStore;
@@ -93,7 +93,7 @@ export interface FleetServices {
 
 export interface ServicesOptions {
   readonly config: Config;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly logger: Logger;
   /** Extra providers (e.g. vercel) built by the caller. */
   readonly extraProviders?: readonly SandboxProvider[];

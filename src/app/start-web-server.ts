@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { createFleetMetrics } from '../metrics/fleet-metrics.js';
-import { closeRedis, createRedis } from '../redis.js';
+import { closeRedis, createRedis, redisResolved } from '../redis.js';
 import { Releasers } from '../runtime/releasers.js';
 import { createServices, type FleetServices } from './services.js';
 import { pick } from './pick.js';
@@ -76,13 +76,12 @@ function closeServer(server: ServerType, graceMs: number): Promise<void> {
 }
 
 export async function startWebServer({ config, logger, services: shared }: StartWebServerOptions): Promise<WebServer> {
-  const url = config.redis.url;
-  if (!url) throw new Error('startWebServer: config.redis.url must be resolved');
+  if (!redisResolved(config.redis)) throw new Error('startWebServer: config.redis must name a Redis (resolve embedded mode first)');
   const releasers = new Releasers();
   try {
     let services = shared;
     if (!services) {
-      const redis = createRedis({ url, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: `fleet-web:${config.hostId}`, logger });
+      const redis = createRedis({ target: config.redis, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: `fleet-web:${config.hostId}`, logger });
       releasers.add('web connection', () => closeRedis(redis));
       await redis.connect();
       const own = createServices({ config, redis, logger });

@@ -18,7 +18,7 @@ export interface ServicesSource {
  */
 export async function withServices<K extends keyof FleetServices, T>(ctx: ServicesSource, keys: readonly K[], action: (services: Pick<FleetServices, K>, config: Config) => Promise<T>): Promise<T> {
   const config = await ctx.connectedConfig();
-  const redis = createRedis({ url: config.redis.url!, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-cli' });
+  const redis = createRedis({ target: config.redis, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-cli' });
   const services = createServices({ config, redis, logger: ctx.logger({ component: 'cli' }) });
   try {
     return await action(pick(services, ...keys), config);

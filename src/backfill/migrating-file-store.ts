@@ -9,14 +9,14 @@
  * or the legacy store), and a failed backfill request does not fail the read (`onError`).
  * Bad input (workspace id, path with `..`, empty or absolute) throws `PayloadInvalidError`.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { ArchiveStore } from '../archive/archive-store.js';
 import type { Config } from '../config.js';
 import { fleetKeys } from '../keys.js';
 import type { FleetClient } from '../producers/fleet-client.js';
 import { checkRelativePath } from '../providers/local/safe-path.js';
 import { WorkspaceId, parsePayload } from '../queues/payload.js';
-import { closeRedis, createRedis } from '../redis.js';
+import { closeRedis, createRedis, redisResolved } from '../redis.js';
 import { MigrationStore } from '../state/migration-store.js';
 import { BlobLegacySource } from './blob-legacy-source.js';
 import { readArchiveFile } from './read-archive-file.js';
@@ -44,7 +44,7 @@ export interface MigratingFileStoreConnectOptions {
   /** Producer used to enqueue backfills. */
   readonly client: FleetClient;
   /** A `client`-role connection for migration state; created (and owned) from the config when omitted. */
-  readonly connection?: Redis;
+  readonly connection?: RedisClient;
   readonly onError?: (error: unknown, workspaceId: string) => void;
 }
 
@@ -57,8 +57,8 @@ export class MigratingFileStore {
 
   /** A store over the configured archive and legacy roots, enqueueing through `client`. */
   static connect({ config, client, connection, onError }: MigratingFileStoreConnectOptions): MigratingFileStore {
-    if (!connection && !config.redis.url) throw new Error('MigratingFileStore.connect: config.redis.url is null and no connection was given');
-    const redis = connection ?? createRedis({ url: config.redis.url!, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-migrating-store' });
+    if (!connection && !redisResolved(config.redis)) throw new Error('MigratingFileStore.connect: config.redis names no Redis and no connection was given');
+    const redis = connection ?? createRedis({ target: config.redis, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-migrating-store' });
     const migrations = new MigrationStore(redis, fleetKeys(config.redis.prefix));
     return new MigratingFileStore({
       archiveRoot: config.paths.archiveRoot,

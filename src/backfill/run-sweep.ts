@@ -12,7 +12,7 @@
  * - Close to the job deadline it stops after a batch and enqueues its continuation (the
  *   queue's dedup runs it right after this job).
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { isFleetError } from '../errors/fleet-error.js';
 import type { FleetKeys } from '../keys.js';
 import type { MigrationStore } from '../state/migration-store.js';
@@ -31,7 +31,7 @@ export interface SweepRequest {
 }
 
 export interface SweepDeps {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: FleetKeys;
   readonly migrations: MigrationStore;
   legacySource(source: BackfillSource): LegacySource;

@@ -6,7 +6,7 @@ import { CONFIG_VARIABLES, loadConfig, withRedisUrl, type Config } from '../conf
 import { unknownVariables, unknownVariableWarning } from '../config/unknown-variables.js';
 import { resolveRedisUrl } from '../embedded/embedded-redis.js';
 import { createLogger, type Logger } from '../logger.js';
-import { redisUrlAddress } from '../redis.js';
+import { redisTargetAddress, redisUrlAddress } from '../redis.js';
 import type { CliIO } from './output.js';
 
 export interface CliContext {
@@ -36,11 +36,16 @@ export function createCliContext(io: CliIO, env: Readonly<Record<string, string 
     },
     async connectedConfig() {
       const base = ctx.config();
+      // A cluster is named by its seed nodes: never an embedded server.
+      if (base.redis.clusterNodes !== null) {
+        address = redisTargetAddress(base.redis);
+        return base;
+      }
       const url = await resolveRedisUrl(base.redis.url, base.paths.home);
       address = redisUrlAddress(url);
       return withRedisUrl(base, url);
     },
-    redisAddress: () => address ?? (config?.redis.url ? redisUrlAddress(config.redis.url) : null),
+    redisAddress: () => address ?? (config ? redisTargetAddress(config.redis) : null),
     logger: (bindings = {}) => createLogger({ level: ctx.config().logLevel, format: ctx.config().logFormat, bindings }),
   };
   return ctx;

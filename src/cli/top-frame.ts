@@ -2,7 +2,7 @@
  * `fleet top`: one snapshot of the fleet (queues, persist lag, workers) and its text frame.
  * Rendering is pure so the live view and `--once` print the same thing.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import { COUNT_STATES, readFleetSnapshot, type FleetStatus } from '../status/fleet-status.js';
@@ -23,7 +23,7 @@ function median(values: readonly number[]): number {
   return sorted[Math.floor((sorted.length - 1) / 2)]!;
 }
 
-export async function readTopSnapshot(redis: Redis, keys: FleetKeys, config: Config, now = Date.now()): Promise<TopSnapshot> {
+export async function readTopSnapshot(redis: RedisClient, keys: FleetKeys, config: Config, now = Date.now()): Promise<TopSnapshot> {
   const [{ status, lag }, workers] = await Promise.all([readFleetSnapshot(redis, keys, config, now), listLiveWorkers(redis, keys, config.worker.heartbeatIntervalMs, now)]);
   return {
     at: new Date(now).toISOString(),

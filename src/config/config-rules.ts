@@ -10,6 +10,32 @@ import { redacted } from './redacted.js';
 /** The shortest Bull Board password accepted (the board can retry and drain every queue). */
 export const MIN_ADMIN_PASSWORD_CHARS = 12;
 
+/** One seed node of a Redis Cluster. */
+export interface ClusterNode {
+  readonly host: string;
+  readonly port: number;
+}
+
+// Cluster seed nodes as host and port; a port out of range, or nodes without a password while
+// sandboxes are isolated (the same rule as REDIS_URL's), name the variable.
+export function clusterNodes(items: readonly string[] | null, { parsed }: CompileContext): readonly ClusterNode[] | null {
+  if (items === null) return null;
+  const nodes = items.map((item) => {
+    const at = item.lastIndexOf(':');
+    const port = Number(item.slice(at + 1));
+    if (!Number.isInteger(port) || port < 1 || port > 65_535) throw new ConfigError('FLEET_REDIS_CLUSTER_NODES', 'host:port seed nodes with ports between 1 and 65535', items.join(','));
+    return Object.freeze({ host: item.slice(0, at), port });
+  });
+  if (parsed.FLEET_LOCAL_ISOLATION !== 'none' && !parsed.FLEET_REDIS_PASSWORD) {
+    throw new ConfigError(
+      'FLEET_REDIS_PASSWORD',
+      "a password for the cluster nodes (required with FLEET_REDIS_CLUSTER_NODES): sandboxes must not be able to use the fleet's Redis (FLEET_LOCAL_ISOLATION=none exempts it)",
+      undefined,
+    );
+  }
+  return Object.freeze(nodes);
+}
+
 // Refuses a production Redis without a password while sandboxes are isolated (see README).
 export function requireRedisPassword(url: string | null, { parsed }: CompileContext): string | null {
   if (url === null || parsed.FLEET_LOCAL_ISOLATION === 'none') return url;

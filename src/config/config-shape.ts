@@ -8,8 +8,8 @@ import { API_TOKEN_PATTERN } from './api-tokens.js';
 import { DEFAULT_TREE_LIMITS } from '../tree/tree-limits.js';
 import { derived, fixed, variable } from './config-variable.js';
 import { deepFreeze } from './deep-freeze.js';
-import { absolutePath, adminPassword, httpHost, MIN_ADMIN_PASSWORD_CHARS, objectGraceMs, requireRedisPassword, requireTokensForHostNetwork, rootUnderHome } from './config-rules.js';
-import { anyText, DAY, durationMs, flag, HOUR, integer, list, matching, oneOf, percentage } from './env-fields.js';
+import { absolutePath, adminPassword, clusterNodes, httpHost, MIN_ADMIN_PASSWORD_CHARS, objectGraceMs, requireRedisPassword, requireTokensForHostNetwork, rootUnderHome } from './config-rules.js';
+import { anyText, DAY, durationMs, flag, HOUR, integer, list, listOrNull, matching, oneOf, percentage } from './env-fields.js';
 import { gcSchedule } from './gc-schedule.js';
 import { uidRange } from './uid-range.js';
 
@@ -30,6 +30,15 @@ export const CONFIG_SHAPE = deepFreeze({
       { default: '(unset: embedded)', doc: 'Redis to use; unset makes `fleet up` run a private redis-server under `.fleet/redis`', secret: true },
       requireRedisPassword,
     ),
+    /** Seed nodes of a Redis Cluster (`null`: one server, REDIS_URL or embedded). */
+    clusterNodes: variable(
+      'FLEET_REDIS_CLUSTER_NODES',
+      listOrNull(/^[A-Za-z0-9.-]{1,253}:\d{1,5}$/, 'host:port seed nodes of a Redis Cluster, e.g. 10.0.0.1:7000,10.0.0.2:7000'),
+      { default: '(unset: one server)', doc: 'Seed nodes of a Redis Cluster (`host:port,...`); with it every role uses the cluster and REDIS_URL is not used' },
+      clusterNodes,
+    ),
+    /** Password of every cluster node (AUTH); required with cluster nodes unless FLEET_LOCAL_ISOLATION=none. */
+    clusterPassword: variable('FLEET_REDIS_PASSWORD', anyText(null), { default: '(unset)', doc: 'Password of the Redis Cluster nodes (with FLEET_REDIS_CLUSTER_NODES)', secret: true }),
     prefix: variable('FLEET_PREFIX', matching(/^[^\s:]*\{[^{}\s]+\}[^\s:]*$/, 'a key prefix containing a {hash-tag}, e.g. {fleet}', '{fleet}'), {
       doc: 'Hash-tagged prefix of every queue and key (Redis Cluster-safe)',
     }),

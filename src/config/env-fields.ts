@@ -59,3 +59,16 @@ export function list(pattern: RegExp, expectation: string, fallback: readonly st
     (items) => items.join(','),
   );
 }
+
+/** A comma-separated list of items each matching a pattern; unset is `null`. */
+export function listOrNull(pattern: RegExp, expectation: string): EnvField<readonly string[] | null> {
+  return field<readonly string[] | null>(
+    `a comma-separated list of ${expectation}`,
+    (raw) => {
+      const items = raw.split(',').map((item) => item.trim()).filter((item) => item !== '');
+      return items.length > 0 && items.every((item) => pattern.test(item)) ? Object.freeze(items) : undefined;
+    },
+    null,
+    (items) => (items === null ? '' : items.join(',')),
+  );
+}

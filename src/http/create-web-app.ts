@@ -11,7 +11,7 @@ import { RouteNotFoundError } from '../errors/route-not-found-error.js';
 import { redisAddress } from '../redis.js';
 import type { Logger } from '../logger.js';
 import type { FleetMetrics } from '../metrics/fleet-metrics.js';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import { accessLog, requestIdOf } from './access-log.js';
@@ -29,7 +29,7 @@ import { checkReadiness } from './readiness.js';
 export interface WebAppOptions {
   readonly config: Config;
   /** Readiness probes Redis and the heartbeats under these keys. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: FleetKeys;
   /** What the API routes act through. */
   readonly api: RouteDeps;

@@ -10,7 +10,7 @@ import { HonoAdapter } from '@bull-board/hono';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Queue } from 'bullmq';
 import type { Hono } from 'hono';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import type { Logger } from '../logger.js';
@@ -20,7 +20,7 @@ import { withTimeout } from '../lib/with-timeout.js';
 export const BOARD_PATH = '/admin/queues';
 
 export interface FleetBoardOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: FleetKeys;
   readonly config: Config;
   readonly logger: Logger;

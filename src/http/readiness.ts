@@ -9,7 +9,7 @@
  */
 import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import { RedisUnavailableError } from '../errors/redis-unavailable-error.js';
@@ -43,7 +43,7 @@ async function check(name: string, run: () => Promise<CheckResult>): Promise<Che
 }
 
 // Writes the probe key (SET is refused under OOM, READONLY, MISCONF like any fleet write).
-async function probeWrite(redis: Redis, keys: FleetKeys): Promise<CheckResult> {
+async function probeWrite(redis: RedisClient, keys: FleetKeys): Promise<CheckResult> {
   const key = keys.readinessProbe();
   try {
     await redis.set(key, String(Date.now()), 'PX', WRITE_PROBE_TTL_MS);
@@ -55,7 +55,7 @@ async function probeWrite(redis: Redis, keys: FleetKeys): Promise<CheckResult> {
   }
 }
 
-export async function checkReadiness({ redis, keys, config }: { redis: Redis; keys: FleetKeys; config: Config }): Promise<Readiness> {
+export async function checkReadiness({ redis, keys, config }: { redis: RedisClient; keys: FleetKeys; config: Config }): Promise<Readiness> {
   const redisCheck = await check('redis', async () => ({ ok: (await redis.ping()) === 'PONG', detail: 'PING answered' }));
   const [redisWritable, workers, archive] = await Promise.all([
     redisCheck.ok ? check('redis write', () => probeWrite(redis, keys)) : Promise.resolve({ ok: false, detail: 'not checked: redis unreachable' }),

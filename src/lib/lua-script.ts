@@ -3,14 +3,14 @@
  * restart or on a new node). Every multi-key state change of the fleet is one such script.
  */
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { redisErrorCode } from './redis-error-code.js';
 
 export interface LuaScript {
   readonly name: string;
   /** The script's source (for EVAL inside a MULTI, where a NOSCRIPT could not be retried). */
   readonly lua: string;
-  run(redis: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
+  run(redis: RedisClient, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
 }
 
 // Redis replies NOSCRIPT when the script cache does not hold the sha; any other failure (OOM,

@@ -13,7 +13,7 @@
  * generation fence at every write.
  */
 import { Redlock, type Lock } from '@sesamecare-oss/redlock';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 import type { Logger } from '../logger.js';
 import { LockLostError, LockUnavailableError } from './lock-errors.js';
@@ -63,7 +63,7 @@ export class SingleFlight {
   readonly #threshold: number;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly keys: FleetKeys,
     private readonly logger: Logger,
     options: SingleFlightOptions = {},

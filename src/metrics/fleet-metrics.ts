@@ -4,7 +4,7 @@
  * collectors render that snapshot, so the numbers are fleet-wide whichever process serves them.
  */
 import { Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import { MetricsHash } from '../state/metrics-hash.js';
@@ -53,7 +53,7 @@ function snapshotMetric(family: Pick<RecordedFamily, 'name' | 'help' | 'type'>, 
   return metric as unknown as Metric;
 }
 
-export function createFleetMetrics({ redis, keys, config }: { redis: Redis; keys: FleetKeys; config: Config }): FleetMetrics {
+export function createFleetMetrics({ redis, keys, config }: { redis: RedisClient; keys: FleetKeys; config: Config }): FleetMetrics {
   const registry = new Registry();
   let snapshot: Snapshot | null = null;
   const current = (): Snapshot => {

@@ -5,7 +5,7 @@
  * path, and metrics stay fleet-wide within a fraction of a second. Write errors are logged at
  * debug level and swallowed: a Redis hiccup loses a sample, never a job.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 import type { Logger } from '../logger.js';
 import { MetricsHash, type MetricIncrement } from '../state/metrics-hash.js';
@@ -39,7 +39,7 @@ export class RedisMetricsRecorder implements MetricsRecorder {
   #timer: NodeJS.Timeout | null = null;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     keys: FleetKeys,
     private readonly logger?: Logger,
     private readonly flushIntervalMs = 250,

@@ -5,12 +5,12 @@
  *
  * Producers never import from `src/workers`.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { JobsOptions, QueueEvents } from 'bullmq';
 import type { Config } from '../config.js';
 import { WorkspaceNotFoundError } from '../errors/workspace-not-found-error.js';
 import { fleetKeys, type FleetKeys } from '../keys.js';
-import { createRedis, redisAddress } from '../redis.js';
+import { createRedis, duplicateRedis, redisAddress, redisOptions, redisResolved } from '../redis.js';
 import { manifestHash } from '../queues/manifest-hash.js';
 import {
   BAKE,
@@ -117,7 +117,7 @@ const enqueueCall = <I, R, X = unknown>(call: (input: I, options?: WaitOptions) 
 export interface FleetClientOptions {
   readonly config: Config;
   /** A `client`-role connection; created (and owned) from `config.redis.url` when omitted. */
-  readonly connection?: Redis;
+  readonly connection?: RedisClient;
 }
 
 export type ProvisionInput = z.input<typeof ProvisionPayload>;
@@ -153,12 +153,15 @@ export interface FleetClient {
 
 /** Creates a client. */
 export function createFleetClient({ config, connection }: FleetClientOptions): FleetClient {
-  const url = config.redis.url;
-  if (!connection && !url) throw new Error('createFleetClient: config.redis.url is null and no connection was given');
+  const target = config.redis;
+  if (!connection && !redisResolved(target)) throw new Error('createFleetClient: config.redis names no Redis (embedded, unresolved) and no connection was given');
   const owned = !connection;
-  const redis = connection ?? createRedis({ url: url!, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-client' });
+  const redis = connection ?? createRedis({ target, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-client' });
+  // A blocking connection of its own for QueueEvents: from the configuration, else like the given one.
   const blocking = () =>
-    createRedis({ url: url ?? redisUrlOf(redis), role: 'worker', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-client-events' });
+    redisResolved(target)
+      ? createRedis({ target, role: 'worker', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-client-events' })
+      : duplicateRedis(redis, { ...redisOptions('worker', config.redis.commandTimeoutMs), commandTimeout: undefined, connectionName: 'fleet-client-events' });
   const keys = fleetKeys(config.redis.prefix);
   const pool = new QueuePool(redis, keys, blocking);
   const addresses = new AddressStore(redis, keys);
@@ -322,14 +325,8 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
 }
 
 // Hosts seen by the fleet (falls back to this host).
-async function knownHosts(redis: Redis, keys: FleetKeys, fallback: string): Promise<string[]> {
+async function knownHosts(redis: RedisClient, keys: FleetKeys, fallback: string): Promise<string[]> {
   const hosts = await registeredHosts(redis, keys);
   return hosts.length > 0 ? hosts : [fallback];
 }
 
-// Rebuilds a redis:// URL from a connection's options (when the caller passed a connection).
-function redisUrlOf(redis: Redis): string {
-  const { host, port, db, password, username } = redis.options;
-  const auth = password ? `${encodeURIComponent(username ?? '')}:${encodeURIComponent(password)}@` : '';
-  return `redis://${auth}${host ?? '127.0.0.1'}:${port ?? 6379}/${db ?? 0}`;
-}

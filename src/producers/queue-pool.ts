@@ -5,20 +5,20 @@
  */
 import { bullTelemetry } from '../observability/tracing.js';
 import { Queue, QueueEvents } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 import { withTimeout } from '../lib/with-timeout.js';
 
 export class QueuePool {
   readonly #queues = new Map<string, Queue>();
   readonly #events = new Map<string, Promise<QueueEvents>>();
-  readonly #blocking: Redis[] = [];
+  readonly #blocking: RedisClient[] = [];
 
   constructor(
-    private readonly connection: Redis,
+    private readonly connection: RedisClient,
     private readonly keys: FleetKeys,
     /** Creates a blocking (`worker`-role) connection for a QueueEvents. */
-    private readonly blockingConnection: () => Redis,
+    private readonly blockingConnection: () => RedisClient,
   ) {}
 
   queue(name: string): Queue {

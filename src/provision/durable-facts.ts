@@ -4,7 +4,7 @@
  * sandbox is gone now) or ever had durable state (checkpoints, archive revisions, a migration):
  * a known workspace is restored from its own history or refused, never recreated from the base.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { ArchiveStore } from '../archive/archive-store.js';
 import type { FleetKeys } from '../keys.js';
 import type { CheckpointStore } from '../state/checkpoint-store.js';
@@ -20,7 +20,7 @@ export interface HeadRevisionDeps {
 export interface DurableFactsDeps {
   readonly checkpoints: Pick<CheckpointStore, 'current' | 'history'>;
   readonly archive: Pick<ArchiveStore, 'current' | 'revisions'>;
-  readonly redis: Pick<Redis, 'hexists'>;
+  readonly redis: Pick<RedisClient, 'hexists'>;
   readonly keys: Pick<FleetKeys, 'migrated'>;
 }
 

@@ -12,7 +12,7 @@
  * the idle TTL counts from the end of the last turn or operation.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 import type { Logger } from '../logger.js';
 import { luaScript } from '../lib/lua-script.js';
@@ -63,7 +63,7 @@ export interface ActivityView {
 
 export class ActivityStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: FleetKeys,
     private readonly options: { readonly turnTtlMs: number; readonly leaseMs: number; readonly logger?: Logger },
   ) {}

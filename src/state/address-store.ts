@@ -4,7 +4,7 @@
  * counter. Generations only ever increase; an address is published by compare-and-set against
  * the counter, so a replaced incarnation can never publish over its successor.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
 import { countFenceRejection } from './fence-rejections.js';
@@ -73,7 +73,7 @@ return 0`,
 
 export class AddressStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: FleetKeys,
   ) {}
 

@@ -4,7 +4,7 @@
  * activation never touches existing workspaces (their runtime resource keeps its provenance),
  * and `referencedBy()` answers "which workspaces started from snapshot X".
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { FleetError } from '../errors/fleet-error.js';
 import type { FleetKeys } from '../keys.js';
 import { BaseManifest, type TemplateFile } from '../queues/base-manifest.js';
@@ -97,7 +97,7 @@ function toEntry(h: Record<string, string>): BaseEntry | null {
 
 export class BaseRegistry {
   constructor(
-    protected readonly redis: Redis,
+    protected readonly redis: RedisClient,
     protected readonly keys: FleetKeys,
   ) {}
 

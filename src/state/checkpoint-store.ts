@@ -8,7 +8,7 @@
  * counter (bumped before a replacement starts), compared for equality at attach time.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import { FleetError } from '../errors/fleet-error.js';
 import type { FleetKeys } from '../keys.js';
@@ -200,7 +200,7 @@ export class CheckpointStore {
   readonly #addresses: AddressStore;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: FleetKeys,
   ) {
     this.#addresses = new AddressStore(redis, keys);

@@ -5,7 +5,7 @@
  * slow reader only holds its own connection and reads as fast as it consumes. An event is
  * recorded after what it reports is durable; recording never fails the work (it is logged).
  */
-import type { Redis } from 'ioredis';
+import { duplicateRedis, type RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 import { FleetEventSchema, type FleetEvent, type FleetEventInput } from './fleet-event.js';
 import { entryFields, type StreamEntry } from './follow-stream.js';
@@ -49,7 +49,7 @@ export interface EventReader {
 
 export class EventStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: FleetKeys,
   ) {}
 
@@ -95,7 +95,7 @@ export class EventStore {
   /** A reader of the events after `afterId` ('0-0': all kept) on a connection of its own. */
   reader(afterId: string): EventReader {
     const key = this.keys.events();
-    const connection = this.redis.duplicate({ connectionName: 'fleet-events', commandTimeout: undefined, maxRetriesPerRequest: 1, lazyConnect: true });
+    const connection = duplicateRedis(this.redis, { connectionName: 'fleet-events', commandTimeout: undefined, maxRetriesPerRequest: 1, lazyConnect: true });
     connection.on('error', () => undefined);
     let last = afterId;
     return {

@@ -11,7 +11,7 @@
  * for output (`n` counts entries from 1: a gap tells the reader entries were trimmed before it
  * read them), `{ end: '1' }` last.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 import { entryFields, followStream, type StreamEntry } from './follow-stream.js';
 
@@ -40,7 +40,7 @@ export interface OutputCursor {
 
 export class ExecOutputStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: FleetKeys,
   ) {}
 

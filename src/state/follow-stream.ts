@@ -5,7 +5,7 @@
  * connection is closed under it), so a caller that needs everything reads the rest without
  * blocking from the last id it was handed.
  */
-import type { Redis } from 'ioredis';
+import { duplicateRedis, type RedisClient } from '../redis.js';
 
 /** A stream entry as ioredis returns it with buffers: its id and its fields as name, value, ... */
 export type StreamEntry = [id: Buffer, fields: Buffer[]];
@@ -31,8 +31,8 @@ export interface FollowOptions {
   readonly name: string;
 }
 
-export async function followStream(redis: Redis, { key, after, handOn, done, signal, name }: FollowOptions): Promise<void> {
-  const connection = redis.duplicate({ connectionName: name, commandTimeout: BLOCK_MS + 10_000, lazyConnect: true });
+export async function followStream(redis: RedisClient, { key, after, handOn, done, signal, name }: FollowOptions): Promise<void> {
+  const connection = duplicateRedis(redis, { connectionName: name, commandTimeout: BLOCK_MS + 10_000, lazyConnect: true });
   connection.on('error', () => undefined);
   const stop = () => connection.disconnect();
   signal.addEventListener('abort', stop, { once: true });

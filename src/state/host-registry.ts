@@ -5,12 +5,12 @@
  * treated as gone (rebuilt elsewhere from the archive on next use). New local sandboxes go to the
  * least-loaded live sandbox host. Remote providers have no hosts.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 
 export class HostRegistry {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: FleetKeys,
     private readonly intervalMs: number,
   ) {}

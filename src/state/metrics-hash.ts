@@ -2,14 +2,14 @@
  * The hash of fleet-wide metric counters and histogram buckets (field names: metrics/metric-fields.ts):
  * every process adds its batches of increments, `/metrics` reads the whole hash.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 
 export type MetricIncrement = readonly [field: string, by: number];
 
 export class MetricsHash {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: FleetKeys,
   ) {}
 

@@ -4,7 +4,7 @@
  * archive. From then on the archive is authoritative for that workspace: the app's dual read
  * stops consulting the legacy store (so a file deleted in the archive stays deleted).
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 
 export interface MigrationRecord {
@@ -25,13 +25,13 @@ export interface MigrationRecord {
 }
 
 /** Whether a workspace is migrated (for callers holding only a connection and the key set, not the store). */
-export async function isMigrated(redis: Pick<Redis, 'hexists'>, keys: Pick<FleetKeys, 'migrated'>, workspaceId: string): Promise<boolean> {
+export async function isMigrated(redis: Pick<RedisClient, 'hexists'>, keys: Pick<FleetKeys, 'migrated'>, workspaceId: string): Promise<boolean> {
   return (await redis.hexists(keys.migrated(), workspaceId)) === 1;
 }
 
 export class MigrationStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: FleetKeys,
   ) {}
 

@@ -5,7 +5,7 @@
  * a sandbox caught between create and publish, or the seed of a bake still running, is safe
  * however old the provider says it is. A lease of a crashed creator simply expires.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 
 // The member naming one incarnation (workspace ids never contain ':').
@@ -13,7 +13,7 @@ const member = (workspaceId: string, generation: number) => `${workspaceId}:g${g
 
 export class PendingCreateStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: FleetKeys,
   ) {}
 

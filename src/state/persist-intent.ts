@@ -15,7 +15,8 @@
  * request of any producer is in the intent before a run that must cover it reads it (G5).
  */
 import { randomUUID } from 'node:crypto';
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 import type { PersistReason } from '../queues/persist.js';
 import { CLAIM, COMPLETE, FAIL, MERGE } from './persist-intent-scripts.js';
@@ -89,7 +90,7 @@ export interface PersistStatus {
 
 export class PersistIntentStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: FleetKeys,
   ) {}
 

@@ -4,7 +4,7 @@
  * moved by the writes that go through the API between persists; the over-quota set changes in
  * the same script as the usage, so the two never disagree.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
 
@@ -55,7 +55,7 @@ export interface QuotaChange {
 
 export class QuotaStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: FleetKeys,
     readonly limits: QuotaLimits,
   ) {}

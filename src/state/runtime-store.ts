@@ -10,7 +10,7 @@
  * new base never changes them, and a transition keeps every field it does not set (so later
  * fields, e.g. a per-workspace uid, survive new incarnations).
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 import { TRANSITION_SCRIPTS, type RuntimeState, type RuntimeTransitionName } from './runtime-transitions.js';
 
@@ -62,7 +62,7 @@ const text = (value: string | undefined) => (value ? value : null);
 
 export class RuntimeStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: FleetKeys,
     /** A provisioning record not updated for this long belongs to a dead provisioner. @default 300000 */
     private readonly staleProvisioningMs = 5 * 60_000,

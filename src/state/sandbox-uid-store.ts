@@ -5,7 +5,7 @@
  * its live tree as that uid, so two workspaces never share file ownership or an RLIMIT_NPROC
  * count. One Lua script allocates: two workspaces racing can never get the same uid.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { UidRange } from '../config.js';
 import { SandboxUidsExhaustedError } from '../errors/sandbox-uids-exhausted-error.js';
 import type { FleetKeys } from '../keys.js';
@@ -37,7 +37,7 @@ return -1`,
 
 export class SandboxUidStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: FleetKeys,
     private readonly range: UidRange,
   ) {}

@@ -9,7 +9,7 @@
  * only one. One hash, one owner: this store.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { z } from 'zod';
 import type { FleetKeys } from '../keys.js';
 import { OBJECT_ID_PATTERN } from '../archive/tree-object.js';
@@ -43,7 +43,7 @@ export interface ListedWriters {
 
 export class StoreWriters {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: FleetKeys,
     private readonly now: () => number = Date.now,
   ) {}

@@ -6,7 +6,7 @@
  * script, so a sweep that lost its lease can never move the cursor.
  */
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { SweepLeaseError } from '../errors/sweep-lease-error.js';
 import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
@@ -48,7 +48,7 @@ return 1`,
 );
 
 /** Who holds a source's sweep lease and for how much longer (null when nobody does). */
-export async function readSweepLease(redis: Redis, keys: FleetKeys, source: string): Promise<{ token: string; ttlMs: number } | null> {
+export async function readSweepLease(redis: RedisClient, keys: FleetKeys, source: string): Promise<{ token: string; ttlMs: number } | null> {
   const key = keys.backfillSweepLease(source);
   const [token, ttlMs] = await Promise.all([redis.get(key), redis.pttl(key)]);
   return token ? { token, ttlMs } : null;
@@ -68,7 +68,7 @@ export class SweepLease {
   #released = false;
 
   private constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly key: string,
     private readonly stateKey: string,
     readonly token: string,
@@ -81,7 +81,7 @@ export class SweepLease {
   }
 
   /** Takes the lease of `source`, waiting for a holder's lease to end or expire. */
-  static async acquire(redis: Redis, keys: FleetKeys, source: string, options: SweepLeaseOptions): Promise<SweepLease> {
+  static async acquire(redis: RedisClient, keys: FleetKeys, source: string, options: SweepLeaseOptions): Promise<SweepLease> {
     const key = keys.backfillSweepLease(source);
     const token = randomBytes(12).toString('hex');
     const deadline = Date.now() + (options.waitMs ?? options.ttlMs * 2);

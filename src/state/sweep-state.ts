@@ -8,7 +8,7 @@
  * Written only through the lease (sweep-lease.ts); a completed sweep clears the cursor, so the
  * next one starts over (new legacy workspaces, earlier failures).
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 
 export interface SweepStats {
@@ -49,7 +49,7 @@ function parse<T>(raw: string | null | undefined): T | null {
 }
 
 /** The stored cursor and counters of a source's sweep. */
-export async function readSweepState(redis: Redis, keys: FleetKeys, source: string): Promise<SweepState> {
+export async function readSweepState(redis: RedisClient, keys: FleetKeys, source: string): Promise<SweepState> {
   const fields = sweepFields(source);
   const [cursor, stats, last] = await redis.hmget(keys.backfillSweep(), fields.cursor, fields.stats, fields.last);
   return { cursor: cursor || null, stats: parse<SweepStats>(stats), last: parse<SweepStats>(last) };

@@ -7,7 +7,7 @@
  * step, so two runs at once read consecutive slices, not the same one. Losing the cursor (a
  * failover) only restarts the rotation.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
 import { ID_SPACE, type IdWindow } from '../archive/id-window.js';
@@ -27,7 +27,7 @@ return start`,
 
 export class VerifyCursor {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: FleetKeys,
   ) {}
 

@@ -5,7 +5,7 @@
  * logs and keeps going; it never throws.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 import type { Logger } from '../logger.js';
 
@@ -15,7 +15,7 @@ export interface WorkerRegistration {
 }
 
 export interface RegisterWorkerOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: FleetKeys;
   readonly hostId: string;
   readonly queues: readonly string[];
@@ -60,14 +60,14 @@ export async function registerWorker({ redis, keys, hostId, queues, intervalMs, 
 }
 
 /** Number of worker processes that heartbeated within three intervals; prunes dead entries. */
-export async function countLiveWorkers(redis: Redis, keys: FleetKeys, intervalMs: number, now = Date.now()): Promise<number> {
+export async function countLiveWorkers(redis: RedisClient, keys: FleetKeys, intervalMs: number, now = Date.now()): Promise<number> {
   const cutoff = now - intervalMs * 3;
   await redis.zremrangebyscore(keys.workers(), '-inf', `(${cutoff}`);
   return redis.zcount(keys.workers(), cutoff, '+inf');
 }
 
 /** The worker processes that heartbeated within three intervals, with what they serve. */
-export async function listLiveWorkers(redis: Redis, keys: FleetKeys, intervalMs: number, now = Date.now()): Promise<LiveWorker[]> {
+export async function listLiveWorkers(redis: RedisClient, keys: FleetKeys, intervalMs: number, now = Date.now()): Promise<LiveWorker[]> {
   const entries = await redis.zrangebyscore(keys.workers(), now - intervalMs * 3, '+inf', 'WITHSCORES');
   const workers: LiveWorker[] = [];
   for (let i = 0; i < entries.length; i += 2) {
@@ -85,6 +85,6 @@ export async function listLiveWorkers(redis: Redis, keys: FleetKeys, intervalMs:
 }
 
 /** Every host a worker ever heartbeated from, least recently seen first. */
-export async function registeredHosts(redis: Redis, keys: FleetKeys): Promise<string[]> {
+export async function registeredHosts(redis: RedisClient, keys: FleetKeys): Promise<string[]> {
   return redis.zrange(keys.hosts(), '0', '-1');
 }

@@ -9,7 +9,7 @@
  * ever increases; the reset bumped it) and the persist status's `lastSeq` (never reset: request
  * sequence numbers of waiters and job claims stay unique).
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
 import { CheckpointStore } from './checkpoint-store.js';
@@ -45,7 +45,7 @@ export type ResetRecordsResult = { readonly reset: true } | { readonly reset: fa
 
 export class WorkspaceResetStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: FleetKeys,
   ) {}
 

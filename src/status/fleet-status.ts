@@ -5,7 +5,7 @@
  * no live worker serves.
  */
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import { QUEUE_NAMES, parseQueueName, type QueueName } from '../queues/index.js';
@@ -53,7 +53,7 @@ export interface FleetStatus {
 const zero = (): JobCounts => ({ waiting: 0, active: 0, delayed: 0, completed: 0, failed: 0 });
 
 // The job counts of one BullMQ queue, and when its oldest waiting job was added (null: none waits).
-async function countJobs(redis: Redis, prefix: string, bullName: string): Promise<{ counts: JobCounts; oldestWaitingAt: number | null }> {
+async function countJobs(redis: RedisClient, prefix: string, bullName: string): Promise<{ counts: JobCounts; oldestWaitingAt: number | null }> {
   const queue = new Queue(bullName, { connection: redis, prefix });
   try {
     // BullMQ 6: 'prioritized' jobs are waiting too; 'waiting-children' is not used by the fleet.
@@ -88,12 +88,12 @@ export interface FleetSnapshot {
 }
 
 /** `fleet status`: the snapshot's status. */
-export async function readFleetStatus(redis: Redis, keys: FleetKeys, config: Config): Promise<FleetStatus> {
+export async function readFleetStatus(redis: RedisClient, keys: FleetKeys, config: Config): Promise<FleetStatus> {
   return (await readFleetSnapshot(redis, keys, config)).status;
 }
 
 /** The one read of the fleet behind `fleet status`, `fleet top` and `/metrics`; persist lag is computed here only. */
-export async function readFleetSnapshot(redis: Redis, keys: FleetKeys, config: Config, now = Date.now()): Promise<FleetSnapshot> {
+export async function readFleetSnapshot(redis: RedisClient, keys: FleetKeys, config: Config, now = Date.now()): Promise<FleetSnapshot> {
   const hosts = await knownHostIds(redis, keys, config.hostId);
   const names = await fleetQueueNames(redis, keys, config);
   const queues = Object.fromEntries(QUEUE_NAMES.map((n) => [n, zero()])) as Record<QueueName, JobCounts>;

@@ -4,7 +4,7 @@
  * fleet's prefix (found by its job-id counter, so a queue nobody registered still shows, e.g.
  * `persist@vercel` when only another process has Vercel configured, or `hostops@<host>`).
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
 import { providerHostsInUse } from '../providers/provider-hosts.js';
@@ -18,7 +18,7 @@ export function allQueueNames(hosts: readonly string[]): string[] {
 }
 
 /** Hosts that ever registered (plus this one). */
-export async function knownHostIds(redis: Redis, keys: FleetKeys, selfHostId: string): Promise<string[]> {
+export async function knownHostIds(redis: RedisClient, keys: FleetKeys, selfHostId: string): Promise<string[]> {
   const hosts = await registeredHosts(redis, keys);
   return [...new Set([selfHostId, ...hosts])].sort();
 }
@@ -31,7 +31,7 @@ export function isFleetQueueName(name: string): boolean {
 }
 
 /** Queues under the prefix that ever had a job (BullMQ's `<prefix>:<queue>:id` counter). */
-export async function discoveredQueueNames(redis: Redis, keys: FleetKeys): Promise<string[]> {
+export async function discoveredQueueNames(redis: RedisClient, keys: FleetKeys): Promise<string[]> {
   const found = new Set<string>();
   let cursor = '0';
   do {
@@ -46,7 +46,7 @@ export async function discoveredQueueNames(redis: Redis, keys: FleetKeys): Promi
 }
 
 /** The queues to show: the standard ones of known and provider hosts, and every queue that holds jobs. */
-export async function fleetQueueNames(redis: Redis, keys: FleetKeys, config: Config): Promise<string[]> {
+export async function fleetQueueNames(redis: RedisClient, keys: FleetKeys, config: Config): Promise<string[]> {
   const hosts = [...new Set([...(await knownHostIds(redis, keys, config.hostId)), ...providerHostsInUse(config)])];
   return [...new Set([...allQueueNames(hosts), ...(await discoveredQueueNames(redis, keys))])].sort();
 }

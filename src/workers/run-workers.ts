@@ -7,7 +7,7 @@
 import { splitTrace } from '../observability/job-trace.js';
 import { bullTelemetry } from '../observability/tracing.js';
 import type { WorkerOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { Config } from '../config.js';
 import { fleetKeys } from '../keys.js';
 import { redisAddress } from '../redis.js';
@@ -33,7 +33,7 @@ export interface StartWorkersOptions {
   readonly hosts?: readonly string[];
   readonly processors: Partial<Record<QueueName, Processor>>;
   /** A `worker`-role connection (maxRetriesPerRequest: null); owned by the caller. */
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   readonly logger: Logger;
   /** Overrides for tests (short lock and stall intervals). */
   readonly workerOptions?: Partial<WorkerOptions>;

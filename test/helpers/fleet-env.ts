@@ -7,8 +7,7 @@ import { inject } from 'vitest';
 import { addCleanup } from './cleanup.js';
 import { removeTree } from '../../src/tree/remove-tree.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createRedis } from '../../src/redis.js';
-import type { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '../../src/redis.js';
 
 export const testRedisUrl = (): string => inject('redisUrl');
 
@@ -51,8 +50,8 @@ export async function testConfig(overrides: Record<string, string> = {}): Promis
 }
 
 /** A client-role connection closed when the test finishes. */
-export function testConnection(config: Config, role: 'client' | 'worker' = 'client'): Redis {
-  const redis = createRedis({ url: config.redis.url!, role, commandTimeoutMs: 5_000, name: 'test' });
+export function testConnection(config: Config, role: 'client' | 'worker' = 'client'): RedisClient {
+  const redis = createRedis({ target: config.redis, role, commandTimeoutMs: 5_000, name: 'test' });
   addCleanup(() => {
     redis.disconnect();
   });

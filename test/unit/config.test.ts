@@ -6,6 +6,7 @@ import { ConfigError } from '../../src/errors/config-error.js';
 // One bad value per variable that validates its input.
 const BAD_VALUES: Record<string, string> = {
   REDIS_URL: 'http://localhost:6379',
+  FLEET_REDIS_CLUSTER_NODES: 'redis-a,redis-b:7000',
   FLEET_PREFIX: 'fleet',
   FLEET_PROVIDER: 'docker',
   FLEET_PUBLIC_URL: 'https://fleet.example.com/board',
@@ -75,7 +76,7 @@ const BAD_VALUES: Record<string, string> = {
 describe('loadConfig', () => {
   it('applies every default with no environment', () => {
     const config = loadConfig({}, '/srv/app');
-    expect(config.redis).toEqual({ url: null, prefix: '{fleet}', commandTimeoutMs: 5_000 });
+    expect(config.redis).toEqual({ url: null, clusterNodes: null, clusterPassword: null, prefix: '{fleet}', commandTimeoutMs: 5_000 });
     expect(config.checkpointIntervalMs).toBe(30_000);
     expect(config.paths.home).toBe('/srv/app/.fleet');
     expect(config.paths.archiveRoot).toBe('/srv/app/.fleet/archive');
@@ -205,8 +206,36 @@ describe('loadConfig', () => {
   }
 
   it('covers every variable that has a validation rule', () => {
-    const free = new Set(['FLEET_HOME', 'FLEET_LIVE_ROOT', 'FLEET_ARCHIVE_ROOT', 'FLEET_SNAPSHOT_ROOT', 'FLEET_VERCEL_MIRROR_ROOT', 'FLEET_LEGACY_ROOT', 'FLEET_SANDBOX_CGROUP_ROOT', 'FLEET_HTTP_HOST', 'FLEET_VERCEL_TOKEN', 'FLEET_VERCEL_TEAM_ID', 'FLEET_VERCEL_PROJECT_ID', 'VERCEL_OIDC_TOKEN']);
+    const free = new Set(['FLEET_HOME', 'FLEET_LIVE_ROOT', 'FLEET_ARCHIVE_ROOT', 'FLEET_SNAPSHOT_ROOT', 'FLEET_VERCEL_MIRROR_ROOT', 'FLEET_LEGACY_ROOT', 'FLEET_SANDBOX_CGROUP_ROOT', 'FLEET_HTTP_HOST', 'FLEET_VERCEL_TOKEN', 'FLEET_VERCEL_TEAM_ID', 'FLEET_VERCEL_PROJECT_ID', 'VERCEL_OIDC_TOKEN', 'FLEET_REDIS_PASSWORD']);
     const untested = CONFIG_VARIABLES.filter((v) => !free.has(v) && !(v in BAD_VALUES));
     expect(untested).toEqual([]);
+  });
+});
+
+describe('Redis Cluster configuration', () => {
+  it('parses seed nodes to host and port, with the password they need', () => {
+    const config = loadConfig({ FLEET_REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-b.internal:7001', FLEET_REDIS_PASSWORD: 'cluster-secret' });
+    expect(config.redis.clusterNodes).toEqual([
+      { host: '10.0.0.1', port: 7000 },
+      { host: 'redis-b.internal', port: 7001 },
+    ]);
+    expect(config.redis.clusterPassword).toBe('cluster-secret');
+    expect(loadConfig({}).redis.clusterNodes).toBeNull();
+  });
+
+  it('refuses a port out of range, and nodes without a password while sandboxes are isolated, naming the variable', () => {
+    expect(() => loadConfig({ FLEET_REDIS_CLUSTER_NODES: 'a:70000', FLEET_REDIS_PASSWORD: 'p' })).toThrow(/^FLEET_REDIS_CLUSTER_NODES: expected host:port seed nodes with ports between 1 and 65535, got "a:70000"/);
+    expect(() => loadConfig({ FLEET_REDIS_CLUSTER_NODES: 'a:7000' })).toThrow(/^FLEET_REDIS_PASSWORD: expected a password for the cluster nodes/);
+    expect(loadConfig({ FLEET_REDIS_CLUSTER_NODES: 'a:7000', FLEET_LOCAL_ISOLATION: 'none' }).redis.clusterNodes).toEqual([{ host: 'a', port: 7000 }]);
+  });
+
+  it('never prints the cluster password', () => {
+    let caught: unknown;
+    try {
+      loadConfig({ FLEET_REDIS_CLUSTER_NODES: 'a:1', FLEET_REDIS_PASSWORD: 'hunter2-cluster', FLEET_PROVIDER: 'docker' });
+    } catch (error) {
+      caught = error;
+    }
+    expect(String(caught)).not.toContain('hunter2-cluster');
   });
 });

@@ -49,7 +49,7 @@ function parseStates(raw: string | undefined, fallback: readonly ListedState[]):
 // Opens the named queues on one client connection for the action, and closes everything after.
 async function withQueues<T>(ctx: CliContext, pickNames: (all: string[], config: Config) => string[], action: (queues: Queue[]) => Promise<T>): Promise<T> {
   const config = await ctx.connectedConfig();
-  const redis = createRedis({ url: config.redis.url!, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-jobs' });
+  const redis = createRedis({ target: config.redis, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-jobs' });
   const queues: Queue[] = [];
   try {
     const names = pickNames(await fleetQueueNames(redis, fleetKeys(config.redis.prefix), config), config);

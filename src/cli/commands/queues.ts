@@ -61,7 +61,7 @@ export function registerQueues(program: Command, ctx: CliContext, run: (action: 
         const state = oneOf<RetryState>('--state', RETRY_STATES, opts.state ?? (action === 'clean' ? 'completed' : 'failed'));
         const graceMs = opts.grace === '0' ? 0 : parseMs('--grace', opts.grace, 0);
         const connected = await ctx.connectedConfig();
-        const redis = createRedis({ url: connected.redis.url!, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-queues' });
+        const redis = createRedis({ target: connected.redis, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-queues' });
         const queue = new Queue(target, { connection: redis, prefix: config.redis.prefix });
         queue.on('error', () => undefined);
         const bar = opts.json ? null : progressBar(ctx.io, `${action} ${target}`);

@@ -14,7 +14,7 @@ export function registerStatus(program: Command, ctx: CliContext, run: (action: 
     .action((opts: { json?: boolean }) =>
       run(async () => {
         const config = await ctx.connectedConfig();
-        const redis = createRedis({ url: config.redis.url!, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-status' });
+        const redis = createRedis({ target: config.redis, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-status' });
         try {
           const status = await readFleetStatus(redis, fleetKeys(config.redis.prefix), config);
           printResult(ctx.io, Boolean(opts.json), status, () =>

@@ -21,7 +21,7 @@ export function registerTop(program: Command, ctx: CliContext, run: (action: () 
       run(async () => {
         const intervalMs = parseMs('--interval', opts.interval, 2_000);
         const config = await ctx.connectedConfig();
-        const redis = createRedis({ url: config.redis.url!, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-top' });
+        const redis = createRedis({ target: config.redis, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-top' });
         const keys = fleetKeys(config.redis.prefix);
         try {
           if (opts.json || opts.once) {

@@ -12,7 +12,7 @@ import { installShutdownHandlers } from '../../runtime/shutdown.js';
 import { assertSystemTools } from '../../system-tools.js';
 import type { CliContext } from '../context.js';
 import { printResult, table } from '../output.js';
-import { redactedRedisUrl } from '../../redis.js';
+import { redactedRedisUrl, redisResolved, redisTargetAddress } from '../../redis.js';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -32,16 +32,18 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
     .action((opts: { json?: boolean }) =>
       run(async () => {
         const base = ctx.config();
-        await assertSystemTools(base.redis.url ? ['rsync'] : ['redis-server', 'rsync'], base.systemPath);
+        const embeddedRedis = !redisResolved(base.redis);
+        await assertSystemTools(embeddedRedis ? ['redis-server', 'rsync'] : ['rsync'], base.systemPath);
         const logger = ctx.logger({ component: 'fleet-up', hostId: base.hostId });
         const releasers = new Releasers();
         try {
           // Released last (newest first): the shutdown's own spans are flushed too.
           const tracing = await maybeStartTracing(base);
           if (tracing) releasers.add('tracing', () => tracing.shutdown());
-          let url = base.redis.url;
-          let redisNote = 'external';
-          if (!url) {
+          // With cluster nodes, REDIS_URL is not used.
+          let url = base.redis.clusterNodes !== null ? null : base.redis.url;
+          let redisNote = base.redis.clusterNodes !== null ? 'cluster' : 'external';
+          if (embeddedRedis) {
             const embedded = await startEmbeddedRedis({ home: base.paths.home, logger, systemPath: base.systemPath });
             releasers.add('embedded redis', () => embedded.stop());
             url = embedded.url;
@@ -49,7 +51,8 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
           }
           // The board is on in a loopback-only fleet up: with a generated password when none is set.
           const board = await boardPassword(base);
-          const config = withRedisUrl(board ? withAdminPassword(base, board.password) : base, url);
+          const withBoard = board ? withAdminPassword(base, board.password) : base;
+          const config = url === null ? withBoard : withRedisUrl(withBoard, url);
           // Every host-bound queue a provider in use needs: this host's, and persist@vercel / checkpoint@vercel.
           const fleet = await startFleetProcess({ config, queues: QUEUE_NAMES, hosts: [config.hostId, ...providerHostsInUse(config)], logger });
           releasers.add('workers', () => fleet.close());
@@ -58,9 +61,10 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
           // One set of connections and stores for the whole process: the web side uses the workers'.
           const web = await startWebServer({ config, logger, services: fleet.services });
           releasers.add('web', () => web.close());
+          const redisShown = url === null ? redisTargetAddress(config.redis) : redactedRedisUrl(url);
           const components = {
             pid: process.pid,
-            redis: { url: redactedRedisUrl(url), mode: redisNote },
+            redis: { url: redisShown, mode: redisNote },
             workers: { queues: fleet.workers.queueNames, concurrency: config.worker.concurrency ?? 'per queue', hostId: config.hostId },
             web: web.url,
             board: web.board ? `${web.url}/admin/queues` : null,
@@ -73,7 +77,7 @@ export function registerUp(program: Command, ctx: CliContext, run: (action: () =
               ['component', 'address'],
               [
                 ['process', `pid ${process.pid}, host ${config.hostId}`],
-                ['redis', `${redactedRedisUrl(url)} (${redisNote})`],
+                ['redis', `${redisShown} (${redisNote})`],
                 ['workers', `${fleet.workers.queueNames.join(', ')} (concurrency ${config.worker.concurrency ?? 'per queue'})`],
                 ['web', web.url],
                 ['board', !web.board ? 'disabled (set FLEET_ADMIN_PASSWORD)' : board ? `${web.url}/admin/queues (user admin, password ${board.password}, kept in ${board.file})` : `${web.url}/admin/queues (user admin, FLEET_ADMIN_PASSWORD)`],

@@ -1,0 +1,62 @@
+// The fleet on a real Redis Cluster (3 masters, 3 replicas) as a user runs it: `fleet up` and the
+// CLI with FLEET_REDIS_CLUSTER_NODES (and a REDIS_URL that points nowhere, so nothing can quietly
+// use a single server): a workspace is provisioned, written, persisted, described and listed,
+// and its state is in the cluster.
+import { Cluster } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { runProvisionLoad } from '../../bench/provision-load.js';
+import { fleetKeys } from '../../src/keys.js';
+import { addCleanup } from '../helpers/cleanup.js';
+import { testEnv } from '../helpers/fleet-env.js';
+import { startFleetUp } from '../helpers/fleet-up.js';
+import { cliJson, runFleet } from '../helpers/processes.js';
+import { RedisCluster } from '../helpers/redis-cluster.js';
+
+describe('fleet on a Redis Cluster', () => {
+  it('fleet up and the CLI use the cluster for every role; a workspace goes round trip', { timeout: 180_000 }, async () => {
+    const cluster = await RedisCluster.start();
+    const env = await testEnv({ ...cluster.env, REDIS_URL: 'redis://:unused@127.0.0.1:1', FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
+    const up = await startFleetUp(env);
+    expect(up.stdout()).toMatch(/redis\s+cluster 127\.0\.0\.1:\d+.*\(cluster\)/);
+    const ok = async <T>(args: string[]): Promise<T> => {
+      const result = await runFleet([...args, '--json'], env);
+      expect(result.code, `fleet ${args.join(' ')}: ${result.stdout} ${result.stderr}`).toBe(0);
+      return cliJson(result.stdout) as T;
+    };
+    expect(await ok(['provision', 'ws', '--wait'])).toMatchObject({ generation: 1, outcome: 'created-empty' });
+    expect((await runFleet(['exec', 'ws', '--', 'sh', '-c', 'echo on-the-cluster > notes.txt'], env)).code).toBe(0);
+    const persisted = await ok<{ result: { revision: string; files: number } }>(['persist', 'ws', '--delete', '--reason', 'turn-end', '--wait']);
+    expect(persisted.result.files).toBe(1);
+    expect(await ok(['workspace', 'show', 'ws'])).toMatchObject({ currentRevision: persisted.result.revision, runtime: { state: 'ready' } });
+    const status = await ok<{ byQueue: Record<string, { completed: number }> }>(['status']);
+    expect(status.byQueue['persist@local']?.completed).toBeGreaterThanOrEqual(1);
+
+    // The records are in the cluster, on the node that owns the prefix's slot.
+    const client = new Cluster(cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port })), { redisOptions: { password: cluster.password } });
+    addCleanup(() => client.disconnect());
+    const keys = fleetKeys(env.FLEET_PREFIX!);
+    expect(await client.exists(keys.address('ws'))).toBe(1);
+  });
+
+  it('a failover of the master holding the fleet\'s slot during a provision load: one sandbox per workspace, every caller the same answer', { timeout: 240_000 }, async () => {
+    const cluster = await RedisCluster.start();
+    const env = await testEnv({ ...cluster.env, REDIS_URL: 'redis://:unused@127.0.0.1:1', FLEET_LOG_LEVEL: 'error' });
+    let failedOver: { from: number; to: number } | null = null;
+    let doneWhenPromoted = Number.NaN;
+    const result = await runProvisionLoad({
+      env,
+      requests: 600,
+      workspaces: 120,
+      producers: 3,
+      workers: 3,
+      duringLoad: async (completed) => {
+        failedOver = await cluster.failoverSlotOf(env.FLEET_PREFIX!);
+        doneWhenPromoted = completed();
+      },
+    });
+    expect(failedOver).toMatchObject({ from: expect.any(Number), to: expect.any(Number) });
+    // Requests were still in flight when the replica took over.
+    expect(doneWhenPromoted).toBeLessThan(600);
+    expect(result).toMatchObject({ requests: 600, created: 120, duplicates: 0, orphans: 0, inconsistentCallers: 0, failed: 0 });
+  });
+});
