@@ -18,6 +18,7 @@
 import { runCommand } from '../lib/run-command.js';
 import type { DirHandle } from '../tree/dir-handle.js';
 import { keyOf } from './prior-index.js';
+import { anySignal } from '../lib/any-signal.js';
 
 /**
  * The longest a tree goes without a walk of every directory: whatever a change scan could miss
@@ -98,7 +99,7 @@ export async function scanChangedDirs(root: DirHandle, options: ChangedDirsOptio
     cwd: '/',
     env: { PATH: options.systemPath, LC_ALL: 'C' },
     timeoutMs: SCAN_DEADLINE_MS,
-    signal: AbortSignal.any([options.signal, stop.signal]),
+    signal: anySignal([options.signal, stop.signal]),
     fds: [root.fd],
     maxOutputBytes: 0,
     // A message (a vanished entry, an unreadable directory) means the listing may be incomplete.

@@ -22,6 +22,7 @@ import { buildBackfillRevision } from './build-backfill-revision.js';
 import type { BackfillSource, LegacySource, LegacyWorkspace, SkippedEntry } from './legacy-source.js';
 import { classifyLive, findLive, targetFor, type LiveTargetDeps } from './live-target.js';
 import { planBackfill, type PathConflict } from './plan-backfill.js';
+import { anySignal } from '../lib/any-signal.js';
 
 export interface BackfillDeps extends LiveTargetDeps {
   readonly archive: ArchiveStore;
@@ -149,7 +150,7 @@ export async function backfillWorkspace(deps: BackfillDeps, request: BackfillReq
   const started = Date.now();
   if (await deps.migrations.isMigrated(request.workspaceId)) return idle(request, 'already-migrated', started);
   return deps.singleFlight.using(`provision:${request.workspaceId}`, async (lock) => {
-    const signal = AbortSignal.any([ctx.signal, lock.signal]);
+    const signal = anySignal([ctx.signal, lock.signal]);
     if (await deps.migrations.isMigrated(request.workspaceId)) return idle(request, 'already-migrated', started);
     const legacy = await deps.legacySource(request.source).openWorkspace(request.workspaceId, signal);
     if (!legacy) return idle(request, 'absent', started);

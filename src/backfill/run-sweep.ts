@@ -23,6 +23,7 @@ import { createPacer } from './pacer.js';
 import { runPool } from './run-pool.js';
 import { SweepLease } from '../state/sweep-lease.js';
 import { freshStats, readSweepState, sweepFields, type SweepStats } from '../state/sweep-state.js';
+import { anySignal } from '../lib/any-signal.js';
 
 export interface SweepRequest {
   readonly source: BackfillSource;
@@ -74,7 +75,7 @@ export async function runSweep(deps: SweepDeps, request: SweepRequest, ctx: Proc
   const started = Date.now();
   const { source } = request;
   const lease = await SweepLease.acquire(deps.redis, deps.keys, source, { ttlMs: deps.leaseTtlMs, signal: ctx.signal, logger: ctx.logger });
-  const signal = AbortSignal.any([ctx.signal, lease.signal]);
+  const signal = anySignal([ctx.signal, lease.signal]);
   const fields = sweepFields(source);
   try {
     const stored = await readSweepState(deps.redis, deps.keys, source);

@@ -23,6 +23,7 @@ import type { BaseRegistry } from '../state/base-registry.js';
 import type { ProcessorContext } from '../jobs/processor-context.js';
 import { manifestHash, manifestVersion } from '../queues/manifest-hash.js';
 import { overlayBytes, type BaseManifest } from '../queues/base-manifest.js';
+import { anySignal } from '../lib/any-signal.js';
 
 export interface BakeResult {
   readonly snapshotId: string;
@@ -152,7 +153,7 @@ export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: Proces
   }
 
   return deps.singleFlight.using(`bake:${hash}`, { maxHoldMs: deps.config.deadlines.bakeMs }, async (lock) => {
-    const signal = AbortSignal.any([ctx.signal, lock.signal]);
+    const signal = anySignal([ctx.signal, lock.signal]);
     const existing = await reusable(deps, provider, providerName, hash, signal);
     if (existing) {
       await ctx.progress({ step: 'reuse', percent: 100, snapshotId: existing.snapshotId });

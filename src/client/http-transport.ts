@@ -8,6 +8,7 @@ import { ApiError } from '../errors/api-error.js';
 import type { FleetError } from '../errors/fleet-error.js';
 import { reviveFailure } from '../errors/revive-failure.js';
 import { FAILURE_CODE } from '../errors/failure-wire.js';
+import { anySignal } from '../lib/any-signal.js';
 
 export interface HttpTransportOptions {
   /** The web process, e.g. `http://127.0.0.1:7400`. */
@@ -80,7 +81,7 @@ export class HttpTransport {
     }
     const deadline = request.stream ? undefined : AbortSignal.timeout(this.options.timeoutMs ?? 120_000);
     const signals = [request.signal, deadline].filter((s): s is AbortSignal => s !== undefined);
-    const response = await this.#fetch(url, { method: request.method, headers, ...(body === undefined ? {} : { body }), ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}) });
+    const response = await this.#fetch(url, { method: request.method, headers, ...(body === undefined ? {} : { body }), ...(signals.length > 0 ? { signal: anySignal(signals) } : {}) });
     if (!response.ok) throw await errorOf(response);
     return response;
   }

@@ -13,6 +13,7 @@ import { retentionKind } from './retention-kind.js';
 import { unattachedKind } from './unattached-kind.js';
 import { objectsKindRunner } from './objects-kind.js';
 import { verifyKind } from './verify-kind.js';
+import { anySignal } from '../lib/any-signal.js';
 
 export interface GcResult {
   readonly kind: GcKind;
@@ -55,7 +56,7 @@ export async function runGc(deps: GcDeps, payload: GcPayload, signal: AbortSigna
     };
     const report: Record<string, number | string> = {};
     const note = (facts: Readonly<Record<string, number | string>>) => void Object.assign(report, facts);
-    const ctx = { deps, limit: payload.limit, now: Date.now(), signal: AbortSignal.any([signal, lock.signal]), skip, note };
+    const ctx = { deps, limit: payload.limit, now: Date.now(), signal: anySignal([signal, lock.signal]), skip, note };
     const runner = runners[payload.kind];
     const planned = await runner.plan(ctx);
     const done = payload.dryRun || runner.readOnly ? planned : await runner.apply(ctx, planned);

@@ -20,6 +20,7 @@ import { EXEC_JOB_SLACK_MS, MAX_EXEC_TIMEOUT_MS } from './host-op-args.js';
 import { HostOpPayload, type HostOp, type HostOpFields } from './host-op-payload.js';
 import { parseHostOpResult, type HostOpResult } from './host-op-results.js';
 import type { HostOpsTransport } from './hostops-transport.js';
+import { anySignal } from '../lib/any-signal.js';
 
 // Failure codes that mean the host or provider was too slow, not that the sandbox is gone.
 const BUSY_CODES: ReadonlySet<string> = new Set(['ProviderBusy', 'DeadlineExceeded', 'Stalled']);
@@ -119,7 +120,7 @@ export class RemoteLocalProvider implements SandboxProvider {
       (chunk.stream === 'stdout' ? onStdout : onStderr)?.(chunk.data);
     };
     const stop = new AbortController();
-    const following = outputs.follow(execId, cursor, deliver, AbortSignal.any([signal, stop.signal])).catch(() => undefined);
+    const following = outputs.follow(execId, cursor, deliver, anySignal([signal, stop.signal])).catch(() => undefined);
     try {
       const result = await this.#call('exec', { handle, args: { ...rest, stream: execId } }, signal, deadlineMs);
       stop.abort();

@@ -5,6 +5,7 @@ import type { ApiRoute } from './api-route.js';
 import { AddressSchema, Timestamp } from './response-schemas.js';
 import { isoOf, isoOrNull } from './iso-timestamps.js';
 import { listWorkspaces } from '../status/list-workspaces.js';
+import { deadlineSignal } from '../lib/any-signal.js';
 
 export const ListQuery = z
   .object({
@@ -53,7 +54,7 @@ export const WORKSPACE_LIST_ROUTES: readonly ApiRoute[] = [
     result: '200 { workspaceId, generation, archiveMovedTo, destroyed }',
     async handle(deps, { params, signal }) {
       const workspaceId = parsePayload('path', z.object({ workspaceId: WorkspaceId }), { workspaceId: params.workspaceId }).workspaceId;
-      const reset = await deps.reset(workspaceId, AbortSignal.any([signal, AbortSignal.timeout(120_000)]));
+      const reset = await deps.reset(workspaceId, deadlineSignal(signal, 120_000));
       await deps.events.emit({ type: 'reset', workspaceId, generation: reset.generation });
       return { status: 200, body: reset };
     },

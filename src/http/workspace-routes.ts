@@ -21,6 +21,7 @@ import {
   WorkspaceViewSchema,
   waited,
 } from './response-schemas.js';
+import { anySignal, deadlineSignal } from '../lib/any-signal.js';
 
 // Each event of a stream in its wire format, numbered from 1. Not a generator: a generator
 // waiting for its next event would hold a cancel until that event came; this passes it on at once.
@@ -124,7 +125,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
           ...(request.stdin === undefined ? {} : { stdin: request.stdin }),
           timeoutMs,
           ...sinks,
-          signal: AbortSignal.any([execSignal, AbortSignal.timeout(timeoutMs + EXEC_TEARDOWN_GRACE_MS)]),
+          signal: deadlineSignal(execSignal, timeoutMs + EXEC_TEARDOWN_GRACE_MS),
         });
         return { ...result, handle: source.kind === 'live' ? source.handle : '' };
       };
@@ -132,7 +133,7 @@ export const WORKSPACE_ROUTES: readonly ApiRoute[] = [
       // A stream answers 200 before the command ends: what would be an error answer now is one.
       if (!(await deps.addresses.get(request.workspaceId))) throw new WorkspaceNotFoundError(request.workspaceId);
       const stop = new AbortController();
-      const events = execEvents((sinks) => run(AbortSignal.any([signal, stop.signal]), sinks), () => stop.abort());
+      const events = execEvents((sinks) => run(anySignal([signal, stop.signal]), sinks), () => stop.abort());
       return { kind: 'stream', status: 200, contentType: format, chunks: encodeEvents(events, (event, seq) => encodeExecEvent(format, event, seq)) };
     },
   },

@@ -29,6 +29,7 @@ import type { InodeObjects } from './inode-objects.js';
 import { migratedRecord } from './migrated-record.js';
 import { removeFormat1 } from './remove-format1.js';
 import { partsOf } from './revision-parts.js';
+import { anySignal } from '../lib/any-signal.js';
 
 export interface MigrateDeps extends LockDeps {
   readonly archive: ArchiveStore;
@@ -91,7 +92,7 @@ export async function migrateRevision(deps: MigrateDeps, workspaceId: string, re
     deps,
     `persist:${workspaceId}`,
     async (lockSignal) => {
-      const signal = AbortSignal.any([options.signal, lockSignal]);
+      const signal = anySignal([options.signal, lockSignal]);
       const parts = await partsOf(archive, workspaceId, revision);
       let converted: Converted | null = null;
       if (!parts.record) {

@@ -34,6 +34,7 @@ import { applyOverlay } from './apply-overlay.js';
 import { OverlayFailedError } from '../errors/overlay-failed-error.js';
 import { durableFacts, headRevision, type DurableFactsDeps } from './durable-facts.js';
 import { planRestore, type RestoreFacts } from './restore-plan.js';
+import { anySignal, deadlineSignal } from '../lib/any-signal.js';
 
 /**
  * Thrown when another provisioner bumped the generation while this one was building an
@@ -80,7 +81,7 @@ async function probeLive(deps: ProvisionDeps, address: Address | null, ctx: Proc
   if (!(await deps.hosts.isAlive(address.hostId, address.provider, deps.config.hostId))) return null;
   // On another host this asks that host (hostops queue); a host that does not answer in time is busy.
   const provider = deps.providerFor(address);
-  const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(probeDeadlineMs(ctx.attempt))]);
+  const signal = deadlineSignal(ctx.signal, probeDeadlineMs(ctx.attempt));
   try {
     const info = await provider.get(address.handle, signal);
     if (!info || info.generation !== address.generation) return null;
@@ -98,7 +99,7 @@ async function probeLive(deps: ProvisionDeps, address: Address | null, ctx: Proc
 export async function provisionWorkspace(deps: ProvisionDeps, request: ProvisionRequest, ctx: ProcessorContext): Promise<ProvisionResult> {
   const { workspaceId } = request;
   return deps.singleFlight.using(`provision:${workspaceId}`, async (lock) => {
-    const signal = AbortSignal.any([ctx.signal, lock.signal]);
+    const signal = anySignal([ctx.signal, lock.signal]);
     const address = await deps.addresses.get(workspaceId);
     const live = await probeLive(deps, address, ctx);
 

@@ -22,6 +22,7 @@ import type { AddressStore } from '../state/address-store.js';
 import type { CheckpointStore } from '../state/checkpoint-store.js';
 import { asStoreWriter, type StoreWriters } from '../state/store-writers.js';
 import { setInTree } from './set-in-tree.js';
+import { anySignal } from '../lib/any-signal.js';
 
 export interface ColdWriteDeps {
   readonly addresses: Pick<AddressStore, 'claimCold'>;
@@ -63,7 +64,7 @@ async function weightOf(archive: ArchiveStore, node: TreeNode | null): Promise<{
 export async function coldWrite(deps: ColdWriteDeps, edit: ColdEdit): Promise<ColdWriteResult | null> {
   const { workspaceId } = edit;
   return deps.singleFlight.using(`provision:${workspaceId}`, async (lock) => {
-    const signal = AbortSignal.any([edit.signal, lock.signal]);
+    const signal = anySignal([edit.signal, lock.signal]);
     const head = await deps.checkpoints.current(workspaceId);
     const parentId = head?.workspaceRevision ?? (await deps.archive.current(workspaceId));
     const parent = parentId ? await deps.archive.readRecord(workspaceId, parentId) : null;

@@ -37,6 +37,7 @@ import { dirPath, filePath } from './io-path.js';
 import { listCommand, missing, parseEntries, removeCommand, siteOf, statCommand } from './live-tree-commands.js';
 import { checkQuota, writeDelta } from './quota-check.js';
 import type { IoSource, TreeEntry, WorkspaceIo } from './workspace-io.js';
+import { anySignal } from '../lib/any-signal.js';
 
 export interface WorkspaceIoDeps extends Omit<ColdWriteDeps, 'systemPath'> {
   readonly addresses: Pick<AddressStore, 'get' | 'claimCold' | 'touch'>;
@@ -72,7 +73,7 @@ export function resolveWorkspaceIo(deps: WorkspaceIoDeps): WorkspaceIo {
     for (let attempt = 1; ; attempt++) {
       const timer = AbortSignal.timeout(deadline(attempt));
       try {
-        const result = await fn(deps.providerFor(current), current, AbortSignal.any([signal, timer]));
+        const result = await fn(deps.providerFor(current), current, anySignal([signal, timer]));
         await deps.addresses.touch(workspaceId).catch(() => undefined);
         return result;
       } catch (error) {

@@ -4,6 +4,7 @@ import type { ObjectStore } from '../../archive/object-store.js';
 import { parseRevisionRecord } from '../../archive/revision-record.js';
 import { DirHandle } from '../../tree/dir-handle.js';
 import { ProviderPermanentError } from '../provider-errors.js';
+import { deadlineSignal } from '../../lib/any-signal.js';
 
 export interface MaterializeRecordDeps {
   readonly objects: () => ObjectStore;
@@ -26,7 +27,7 @@ export async function materializeRecord(
   try {
     await materializeRevision(deps.objects(), record.root, dest, {
       systemPath: deps.systemPath,
-      signal: AbortSignal.any([signal, AbortSignal.timeout(deps.copyTimeoutMs)]),
+      signal: deadlineSignal(signal, deps.copyTimeoutMs),
       ...(uid === undefined ? {} : { owner: { uid, gid: uid } }),
     });
     // The staging root is private until it is swapped in (as giveTreeTo leaves it).

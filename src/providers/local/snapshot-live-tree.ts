@@ -13,6 +13,7 @@ import { classifyFsError } from './classify-fs-error.js';
 import type { LocalHost } from './handle-paths.js';
 import { ownSandbox } from './own-sandbox.js';
 import { writeDurable } from './write-durable.js';
+import { anySignal } from '../../lib/any-signal.js';
 
 export interface SnapshotLiveTreeDeps extends LocalHost {
   readonly snapshotRoot: string;
@@ -38,7 +39,7 @@ export async function snapshotLiveTree(deps: SnapshotLiveTreeDeps, handle: strin
       keepMissing: false,
       limits: deps.treeLimits ?? DEFAULT_TREE_LIMITS,
       systemPath: deps.systemPath,
-      signal: AbortSignal.any([signal, deadline]),
+      signal: anySignal([signal, deadline]),
     }).catch((error: unknown) => Promise.reject(deadline.aborted ? new ProviderBusyError('local', 'snapshot', 'copy exceeded its deadline', { cause: error }) : error));
     if (copy.rootChanged) throw new ProviderBusyError('local', 'snapshot', 'the live tree was replaced while it was copied');
     await writeDurable(path.join(dir, 'snapshot.json'), JSON.stringify({ snapshotId, sourceHandle: handle, createdAt: Date.now() }));

@@ -1,5 +1,6 @@
 import { runCommand } from '../../lib/run-command.js';
 import { ProviderBusyError, ProviderPermanentError } from '../provider-errors.js';
+import { anySignal } from '../../lib/any-signal.js';
 
 // The SDK uploads from memory (tar-stream into one buffer), so the archive must fit there too.
 const MAX_ARCHIVE_BYTES = 1024 ** 3;
@@ -20,7 +21,7 @@ export async function packTree(dir: string, signal: AbortSignal, systemPath: str
   const result = await runCommand('tar', ['-czf', '-', '--format=posix', '--hard-dereference', '-C', dir, '.'], {
     env: { PATH: systemPath },
     timeoutMs: PACK_TIMEOUT_MS,
-    signal: AbortSignal.any([signal, tooBig.signal]),
+    signal: anySignal([signal, tooBig.signal]),
     maxOutputBytes: MAX_MESSAGE_BYTES,
     onStdout: (chunk) => {
       size += chunk.length;

@@ -1,5 +1,6 @@
 import { ProviderBusyError } from '../provider-errors.js';
 import { classifyOperationError } from './classify-vercel-error.js';
+import { deadlineSignal } from '../../lib/any-signal.js';
 
 /**
  * Runs `fn` with a signal that aborts when the caller's `signal` does or after `timeoutMs`,
@@ -9,7 +10,7 @@ import { classifyOperationError } from './classify-vercel-error.js';
  * `ProviderBusyError` (the provider did not answer in time) whatever the SDK made of the abort.
  */
 export async function withDeadline<T>(operation: string, signal: AbortSignal, timeoutMs: number, fn: (deadline: AbortSignal) => Promise<T>): Promise<T> {
-  const deadline = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
+  const deadline = deadlineSignal(signal, timeoutMs);
   try {
     return await fn(deadline);
   } catch (error) {

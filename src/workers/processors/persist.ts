@@ -21,6 +21,7 @@ import type { PersistIntentStore, PersistJobRef } from '../../state/persist-inte
 import type { Processor } from '../../jobs/processor-context.js';
 import { stopWorkspace, type StopDeps } from './stop-workspace.js';
 import { recordPersist, type RecordPersistDeps } from '../../metrics/record-persist.js';
+import { anySignal } from '../../lib/any-signal.js';
 
 /**
  * The sequence number of the job's own request, merging it first when its producer did not:
@@ -54,7 +55,7 @@ export function persistProcessor(deps: PersistProcessorDeps): Processor<PersistP
     if (payload.rollbackTo) {
       const revision = payload.rollbackTo;
       return exclusive(payload.workspaceId, (lockSignal) =>
-        rollbackWorkspace(deps.rollback, { workspaceId: payload.workspaceId, generation: payload.generation, revision }, { ...ctx, signal: AbortSignal.any([ctx.signal, lockSignal]) }),
+        rollbackWorkspace(deps.rollback, { workspaceId: payload.workspaceId, generation: payload.generation, revision }, { ...ctx, signal: anySignal([ctx.signal, lockSignal]) }),
       );
     }
     const job: PersistJobRef = { queue: ctx.queue, jobId: ctx.jobId };
@@ -74,7 +75,7 @@ export function persistProcessor(deps: PersistProcessorDeps): Processor<PersistP
         return persistWorkspace(
           deps.persist,
           request,
-          { ...ctx, signal: AbortSignal.any([ctx.signal, lockSignal]) },
+          { ...ctx, signal: anySignal([ctx.signal, lockSignal]) },
         );
       });
       const covered = request!;
