@@ -71,7 +71,10 @@ export const createSandbox: Handler = async (ctx) => {
     ...(sourceSnapshotId ? { sourceSnapshotId } : {}),
     session,
     ports: Array.isArray(body.ports) ? (body.ports as number[]) : [],
-    root: path.join(ctx.config.dataDir, 'sandboxes', name),
+    // A directory per incarnation, as every Vercel sandbox is its own VM: a name deleted and
+    // created again must not share a disk with host-side work still finishing for the old one
+    // (an upload being extracted, a delete's rm -rf), which would tear the new one's tree.
+    root: path.join(ctx.config.dataDir, 'sandboxes', `${name}.${++ctx.state.incarnations}`),
   };
   ctx.state.sandboxes.set(name, sandbox);
   ctx.state.sessions.set(session.id, session);

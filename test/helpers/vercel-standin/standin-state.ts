@@ -77,10 +77,12 @@ export interface StandinState {
    * taken, whatever was asked (`expiration: 0` included). 0 = no policy (the API as documented).
    */
   snapshotExpiryCapMs: number;
+  /** Sandboxes created so far (names each one's own host directory). */
+  incarnations: number;
 }
 
 export function createState(): StandinState {
-  return { sandboxes: new Map(), sessions: new Map(), snapshots: new Map(), snapshotExpiryCapMs: 0 };
+  return { sandboxes: new Map(), sessions: new Map(), snapshots: new Map(), snapshotExpiryCapMs: 0, incarnations: 0 };
 }
 
 /** Ids shaped like the real ones: `sbx_…`, `snap_…`, `cmd_…`. */
