@@ -126,7 +126,9 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
   // Every provider call is timed and its outcome counted (fleet_provider_calls_total).
   const providers = new ProviderRegistry([local, ...vercel, ...extraProviders].map((provider) => observedProvider(provider, metrics)));
   const client = createFleetClient({ config, connection: redis });
-  const hostOps = new BullmqHostOpsTransport(client.pool, config.deadlines.provisionMs);
+  const hosts = new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs);
+  // A host that stops heartbeating stops being waited for (its sandboxes are gone with it).
+  const hostOps = new BullmqHostOpsTransport(client.pool, config.deadlines.provisionMs, { hostAlive: (hostId) => hosts.isAlive(hostId, 'local', config.hostId), pollMs: config.worker.heartbeatIntervalMs });
   const execOutputs = new ExecOutputStore(redis, keys);
   const remotes = new Map<string, SandboxProvider>();
   const localProviderOn = (hostId: string): SandboxProvider => {
@@ -160,7 +162,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     activity,
     quota: new QuotaStore(redis, keys, config.quota),
     resets: new WorkspaceResetStore(redis, keys),
-    hosts: new HostRegistry(redis, keys, config.worker.heartbeatIntervalMs),
+    hosts,
     bases: new BaseRegistry(redis, keys),
     sandboxUids,
     execOutputs,
