@@ -2,12 +2,12 @@
 // joined by `redis-cli --cluster create`), each node on loopback with one shared password,
 // stopped when the test finishes.
 import { execFile } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { addCleanup } from './cleanup.js';
-import { tempDir } from './fleet-env.js';
 import { freePort, newRedisPassword, RedisServer } from './redis-server.js';
 
 const run = promisify(execFile);
@@ -28,12 +28,17 @@ export class RedisCluster {
     return { FLEET_REDIS_CLUSTER_NODES: this.seedNodes, FLEET_REDIS_PASSWORD: this.password };
   }
 
-  static async start(masters = 3, replicasPerMaster = 1): Promise<RedisCluster> {
+  /**
+   * Starts the nodes under a new temporary directory; `register` receives their teardown (a
+   * test's cleanups by default; a benchmark passes its releasers).
+   */
+  static async start(masters = 3, replicasPerMaster = 1, register: (teardown: () => Promise<void>) => void = addCleanup): Promise<RedisCluster> {
     const password = newRedisPassword();
-    const root = await tempDir('redis-cluster');
+    const root = await mkdtemp(path.join(tmpdir(), 'redis-cluster-'));
     const nodes: RedisServer[] = [];
-    addCleanup(async () => {
+    register(async () => {
       await Promise.all(nodes.map((node) => node.stop('SIGKILL')));
+      await rm(root, { recursive: true, force: true });
     });
     for (let i = 0; i < masters * (1 + replicasPerMaster); i++) {
       const dir = path.join(root, `node-${i}`);
