@@ -16,4 +16,5 @@ export const BENCHMARKS: Readonly<Record<string, () => Promise<{ default: Benchm
   'sandbox-exec': () => import('./sandbox-exec.js'),
   'vercel-persist': () => import('./vercel-persist.js'),
   'loss-window': () => import('./loss-window.js'),
+  capacity: () => import('./capacity.js'),
 };
