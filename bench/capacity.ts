@@ -112,7 +112,7 @@ const capacityBench: Benchmark = async (ctx) =>
     const admin = new Redis(env.redisUrl, { maxRetriesPerRequest: 1, connectionName: 'capacity-probe' });
     env.releasers.add('probe connection', () => void admin.disconnect());
     const local = new LocalProvider({ hostId: HOST, liveRoot: config.paths.liveRoot, snapshotRoot: config.paths.snapshotRoot, archiveRoot: config.paths.archiveRoot, systemPath: config.systemPath, copyTimeoutMs: 60_000 });
-    const probe = () => read(admin, env, processes, fleetKeys(config.redis.prefix).metrics());
+    const probe = () => read(admin, env, processes, fleetKeys(config.redis.prefix, config.redis.keyLayout).metrics());
     const provision = async (workspaceId: string) => (await client.provision({ workspaceId }, { wait: true, timeoutMs: 120_000 })).result as ProvisionResult;
     let turnSeq = 0;
     const turn = async (placed: ProvisionResult) => {

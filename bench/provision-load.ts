@@ -197,7 +197,7 @@ export async function runProvisionLoad(options: ProvisionLoadOptions): Promise<P
     }
     const redis = createRedis({ target: config.redis, role: 'client', commandTimeoutMs: 5_000, name: 'loadtest' });
     try {
-      const addresses = new AddressStore(redis, fleetKeys(config.redis.prefix));
+      const addresses = new AddressStore(redis, fleetKeys(config.redis.prefix, config.redis.keyLayout));
       const sandboxes = await local.list();
       let orphans = 0;
       let duplicates = 0;

@@ -3,9 +3,20 @@
  * keys start with the configured hash-tagged prefix (e.g. `{fleet}`) so that every key lands in
  * one Redis Cluster slot and multi-key Lua scripts stay legal. Nothing else builds a key, and a
  * key's name never changes (existing deployments read it; test/unit/keys.test.ts pins them).
+ *
+ * Queues follow the key layout (FLEET_REDIS_KEY_LAYOUT): under `single-slot` every BullMQ queue
+ * uses the prefix as it is; under `per-queue` each queue's prefix carries a tag of its own, the
+ * prefix's tag plus `:<queue>` (`{fleet}` → `{fleet:persist@host-a}`), so BullMQ keeps each queue
+ * in one slot (its scripts need that) while a cluster spreads the queues over its masters. The
+ * fleet's own keys keep the prefix in both layouts.
  */
+export type KeyLayout = 'single-slot' | 'per-queue';
+
 export interface FleetKeys {
   readonly prefix: string;
+  readonly layout: KeyLayout;
+  /** The BullMQ `prefix` option of a queue (its Queue, Worker, QueueEvents). */
+  queuePrefix(queue: string): string;
   /** Address store hash: handle, generation, hostId, provider, publishedAt. */
   address(workspaceId: string): string;
   /** Generation counter of a workspace (only ever increases). */
@@ -103,11 +114,23 @@ export interface FleetKeys {
 // Escapes a literal for a Redis glob pattern.
 const globLiteral = (text: string) => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 
-/** Builds the key set for a prefix. */
-export function fleetKeys(prefix: string): FleetKeys {
+// The prefix split around its hash tag: `a{tag}b` → ['a', 'tag', 'b'].
+function splitTag(prefix: string): [string, string, string] {
+  const open = prefix.indexOf('{');
+  const close = prefix.indexOf('}', open + 1);
+  if (open < 0 || close < 0) throw new Error(`key prefix ${JSON.stringify(prefix)} has no {hash-tag}`);
+  return [prefix.slice(0, open), prefix.slice(open + 1, close), prefix.slice(close + 1)];
+}
+
+/** Builds the key set for a prefix and a key layout. */
+export function fleetKeys(prefix: string, layout: KeyLayout = 'single-slot'): FleetKeys {
   const p = prefix;
+  const [before, tag, after] = splitTag(p);
+  const queuePrefix = layout === 'per-queue' ? (queue: string) => `${before}{${tag}:${queue}}${after}` : () => p;
   return Object.freeze({
     prefix: p,
+    layout,
+    queuePrefix,
     address: (ws: string) => `${p}:ws:${ws}:addr`,
     generation: (ws: string) => `${p}:ws:${ws}:gen`,
     runtime: (ws: string) => `${p}:ws:${ws}:runtime`,
@@ -127,9 +150,14 @@ export function fleetKeys(prefix: string): FleetKeys {
     attachSeq: (ws: string) => `${p}:ws:${ws}:attach-seq`,
     checkpointIndex: (ws: string) => `${p}:ws:${ws}:ckpt-index`,
     unattached: () => `${p}:ckpt-unattached`,
-    bullQueue: (queue: string, type: string) => `${p}:${queue}:${type}`,
-    bullQueueIdPattern: () => `${globLiteral(p)}:*:id`,
-    bullQueueOfIdKey: (key: string) => key.slice(p.length + 1, -':id'.length),
+    bullQueue: (queue: string, type: string) => `${queuePrefix(queue)}:${queue}:${type}`,
+    bullQueueIdPattern: () => (layout === 'per-queue' ? `${globLiteral(before)}{${globLiteral(tag)}:*}${globLiteral(after)}:*:id` : `${globLiteral(p)}:*:id`),
+    bullQueueOfIdKey: (key: string) => {
+      if (layout !== 'per-queue') return key.slice(p.length + 1, -':id'.length);
+      // `<before>{<tag>:<queue>}<after>:<queue>:id`: the queue as the tag names it.
+      const inTag = key.slice(before.length + tag.length + 2);
+      return inTag.slice(0, inTag.indexOf('}'));
+    },
     lock: (resource: string) => `${p}:lock:${resource}`,
     workers: () => `${p}:workers`,
     worker: (id: string) => `${p}:workers:${id}`,

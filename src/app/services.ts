@@ -103,7 +103,7 @@ export interface ServicesOptions {
 }
 
 export function createServices({ config, redis, logger, extraProviders = [], lockObserver, metrics: givenMetrics }: ServicesOptions): FleetServices {
-  const keys = fleetKeys(config.redis.prefix);
+  const keys = fleetKeys(config.redis.prefix, config.redis.keyLayout);
   const metrics = givenMetrics ?? new RedisMetricsRecorder(redis, keys, logger);
   const sandboxUids = new SandboxUidStore(redis, keys, config.sandbox.uidRange);
   const isolation = () => prepareIsolation(config, logger);

@@ -59,7 +59,7 @@ export class MigratingFileStore {
   static connect({ config, client, connection, onError }: MigratingFileStoreConnectOptions): MigratingFileStore {
     if (!connection && !redisResolved(config.redis)) throw new Error('MigratingFileStore.connect: config.redis names no Redis and no connection was given');
     const redis = connection ?? createRedis({ target: config.redis, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-migrating-store' });
-    const migrations = new MigrationStore(redis, fleetKeys(config.redis.prefix));
+    const migrations = new MigrationStore(redis, fleetKeys(config.redis.prefix, config.redis.keyLayout));
     return new MigratingFileStore({
       archiveRoot: config.paths.archiveRoot,
       legacy: new BlobLegacySource(config.paths.legacyRoot),

@@ -42,6 +42,14 @@ export const CONFIG_SHAPE = deepFreeze({
     prefix: variable('FLEET_PREFIX', matching(/^[^\s:]*\{[^{}\s]+\}[^\s:]*$/, 'a key prefix containing a {hash-tag}, e.g. {fleet}', '{fleet}'), {
       doc: 'Hash-tagged prefix of every queue and key (Redis Cluster-safe)',
     }),
+    /**
+     * Where BullMQ's queue keys hash: `single-slot` (every queue under FLEET_PREFIX's one tag, as
+     * every release before this setting) or `per-queue` (each queue its own tag derived from the
+     * prefix's, so a Redis Cluster spreads the queues over its masters; see docs/capacity.md).
+     */
+    keyLayout: variable('FLEET_REDIS_KEY_LAYOUT', oneOf(['single-slot', 'per-queue'] as const, 'single-slot'), {
+      doc: 'Hash tags of the queues: `single-slot` (every key in one slot) or `per-queue` (a tag per queue, spread over a cluster; changing it needs the migration in the README)',
+    }),
     commandTimeoutMs: variable('FLEET_REDIS_COMMAND_TIMEOUT_MS', durationMs(5_000, 50, 10 * 60_000), { doc: 'Command timeout of non-worker Redis connections' }),
   },
   provider: variable('FLEET_PROVIDER', oneOf(['local', 'vercel'] as const, 'local'), { doc: 'Sandbox provider for new workspaces: `local` or `vercel`' }),

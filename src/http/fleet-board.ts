@@ -47,7 +47,7 @@ export async function createFleetBoard({ redis, keys, config, logger, refreshMs 
     const names = await fleetQueueNames(redis, keys, config);
     for (const name of names) {
       if (queues.has(name)) continue;
-      const queue = new Queue(name, { connection: redis, prefix: config.redis.prefix });
+      const queue = new Queue(name, { connection: redis, prefix: keys.queuePrefix(name) });
       queue.on('error', (error) => logger.debug({ err: error, queue: name }, 'board queue error'));
       queues.set(name, queue);
       board.addQueue(new BullMQAdapter(queue, { readOnlyMode: config.admin.readOnly }));

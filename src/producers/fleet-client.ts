@@ -162,7 +162,7 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
     redisResolved(target)
       ? createRedis({ target, role: 'worker', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-client-events' })
       : duplicateRedis(redis, { ...redisOptions('worker', config.redis.commandTimeoutMs), commandTimeout: undefined, connectionName: 'fleet-client-events' });
-  const keys = fleetKeys(config.redis.prefix);
+  const keys = fleetKeys(config.redis.prefix, config.redis.keyLayout);
   const pool = new QueuePool(redis, keys, blocking);
   const addresses = new AddressStore(redis, keys);
   const intents = new PersistIntentStore(redis, keys);

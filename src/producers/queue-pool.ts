@@ -25,7 +25,7 @@ export class QueuePool {
     let queue = this.#queues.get(name);
     if (!queue) {
       const telemetry = bullTelemetry();
-      queue = new Queue(name, { connection: this.connection, prefix: this.keys.prefix, ...(telemetry ? { telemetry } : {}) });
+      queue = new Queue(name, { connection: this.connection, prefix: this.keys.queuePrefix(name), ...(telemetry ? { telemetry } : {}) });
       queue.on('error', () => undefined);
       // Every waiting caller adds listeners; thousands of concurrent waits are normal here.
       queue.setMaxListeners(0);
@@ -47,7 +47,7 @@ export class QueuePool {
         const last = (await this.connection.xrevrange(this.keys.bullQueue(name, 'events'), '+', '-', 'COUNT', 1)) as [string, string[]][];
         const connection = this.blockingConnection();
         this.#blocking.push(connection);
-        const created = new QueueEvents(name, { connection, prefix: this.keys.prefix, autorun: true, lastEventId: last[0]?.[0] ?? '0-0' });
+        const created = new QueueEvents(name, { connection, prefix: this.keys.queuePrefix(name), autorun: true, lastEventId: last[0]?.[0] ?? '0-0' });
         created.on('error', () => undefined);
         created.setMaxListeners(0);
         await created.waitUntilReady();

@@ -101,7 +101,7 @@ export async function readFleetSnapshot(redis: RedisClient, keys: FleetKeys, con
   const oldestWaitingMs: Record<string, number> = {};
   await Promise.all(
     names.map(async (bullName) => {
-      const { counts: row, oldestWaitingAt } = await countJobs(redis, config.redis.prefix, bullName);
+      const { counts: row, oldestWaitingAt } = await countJobs(redis, keys.queuePrefix(bullName), bullName);
       byQueue[bullName] = row;
       oldestWaitingMs[bullName] = oldestWaitingAt === null ? 0 : Math.max(0, now - oldestWaitingAt);
       const base = parseQueueName(bullName)?.name;

@@ -4,6 +4,7 @@
  * fleet's prefix (found by its job-id counter, so a queue nobody registered still shows, e.g.
  * `persist@vercel` when only another process has Vercel configured, or `hostops@<host>`).
  */
+import { Cluster } from 'ioredis';
 import type { RedisClient } from '../redis.js';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
@@ -30,18 +31,25 @@ export function isFleetQueueName(name: string): boolean {
   return base === HOSTOPS && host !== undefined && /^[A-Za-z0-9_-]{1,64}$/.test(host) && rest.length === 0;
 }
 
-/** Queues under the prefix that ever had a job (BullMQ's `<prefix>:<queue>:id` counter). */
+/**
+ * Queues under the prefix that ever had a job (BullMQ's `<prefix>:<queue>:id` counter). On a
+ * Redis Cluster every master is scanned: a SCAN reaches one node, and per-queue tags put the
+ * queues on all of them.
+ */
 export async function discoveredQueueNames(redis: RedisClient, keys: FleetKeys): Promise<string[]> {
   const found = new Set<string>();
-  let cursor = '0';
-  do {
-    const [next, matched] = await redis.scan(cursor, 'MATCH', keys.bullQueueIdPattern(), 'COUNT', 1_000);
-    cursor = next;
-    for (const key of matched) {
-      const name = keys.bullQueueOfIdKey(key);
-      if (isFleetQueueName(name)) found.add(name);
-    }
-  } while (cursor !== '0');
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, matched] = await node.scan(cursor, 'MATCH', keys.bullQueueIdPattern(), 'COUNT', 1_000);
+      cursor = next;
+      for (const key of matched) {
+        const name = keys.bullQueueOfIdKey(key);
+        if (isFleetQueueName(name)) found.add(name);
+      }
+    } while (cursor !== '0');
+  }
   return [...found];
 }
 

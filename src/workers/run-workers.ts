@@ -58,7 +58,7 @@ export interface RunningWorkers {
 /** Starts one BullMQ Worker per queue. */
 export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorkers> {
   const { config, queues, processors, connection, logger, workerOptions = {}, onFinalFailure, onCompleted, metrics, internal = [], hosts = [config.hostId] } = options;
-  const keys = fleetKeys(config.redis.prefix);
+  const keys = fleetKeys(config.redis.prefix, config.redis.keyLayout);
   const workers: { name: string; bullName: string; definition: QueueDefinition; worker: FleetWorker; cancellation: JobCancellation }[] = [];
   // A host-bound queue once per served host; internal queues are this host's own.
   const specs = [
@@ -87,7 +87,7 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
       }),
       {
         connection,
-        prefix: config.redis.prefix,
+        prefix: keys.queuePrefix(bullName),
         concurrency: config.worker.concurrency ?? definition.concurrency,
         lockDuration: config.worker.lockDurationMs,
         stalledInterval: config.worker.stalledIntervalMs,

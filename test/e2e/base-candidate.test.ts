@@ -53,7 +53,7 @@ async function checkCandidates(env: Record<string, string>, provider: 'local' | 
   // An untested candidate (a bake that ended before its test, recorded as the registry would):
   // refused without --force, activated with it.
   const config = loadConfig(env);
-  const registry = new BaseRegistry(testConnection(config), fleetKeys(config.redis.prefix));
+  const registry = new BaseRegistry(testConnection(config), fleetKeys(config.redis.prefix, config.redis.keyLayout));
   const candidateId = provider === 'local' ? 'snap-candidate-g1-0000aaaa' : good.snapshotId.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a'));
   await registry.register({ ...(await registry.get(good.snapshotId))!, snapshotId: candidateId, manifestHash: 'f'.repeat(64), status: 'candidate', previousSnapshotId: null, readyAt: null, testedAt: null, rotatedAt: null, createdAt: Date.now() });
   expect((await failing(['base', 'activate', candidateId])).message).toMatch(/is candidate, only a ready snapshot can be activated .*--force/);

@@ -53,7 +53,7 @@ async function checkRetention(env: Record<string, string>, snapshotExists: (id: 
   // Backdated instead of waiting: all created 30 days ago; a rotated out 15 days ago, b 13.
   const config = loadConfig(env);
   const redis = testConnection(config);
-  const keys = fleetKeys(config.redis.prefix);
+  const keys = fleetKeys(config.redis.prefix, config.redis.keyLayout);
   for (const id of ids) await redis.hset(keys.base(id), 'createdAt', String(Date.now() - 30 * DAY));
   await redis.hset(keys.base(a), 'rotatedAt', String(Date.now() - 15 * DAY));
   await redis.hset(keys.base(b), 'rotatedAt', String(Date.now() - 13 * DAY));

@@ -15,7 +15,7 @@ describe('idle reap (fleet up, local provider)', () => {
     const env = await testEnv({ FLEET_IDLE_TTL_MS: '60000', FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off' });
     const config = loadConfig(env);
     const redis = testConnection(config);
-    const keys = fleetKeys(config.redis.prefix);
+    const keys = fleetKeys(config.redis.prefix, config.redis.keyLayout);
     const fleet = (args: string[]) => runFleet(args, env);
     const up = startFleet(['up'], env);
     await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);

@@ -53,7 +53,7 @@ describe('Redis restart under load', () => {
 
     const redis = createRedis({ url: server.url, role: 'client', commandTimeoutMs: 2_000, name: 'rr-check' });
     addCleanup(() => redis.disconnect());
-    const addresses = new AddressStore(redis, fleetKeys(config.redis.prefix));
+    const addresses = new AddressStore(redis, fleetKeys(config.redis.prefix, config.redis.keyLayout));
     const local = new LocalProvider({ hostId: config.hostId, liveRoot: config.paths.liveRoot, snapshotRoot: config.paths.snapshotRoot, archiveRoot: config.paths.archiveRoot, systemPath: config.systemPath, copyTimeoutMs: 60_000 });
     const sandboxes = await local.list();
     const perWorkspace = new Map<string, number>();

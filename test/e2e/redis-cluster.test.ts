@@ -1,7 +1,9 @@
 // The fleet on a real Redis Cluster (3 masters, 3 replicas) as a user runs it: `fleet up` and the
 // CLI with FLEET_REDIS_CLUSTER_NODES (and a REDIS_URL that points nowhere, so nothing can quietly
 // use a single server): a workspace is provisioned, written, persisted, described and listed,
-// and its state is in the cluster.
+// and its state is in the cluster. With FLEET_REDIS_KEY_LAYOUT=per-queue each queue has its own
+// hash tag: the queues spread over the masters, the CLI still finds and serves every one, and a
+// failover of the master holding the provision queue during a load loses nothing.
 import { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { runProvisionLoad } from '../../bench/provision-load.js';
@@ -57,6 +59,62 @@ describe('fleet on a Redis Cluster', () => {
     expect(failedOver).toMatchObject({ from: expect.any(Number), to: expect.any(Number) });
     // Requests were still in flight when the replica took over.
     expect(doneWhenPromoted).toBeLessThan(600);
+    expect(result).toMatchObject({ requests: 600, created: 120, duplicates: 0, orphans: 0, inconsistentCallers: 0, failed: 0 });
+  });
+
+  it('per-queue tags: the queues live on different masters, the CLI finds them all, the fleet keys stay in one slot', { timeout: 180_000 }, async () => {
+    const cluster = await RedisCluster.start();
+    // A fixed prefix: with it the three queues below hash to three different masters (slots 1536, 6016, 13814).
+    const env = await testEnv({ ...cluster.env, REDIS_URL: 'redis://:unused@127.0.0.1:1', FLEET_PREFIX: '{fleet}', FLEET_REDIS_KEY_LAYOUT: 'per-queue', FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
+    await startFleetUp(env);
+    const ok = async <T>(args: string[]): Promise<T> => {
+      const result = await runFleet([...args, '--json'], env);
+      expect(result.code, `fleet ${args.join(' ')}: ${result.stdout} ${result.stderr}`).toBe(0);
+      return cliJson(result.stdout) as T;
+    };
+    expect(await ok(['provision', 'ws', '--wait'])).toMatchObject({ generation: 1, outcome: 'created-empty' });
+    expect((await runFleet(['exec', 'ws', '--', 'sh', '-c', 'echo per-queue > notes.txt'], env)).code).toBe(0);
+    const persisted = await ok<{ result: { files: number } }>(['persist', 'ws', '--delete', '--reason', 'turn-end', '--wait']);
+    expect(persisted.result.files).toBe(1);
+    const status = await ok<{ byQueue: Record<string, { completed: number }> }>(['status']);
+    expect(status.byQueue['provision']?.completed).toBeGreaterThanOrEqual(1);
+    expect(status.byQueue['persist@local']?.completed).toBeGreaterThanOrEqual(1);
+
+    const client = new Cluster(cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port })), { redisOptions: { password: cluster.password } });
+    addCleanup(() => client.disconnect());
+    const keys = fleetKeys('{fleet}', 'per-queue');
+    const owners = new Set<number>();
+    for (const queue of ['provision', 'persist@local', 'checkpoint@local']) {
+      const idKey = keys.bullQueue(queue, 'id');
+      expect(idKey).toBe(`{fleet:${queue}}:${queue}:id`);
+      expect(await client.exists(idKey), idKey).toBe(1);
+      owners.add(Math.floor(Number(await client.cluster('KEYSLOT', idKey)) / 5461));
+    }
+    expect(owners.size).toBe(3);
+    // Nothing under the single-slot names; the fleet's own keys keep the prefix's one slot.
+    expect(await client.exists(fleetKeys('{fleet}').bullQueue('provision', 'id'))).toBe(0);
+    expect(await client.exists(keys.address('ws'))).toBe(1);
+    // The CLI scans every master for queues holding jobs.
+    const jobs = await ok<{ jobs: { queue: string }[] }>(['jobs', 'list', '--state', 'completed']);
+    expect(jobs.jobs.map((job) => job.queue)).toEqual(expect.arrayContaining(['provision', 'persist@local']));
+  });
+
+  it('per-queue tags: a failover of the master holding the provision queue during a load: one sandbox per workspace', { timeout: 240_000 }, async () => {
+    const cluster = await RedisCluster.start();
+    const env = await testEnv({ ...cluster.env, REDIS_URL: 'redis://:unused@127.0.0.1:1', FLEET_REDIS_KEY_LAYOUT: 'per-queue', FLEET_LOG_LEVEL: 'error' });
+    const keys = fleetKeys(env.FLEET_PREFIX!, 'per-queue');
+    let failedOver: { from: number; to: number } | null = null;
+    const result = await runProvisionLoad({
+      env,
+      requests: 600,
+      workspaces: 120,
+      producers: 3,
+      workers: 3,
+      duringLoad: async () => {
+        failedOver = await cluster.failoverSlotOf(keys.queuePrefix('provision'));
+      },
+    });
+    expect(failedOver).toMatchObject({ from: expect.any(Number), to: expect.any(Number) });
     expect(result).toMatchObject({ requests: 600, created: 120, duplicates: 0, orphans: 0, inconsistentCallers: 0, failed: 0 });
   });
 });

@@ -9,7 +9,7 @@ import { rejectsWith } from '../helpers/workspace-harness.js';
 async function setup() {
   const { config } = await testConfig();
   const redis = testConnection(config);
-  const keys = fleetKeys(config.redis.prefix);
+  const keys = fleetKeys(config.redis.prefix, config.redis.keyLayout);
   const store = new CheckpointStore(redis, keys);
   const addresses = new AddressStore(redis, keys);
   return { store, addresses, redis, keys };

@@ -33,7 +33,7 @@ function recordingPersist(intents: PersistIntentStore, runs: Run[], gates: (() =
 async function setup() {
   const { config } = await testConfig();
   const redis = testConnection(config);
-  const keys = fleetKeys(config.redis.prefix);
+  const keys = fleetKeys(config.redis.prefix, config.redis.keyLayout);
   const intents = new PersistIntentStore(redis, keys);
   const client = testClient(config);
   await client.addresses.bumpGeneration('ws1');

@@ -19,7 +19,7 @@ const RESULT = { exitCode: 0, signal: null, stdout: 'abc', stderr: 'E', timedOut
 async function setup() {
   const config = loadConfig(await testEnv());
   const redis = testConnection(config);
-  const keys = fleetKeys(config.redis.prefix);
+  const keys = fleetKeys(config.redis.prefix, config.redis.keyLayout);
   return { redis, keys, store: new ExecOutputStore(redis, keys) };
 }
 

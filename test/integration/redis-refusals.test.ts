@@ -24,7 +24,7 @@ async function ownRedis() {
   const admin = new Redis(server.url, { connectionName: 'own-admin' });
   addCleanup(() => admin.disconnect());
   const { config } = await testConfig({ REDIS_URL: server.url });
-  const keys = fleetKeys(config.redis.prefix);
+  const keys = fleetKeys(config.redis.prefix, config.redis.keyLayout);
   const client = createFleetClient({ config });
   addCleanup(() => client.close());
   await client.addresses.bumpGeneration('ws');

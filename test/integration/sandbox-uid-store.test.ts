@@ -10,7 +10,7 @@ import { testConfig, testConnection } from '../helpers/fleet-env.js';
 
 async function setup(range = { first: 300_000, last: 300_099 }) {
   const { config } = await testConfig();
-  const keys = fleetKeys(config.redis.prefix);
+  const keys = fleetKeys(config.redis.prefix, config.redis.keyLayout);
   const store = (redis = testConnection(config)) => new SandboxUidStore(redis, keys, range);
   return { config, keys, store };
 }

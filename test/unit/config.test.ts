@@ -8,6 +8,7 @@ const BAD_VALUES: Record<string, string> = {
   REDIS_URL: 'http://localhost:6379',
   FLEET_REDIS_CLUSTER_NODES: 'redis-a,redis-b:7000',
   FLEET_PREFIX: 'fleet',
+  FLEET_REDIS_KEY_LAYOUT: 'sharded',
   FLEET_PROVIDER: 'docker',
   FLEET_PUBLIC_URL: 'https://fleet.example.com/board',
   FLEET_OTEL_ENDPOINT: 'collector:4318',
@@ -76,7 +77,7 @@ const BAD_VALUES: Record<string, string> = {
 describe('loadConfig', () => {
   it('applies every default with no environment', () => {
     const config = loadConfig({}, '/srv/app');
-    expect(config.redis).toEqual({ url: null, clusterNodes: null, clusterPassword: null, prefix: '{fleet}', commandTimeoutMs: 5_000 });
+    expect(config.redis).toEqual({ url: null, clusterNodes: null, clusterPassword: null, prefix: '{fleet}', keyLayout: 'single-slot', commandTimeoutMs: 5_000 });
     expect(config.checkpointIntervalMs).toBe(30_000);
     expect(config.paths.home).toBe('/srv/app/.fleet');
     expect(config.paths.archiveRoot).toBe('/srv/app/.fleet/archive');

@@ -105,12 +105,38 @@ describe('fleetKeys', () => {
   });
 
   it('pins every builder (a new one is added to the list above)', () => {
-    const builders = Object.keys(k).filter((name) => name !== 'prefix' && name !== 'bullQueueOfIdKey');
+    const builders = Object.keys(k).filter((name) => !['prefix', 'layout', 'queuePrefix', 'bullQueueOfIdKey'].includes(name));
     expect(builders.sort()).toEqual(Object.keys(PINNED).sort());
   });
 
   it('reads the queue name back from a matched id counter, and escapes glob characters of the prefix', () => {
     expect(k.bullQueueOfIdKey(k.bullQueue('hostops@h-1', 'id'))).toBe('hostops@h-1');
     expect(fleetKeys('a*{f}').bullQueueIdPattern()).toBe('a\\*{f}:*:id');
+  });
+
+  it('single-slot (the default) gives every queue the prefix itself', () => {
+    expect(k.layout).toBe('single-slot');
+    expect(k.queuePrefix('persist@h')).toBe('{fleet}');
+    expect(fleetKeys('{fleet}', 'single-slot').bullQueue('provision', 'wait')).toBe('{fleet}:provision:wait');
+  });
+
+  it('per-queue gives each queue a tag of its own and keeps the fleet keys in the prefix\'s slot', () => {
+    const q = fleetKeys('app{fleet}x', 'per-queue');
+    expect(q.queuePrefix('persist@h')).toBe('app{fleet:persist@h}x');
+    expect(q.bullQueue('persist@h', 'events')).toBe('app{fleet:persist@h}x:persist@h:events');
+    expect(q.address('ws')).toBe('app{fleet}x:ws:ws:addr');
+    expect(q.bullQueueIdPattern()).toBe('app{fleet:*}x:*:id');
+    for (const queue of ['provision', 'hostops@h-1', 'persist@vercel']) expect(q.bullQueueOfIdKey(q.bullQueue(queue, 'id'))).toBe(queue);
+  });
+
+  it("per-queue's id pattern matches every queue's id counter and no fleet key (as Redis globs it)", () => {
+    const q = fleetKeys('{fleet}', 'per-queue');
+    // Redis MATCH semantics for the characters used here: * is any run, everything else literal.
+    const glob = (pattern: string) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    const match = glob(q.bullQueueIdPattern());
+    expect(match.test(q.bullQueue('provision', 'id'))).toBe(true);
+    expect(match.test(q.bullQueue('checkpoint@host-a', 'id'))).toBe(true);
+    expect(match.test(q.address('id'))).toBe(false);
+    expect(match.test(fleetKeys('{fleet}').bullQueue('provision', 'id'))).toBe(false);
   });
 });

@@ -52,9 +52,10 @@ async function withQueues<T>(ctx: CliContext, pickNames: (all: string[], config:
   const redis = createRedis({ target: config.redis, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-jobs' });
   const queues: Queue[] = [];
   try {
-    const names = pickNames(await fleetQueueNames(redis, fleetKeys(config.redis.prefix), config), config);
+    const keys = fleetKeys(config.redis.prefix, config.redis.keyLayout);
+    const names = pickNames(await fleetQueueNames(redis, keys, config), config);
     for (const name of names) {
-      const queue = new Queue(name, { connection: redis, prefix: config.redis.prefix });
+      const queue = new Queue(name, { connection: redis, prefix: keys.queuePrefix(name) });
       queue.on('error', () => undefined);
       queues.push(queue);
     }

@@ -9,6 +9,7 @@ import { QUEUE_ACTIONS, RETRY_STATES, cleanJobs, drainQueue, retryJobs, setPause
 import { UsageError } from '../../errors/usage-error.js';
 import { QUEUES, QUEUE_NAMES, parseQueueName as splitBullName, queueNameFor } from '../../queues/index.js';
 import { closeRedis, createRedis } from '../../redis.js';
+import { fleetKeys } from '../../keys.js';
 import type { CliContext } from '../context.js';
 import { printResult } from '../output.js';
 import { parseMs } from '../parse.js';
@@ -62,7 +63,7 @@ export function registerQueues(program: Command, ctx: CliContext, run: (action: 
         const graceMs = opts.grace === '0' ? 0 : parseMs('--grace', opts.grace, 0);
         const connected = await ctx.connectedConfig();
         const redis = createRedis({ target: connected.redis, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-queues' });
-        const queue = new Queue(target, { connection: redis, prefix: config.redis.prefix });
+        const queue = new Queue(target, { connection: redis, prefix: fleetKeys(config.redis.prefix, config.redis.keyLayout).queuePrefix(target) });
         queue.on('error', () => undefined);
         const bar = opts.json ? null : progressBar(ctx.io, `${action} ${target}`);
         const onProgress = (done: number, total: number) => bar?.update(done, total);

@@ -16,7 +16,7 @@ export function registerStatus(program: Command, ctx: CliContext, run: (action: 
         const config = await ctx.connectedConfig();
         const redis = createRedis({ target: config.redis, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-status' });
         try {
-          const status = await readFleetStatus(redis, fleetKeys(config.redis.prefix), config);
+          const status = await readFleetStatus(redis, fleetKeys(config.redis.prefix, config.redis.keyLayout), config);
           printResult(ctx.io, Boolean(opts.json), status, () =>
             [
               table(['queue', ...COUNT_STATES], Object.entries(status.byQueue).sort(([a], [b]) => a.localeCompare(b)).map(([name, c]) => [name, ...COUNT_STATES.map((s) => c[s])])),

@@ -22,7 +22,7 @@ export function registerTop(program: Command, ctx: CliContext, run: (action: () 
         const intervalMs = parseMs('--interval', opts.interval, 2_000);
         const config = await ctx.connectedConfig();
         const redis = createRedis({ target: config.redis, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'fleet-top' });
-        const keys = fleetKeys(config.redis.prefix);
+        const keys = fleetKeys(config.redis.prefix, config.redis.keyLayout);
         try {
           if (opts.json || opts.once) {
             const snapshot = await readTopSnapshot(redis, keys, config);
