@@ -13,6 +13,13 @@
  * on a live connection) is completed on its own: the merge is idempotent by request id, and a
  * job that was not added can be added again. The job carries the request id, which tells the
  * worker that its request is already merged.
+ *
+ * Under `FLEET_REDIS_KEY_LAYOUT=per-queue` the queue's keys hash to another slot than the intent,
+ * and a MULTI cannot span slots (a cluster refuses it). There the merge goes first and the add
+ * second, each retried once on its own as above. A refusal of the merge writes nothing; an add
+ * refused after its merge (memory ran out between the two) leaves a merged request without a job
+ * of its own: the caller gets the error, and the next persist of the workspace (its next
+ * checkpoint tick at the latest) takes the request with its own.
  */
 import { randomUUID } from 'node:crypto';
 import { Job, type JobsOptions, type Queue } from 'bullmq';
@@ -26,6 +33,8 @@ import type { PersistIntentStore } from '../state/persist-intent.js';
 export interface AddPersistJobOptions {
   readonly queue: Queue;
   readonly intents: PersistIntentStore;
+  /** Merge and add in one MULTI (their keys share a slot); false: merge, then add. */
+  readonly oneTransaction?: boolean;
   readonly payload: PersistPayload;
   readonly opts: JobsOptions;
   /** `host:port` of the Redis (for a refusal's error). */
@@ -57,11 +66,29 @@ export function addPersistJob(options: AddPersistJobOptions): Promise<AddedPersi
   }) as Promise<AddedPersistJob>;
 }
 
-async function addInTransaction({ queue, intents, payload, opts, redisAddress, reqId }: AddPersistJobOptions): Promise<AddedPersistJob> {
+async function addInTransaction({ queue, intents, oneTransaction = true, payload, opts, redisAddress, reqId }: AddPersistJobOptions): Promise<AddedPersistJob> {
   const refused = (error: unknown) => RedisUnavailableError.from(error, redisAddress) ?? error;
   const requestId = randomUUID();
   const data = { ...payload, requestId };
   const jobData = withTrace(data, reqId);
+  // Each step retried once (a NOSCRIPT after a flush, a reconnect); its error is the caller's.
+  const twice = async <T>(step: () => Promise<T>): Promise<T> => {
+    try {
+      return await step();
+    } catch {
+      try {
+        return await step();
+      } catch (error) {
+        throw refused(error);
+      }
+    }
+  };
+  if (!oneTransaction) {
+    const seq = await twice(() => intents.merge(payload.workspaceId, data));
+    const jobId = (await twice(() => queue.add(PERSIST, jobData, opts))).id;
+    if (typeof jobId !== 'string') throw new Error('adding the persist job gave no job id');
+    return { seq, jobId };
+  }
   // BullMQ's transaction wraps an ioredis MULTI (the Redis backend of a Queue built on ioredis).
   const multi = (await queue.getBackend().client).multi();
   intents.queueMerge(multi as unknown as ChainableCommander, payload.workspaceId, data);

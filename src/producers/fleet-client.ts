@@ -212,10 +212,11 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
       let added: string | undefined;
       const stop = forwardProgress(events, options, () => added);
       try {
-        // The merge and the job add are one transaction: no intent without its job (add-persist-job.ts).
+        // The merge and the job add are one transaction where they share a slot: no intent without its job (add-persist-job.ts).
         const { seq, jobId } = await addPersistJob({
           queue: pool.queue(bullName),
           intents,
+          oneTransaction: keys.layout === 'single-slot',
           payload,
           opts: { ...persistJobOptions, deduplication: persistDeduplication(payload.workspaceId), ...(options.priority ? { priority: options.priority } : {}) },
           redisAddress: redisAddress(redis),

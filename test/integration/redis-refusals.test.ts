@@ -17,19 +17,19 @@ import { tempDir, testConfig } from '../helpers/fleet-env.js';
 import { RedisServer, freePort } from '../helpers/redis-server.js';
 
 // A redis-server of this test, an admin connection to it, and a fleet config pointing at it.
-async function ownRedis() {
+async function ownRedis(overrides: Record<string, string> = {}) {
   const server = new RedisServer(await freePort(), await tempDir('redis-own'), false);
   await server.start();
   addCleanup(() => server.stop());
   const admin = new Redis(server.url, { connectionName: 'own-admin' });
   addCleanup(() => admin.disconnect());
-  const { config } = await testConfig({ REDIS_URL: server.url });
+  const { config } = await testConfig({ REDIS_URL: server.url, ...overrides });
   const keys = fleetKeys(config.redis.prefix, config.redis.keyLayout);
   const client = createFleetClient({ config });
   addCleanup(() => client.close());
   await client.addresses.bumpGeneration('ws');
   await client.addresses.publish({ workspaceId: 'ws', handle: 'local:ws', generation: 1, hostId: config.hostId, provider: 'local' });
-  const bull = `${config.redis.prefix}:${PERSIST}@${config.hostId}`;
+  const bull = `${keys.queuePrefix(`${PERSIST}@${config.hostId}`)}:${PERSIST}@${config.hostId}`;
   // Everything a persist request writes: the intent, the request counter, the job counter and jobs.
   const written = async () => ({
     intent: await admin.hgetall(keys.persistIntent('ws')),
@@ -150,5 +150,26 @@ describe('Redis 7: the OOM check of a transaction of scripts', () => {
     expect(replies.map((r) => redisErrorCode(r))).toEqual(['OOM', 'OOM']);
     expect(await written()).toEqual(before);
     await admin.config('SET', 'maxmemory', '0');
+  });
+
+  it('per-queue layout (intent and job in different slots): merge, then add; out of memory refuses the merge and writes nothing', async () => {
+    const { admin, client, written, keys } = await ownRedis({ FLEET_REDIS_KEY_LAYOUT: 'per-queue' });
+    const first = await client.persist({ workspaceId: 'ws', generation: 1, delete: false, reason: 'checkpoint' });
+    const before = await written();
+    // The job sits under the queue's own tag.
+    expect(before).toMatchObject({ lastSeq: String(first.seq), jobCounter: first.jobId, waiting: 1 });
+    expect(keys.queuePrefix('persist@local')).not.toBe(keys.prefix);
+
+    await exhaustMemory(admin);
+    const error = await client.persist({ workspaceId: 'ws', generation: 1, delete: true, reason: 'turn-end' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedisUnavailableError);
+    expect(error).toMatchObject({ refusal: 'OOM' });
+    expect(await written()).toEqual(before);
+
+    await admin.config('SET', 'maxmemory', '0');
+    const after = await client.persist({ workspaceId: 'ws', generation: 1, delete: true, reason: 'turn-end' });
+    expect(after.seq).toBe(first.seq + 1);
+    // Deduplicated into the waiting job, which takes both requests.
+    expect(after.jobId).toBe(first.jobId);
   });
 });
