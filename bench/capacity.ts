@@ -5,17 +5,15 @@
  * One host runs the Procfile's provision, persist and checkpoint processes on a private Redis.
  * Calibration measures, one kind at a time on an otherwise idle fleet, the Redis commands (`INFO
  * commandstats`, the probe's own INFO excluded), Redis network bytes in and out (`INFO stats`),
- * Redis CPU and the worker processes' CPU (theirs and their rsync children's, /proc) of:
- * the idle fleet per second, a new provision, a warm reuse, a turn (one file written, a turn-end
- * persist acknowledged) and a checkpoint tick of an unchanged workspace (counted from the fleet's
- * own `fleet_jobs_total`); every kind has the idle rate and the ticks that fell into it
- * subtracted. A calibration load (a turn every 2T s per workspace) gives the cost of a turn as
- * it runs among others (reuse + write + persist, concurrent). The model then predicts a stated
- * load (W workspaces, a turn every T s each, checkpoints every C s) as
- * idle + turns/s × turn-in-load + ticks/s × tick, with the turn and tick rates the load really
- * drove (reported beside the stated ones); the load runs and
- * the measured Redis commands/s and host CPU are set beside the prediction (target: within 25 %).
- * The figures feed docs/capacity.md.
+ * Redis CPU and the worker processes' CPU (theirs and their rsync children's, /proc) of: the idle
+ * fleet per second, a new provision, a warm reuse, a turn (one file written, a turn-end persist
+ * acknowledged), a checkpoint tick that finds nothing and one that takes a change (ticks counted
+ * from the fleet's own `fleet_jobs_total`, changed ones from `fleet_revisions_committed_total`).
+ * The model predicts a load from its operation rates (turns, ticks, changed ticks per second: what
+ * the fleet's metrics show an operator) as idle + Σ rate × cost. The load runs (W workspaces, a
+ * turn every T s each, checkpoints every C s) and the measured Redis commands/s and host CPU are
+ * set beside the prediction at the rates it drove (target: within 25 %). The figures feed
+ * docs/capacity.md.
  */
 import { readFile } from 'node:fs/promises';
 import { Redis } from 'ioredis';
@@ -43,6 +41,8 @@ interface Reading {
   readonly hostCpuMs: number;
   /** Completed checkpoint jobs so far (the fleet's own counter). */
   readonly ticks: number;
+  /** Checkpoint revisions committed so far: the ticks that took a change. */
+  readonly changedTicks: number;
 }
 
 /** Costs of one operation (or of one second, for the idle fleet). */
@@ -83,12 +83,14 @@ function commandCalls(info: string): number {
 async function read(admin: Redis, env: BenchEnv, processes: readonly ManagedProcess[], metricsKey: string): Promise<Reading> {
   const [commandstats, stats, redisCpuMs, metrics] = await Promise.all([admin.info('commandstats'), admin.info('stats'), env.redisCpuMs(), admin.hgetall(metricsKey)]);
   let ticks = 0;
+  let changedTicks = 0;
   for (const [field, value] of Object.entries(metrics)) {
     const parsed = parseField(field);
     if (parsed?.kind === 'c' && parsed.name === 'fleet_jobs_total' && parsed.labels.outcome === 'completed' && parsed.labels.queue?.startsWith('checkpoint')) ticks += Number(value);
+    if (parsed?.kind === 'c' && parsed.name === 'fleet_revisions_committed_total' && parsed.labels.reason === 'checkpoint') changedTicks += Number(value);
   }
   const cpu = await Promise.all(processes.map((p) => (p.child?.pid ? processCpuMs(p.child.pid) : 0)));
-  return { at: Date.now(), commands: commandCalls(commandstats), netIn: infoNumber(stats, 'total_net_input_bytes'), netOut: infoNumber(stats, 'total_net_output_bytes'), redisCpuMs, hostCpuMs: cpu.reduce((a, b) => a + b, 0), ticks };
+  return { at: Date.now(), commands: commandCalls(commandstats), netIn: infoNumber(stats, 'total_net_input_bytes'), netOut: infoNumber(stats, 'total_net_output_bytes'), redisCpuMs, hostCpuMs: cpu.reduce((a, b) => a + b, 0), ticks, changedTicks };
 }
 
 const delta = (a: Reading, b: Reading): Cost => Object.fromEntries(FIELDS.map((f) => [f, b[f] - a[f]])) as unknown as Cost;
@@ -120,97 +122,86 @@ const capacityBench: Benchmark = async (ctx) =>
       await client.persist({ workspaceId: placed.workspaceId, generation: placed.generation, reason: 'turn-end' }, { wait: true, timeoutMs: 120_000 });
     };
 
-    // Calibration. Every kind: (Δ − idle × Δt − ticks × tick) / n.
+    // Calibration, one kind at a time on an otherwise idle fleet. Every kind's window has the idle
+    // rate and the checkpoint ticks that fell into it subtracted, unchanged and changed apart (a
+    // changed tick commits a checkpoint revision: fleet_revisions_committed_total{reason=checkpoint}).
     ctx.log(`calibrating: idle ${idleMs} ms, then ${workspaces} workspaces`);
     await sleep(2_000);
     let r0 = await probe();
     await sleep(idleMs);
     let r1 = await probe();
     const idlePerS = combine([[delta(r0, r1), 1_000 / (r1.at - r0.at)]]);
-    const per = (a: Reading, b: Reading, n: number, tick: Cost): Cost => combine([[delta(a, b), 1 / n], [idlePerS, -(b.at - a.at) / 1_000 / n], [tick, -(b.ticks - a.ticks) / n]]);
+    const background = (a: Reading, b: Reading): [Cost, number][] => [[idlePerS, -(b.at - a.at) / 1_000], [tick, -(b.ticks - a.ticks - (b.changedTicks - a.changedTicks))], [changedTick, -(b.changedTicks - a.changedTicks)]];
+    const per = (a: Reading, b: Reading, n: number): Cost => combine([[delta(a, b), 1 / n], ...background(a, b).map(([cost, times]): [Cost, number] => [cost, times / n])]);
+    let tick: Cost = combine([]);
+    let changedTick: Cost = combine([]);
 
     r0 = await probe();
     const placed: ProvisionResult[] = [];
     for (let i = 0; i < workspaces; i++) placed.push(await provision(`cap-${i}`));
     r1 = await probe();
-    const ticksDuringCreate = r1.ticks - r0.ticks;
-    const createRaw = { a: r0, b: r1 };
+    const createWindow = { a: r0, b: r1 };
 
-    // Ticks alone: the workspaces sit unchanged through a few intervals.
+    // Unchanged ticks alone: the workspaces sit through a few intervals.
     await sleep(checkpointMs);
     r0 = await probe();
     await sleep(Math.max(3 * checkpointMs, idleMs));
     r1 = await probe();
-    const tickCount = r1.ticks - r0.ticks;
-    if (tickCount === 0) throw new Error('no checkpoint tick completed during the tick calibration');
-    const tick = combine([[delta(r0, r1), 1 / tickCount], [idlePerS, -(r1.at - r0.at) / 1_000 / tickCount]]);
-    const create = per(createRaw.a, createRaw.b, workspaces, tick);
+    const unchanged = r1.ticks - r0.ticks - (r1.changedTicks - r0.changedTicks);
+    if (unchanged <= 0) throw new Error('no unchanged checkpoint tick completed during the tick calibration');
+    tick = combine([[delta(r0, r1), 1 / unchanged], [idlePerS, -(r1.at - r0.at) / 1_000 / unchanged]]);
 
-    // A tick that finds a change: every workspace gets a file no persist takes, then one interval passes.
+    // Changed ticks: every workspace gets a file that no persist takes, then the next tick takes it.
     await sleep(checkpointMs);
     r0 = await probe();
     for (const p of placed) await local.writeFiles(p.handle, [{ path: 'unpersisted.txt', content: Buffer.from(String(Date.now())) }]);
-    await sleep(checkpointMs + 500);
+    await sleep(2 * checkpointMs);
     r1 = await probe();
-    const changedTicks = r1.ticks - r0.ticks;
-    // Every workspace's first tick took its change; the rest found nothing new.
-    const changedTick = combine([[delta(r0, r1), 1 / workspaces], [idlePerS, -(r1.at - r0.at) / 1_000 / workspaces], [tick, -(changedTicks - workspaces) / workspaces]]);
+    const changed = r1.changedTicks - r0.changedTicks;
+    if (changed <= 0) throw new Error('no checkpoint tick took a change during the changed-tick calibration');
+    changedTick = combine([[delta(r0, r1), 1 / changed], [idlePerS, -(r1.at - r0.at) / 1_000 / changed], [tick, -(r1.ticks - r0.ticks - changed) / changed]]);
+    const create = per(createWindow.a, createWindow.b, workspaces);
 
     r0 = await probe();
     for (const p of placed) await provision(p.workspaceId);
     for (const p of placed) await provision(p.workspaceId);
     r1 = await probe();
-    const reuse = per(r0, r1, 2 * workspaces, tick);
+    const reuse = per(r0, r1, 2 * workspaces);
 
     r0 = await probe();
     for (const p of placed) await turn(p);
     for (const p of placed) await turn(p);
     r1 = await probe();
-    const turnCost = per(r0, r1, 2 * workspaces, tick);
+    const turnCost = per(r0, r1, 2 * workspaces);
 
-    // W workspaces, each a turn (warm reuse, a file, a turn-end persist) every `every` ms, for `ms`.
-    const runLoad = async (every: number, ms: number) => {
-      let done = 0;
-      const a = await probe();
-      const started = Date.now();
-      await Promise.all(
-        placed.map(async (p, i) => {
-          // Spread the workspaces over the turn interval, then one turn per interval each.
-          await sleep((i * every) / workspaces);
-          for (let next = Date.now(); next < started + ms; next += every) {
-            await provision(p.workspaceId);
-            await turn(p);
-            done += 1;
-            await sleep(Math.max(0, next + every - Date.now()));
-          }
-        }),
-      );
-      return { a, b: await probe(), turns: done };
-    };
-
-    // The cost of a turn as it runs in a load (concurrent, among ticks): a calibration load at half
-    // the stated turn rate, less the idle rate and the ticks it measured.
-    const calibration = await runLoad(turnEveryMs * 2, loadMs);
-    const turnInLoad = combine([[delta(calibration.a, calibration.b), 1 / calibration.turns], [idlePerS, -(calibration.b.at - calibration.a.at) / 1_000 / calibration.turns], [tick, -(calibration.b.ticks - calibration.a.ticks) / calibration.turns]]);
-
-    // The stated load and the model's prediction for it.
+    // The load: each workspace a turn (warm reuse, a file, a turn-end persist) every turnEveryMs.
     const turnsPerS = (workspaces * 1_000) / turnEveryMs;
     const ticksPerS = (workspaces * 1_000) / checkpointMs;
-
     ctx.log(`load: ${workspaces} workspaces, a turn (reuse + write + persist) every ${turnEveryMs} ms each, checkpoints every ${checkpointMs} ms, for ${loadMs} ms`);
-    const load = await runLoad(turnEveryMs, loadMs);
-    r0 = load.a;
-    const turns = load.turns;
-    r1 = load.b;
+    let turns = 0;
+    r0 = await probe();
+    const started = Date.now();
+    await Promise.all(
+      placed.map(async (p, i) => {
+        // Spread the workspaces over the turn interval, then one turn per interval each.
+        await sleep((i * turnEveryMs) / workspaces);
+        for (let next = Date.now(); next < started + loadMs; next += turnEveryMs) {
+          await provision(p.workspaceId);
+          await turn(p);
+          turns += 1;
+          await sleep(Math.max(0, next + turnEveryMs - Date.now()));
+        }
+      }),
+    );
+    r1 = await probe();
     const seconds = (r1.at - r0.at) / 1_000;
     const measured = combine([[delta(r0, r1), 1 / seconds]]);
-    // The model is fed the load as it was driven (turns and ticks per second done), not as asked.
-    const predicted = combine([[idlePerS, 1], [turnInLoad, turns / seconds], [tick, (r1.ticks - r0.ticks) / seconds]]);
+    // The model takes operation rates, the ones the fleet's own metrics give an operator: turns,
+    // checkpoint ticks, and the ticks that committed a revision. It is fed those the load drove.
+    const rates = { turns: turns / seconds, ticks: (r1.ticks - r0.ticks) / seconds, changedTicks: (r1.changedTicks - r0.changedTicks) / seconds };
+    const predicted = combine([[idlePerS, 1], [reuse, rates.turns], [turnCost, rates.turns], [tick, rates.ticks - rates.changedTicks], [changedTick, rates.changedTicks]]);
     const ratio = (f: (typeof FIELDS)[number]) => Math.round((measured[f] / predicted[f]) * 1000) / 1000;
-    const within = (f: (typeof FIELDS)[number]) => Math.abs(measured[f] / predicted[f] - 1);
-    const idleWorkspacePerMinute = combine([[tick, 60_000 / config.checkpointIntervalMs]]);
-    const idleAtDefault = combine([[tick, 60_000 / 30_000]]);
-    void ticksDuringCreate;
+    const within = (f: (typeof FIELDS)[number]) => Math.round(Math.abs(measured[f] / predicted[f] - 1) * 1000) / 1000;
 
     return {
       params: { workspaces, checkpointMs, turnEveryMs, loadMs, idleMs, processes: processes.map((p) => p.spec.queues), host: HOST },
@@ -222,27 +213,26 @@ const capacityBench: Benchmark = async (ctx) =>
         'measured redis cpu ms/s': summarize([measured.redisCpuMs], 'ms/s'),
         'predicted redis cpu ms/s': summarize([predicted.redisCpuMs], 'ms/s'),
         'turns/s (stated)': summarize([turnsPerS], '/s'),
-        'turns/s (done)': summarize([turns / seconds], '/s'),
+        'turns/s (done)': summarize([rates.turns], '/s'),
         'ticks/s (stated)': summarize([ticksPerS], '/s'),
-        'ticks/s (done)': summarize([(r1.ticks - r0.ticks) / seconds], '/s'),
+        'ticks/s (done)': summarize([rates.ticks], '/s'),
+        'ticks/s that took a change': summarize([rates.changedTicks], '/s'),
       },
       costs: {
         idle_fleet_per_second: round(idlePerS),
         provision_new: round(create),
         provision_reuse: round(reuse),
         turn_write_and_persist: round(turnCost),
-        turn_in_load_with_reuse: round(turnInLoad),
         checkpoint_tick_unchanged: round(tick),
         checkpoint_tick_changed: round(changedTick),
-        idle_workspace_per_minute_at_default_30s: round(idleAtDefault),
-        idle_workspace_per_minute_as_run: round(idleWorkspacePerMinute),
+        idle_workspace_per_minute_at_default_30s: round(combine([[tick, 60_000 / 30_000]])),
       },
-      prediction: { predicted: round(predicted), measured: round(measured), ratio: Object.fromEntries(FIELDS.map((f) => [f, ratio(f)])) },
-      targets: [target('redis commands/s: |measured / predicted − 1|', Math.round(within('commands') * 1000) / 1000, '<=', 0.25), target('host cpu: |measured / predicted − 1|', Math.round(within('hostCpuMs') * 1000) / 1000, '<=', 0.25)],
+      prediction: { rates, predicted: round(predicted), measured: round(measured), ratio: Object.fromEntries(FIELDS.map((f) => [f, ratio(f)])) },
+      targets: [target('redis commands/s: |measured / predicted − 1|', within('commands'), '<=', 0.25), target('host cpu: |measured / predicted − 1|', within('hostCpuMs'), '<=', 0.25)],
       notes: [
         'costs are per operation (commands, bytes in/out of Redis, ms of Redis CPU, ms of host CPU: the provision, persist and checkpoint processes and their rsync children); the idle fleet is per second',
         'a turn = one file written into the live tree + a turn-end persist acknowledged; in the load each turn also provisions first (a warm reuse), as an app does per request',
-        'every calibration kind has the idle rate and the checkpoint ticks that fell into it subtracted',
+        'prediction = idle + turns/s x (reuse + turn) + unchanged ticks/s x tick + changed ticks/s x changed tick, at the rates the load drove',
       ],
     } as Awaited<ReturnType<Benchmark>>;
   });

@@ -56,6 +56,7 @@ import { AddressStore } from '../state/address-store.js';
 import { PersistIntentStore } from '../state/persist-intent.js';
 import { QueuePool } from './queue-pool.js';
 import { addPersistJob } from './add-persist-job.js';
+import { ensureCheckpointScheduler } from './ensure-checkpoint-scheduler.js';
 import { waitForJob } from './wait-for-job.js';
 import { waitForPersist } from './wait-for-persist.js';
 import { withTrace } from '../observability/job-trace.js';
@@ -244,11 +245,8 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
       const { address, bullName } = await hostQueue(CHECKPOINT, workspaceId);
       const generation = options.generation ?? address.generation;
       const schedulerId = checkpointSchedulerId(workspaceId);
-      await pool.queue(bullName).upsertJobScheduler(
-        schedulerId,
-        { every: options.everyMs ?? config.checkpointIntervalMs },
-        { name: CHECKPOINT, data: { workspaceId, generation }, opts: checkpointJobOptions },
-      );
+      // Not re-upserted when already current: an upsert sets off a checkpoint at once (ensure-checkpoint-scheduler.ts).
+      await ensureCheckpointScheduler(pool.queue(bullName), schedulerId, options.everyMs ?? config.checkpointIntervalMs, { name: CHECKPOINT, data: { workspaceId, generation }, opts: checkpointJobOptions });
       return { schedulerId, queue: bullName };
     },
 

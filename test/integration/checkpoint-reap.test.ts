@@ -25,6 +25,57 @@ describe('checkpoints', () => {
     expect(await h.services.client.stopCheckpoints('ws')).toBe(false);
   });
 
+  it('a warm reuse leaves a current scheduler alone: no job re-added, no extra tick', async () => {
+    // An hour's interval: the only ticks are the scheduler's first one and any a reuse sets off.
+    const h = await createHarness({ FLEET_CHECKPOINT_INTERVAL_MS: '3600000' });
+    let ticks = 0;
+    const counting: Processor = async () => {
+      ticks += 1;
+      return { skipped: 'stopped' };
+    };
+    await testWorkers(h.config, ['checkpoint'], { checkpoint: counting });
+    const queue = h.services.client.pool.queue(`checkpoint@${h.config.hostId}`);
+    const settled = async () => {
+      const counts = await queue.getJobCounts('waiting', 'active', 'prioritized');
+      return Object.values(counts).every((n) => n === 0) ? true : undefined;
+    };
+    await h.provision('ws');
+    // A new `every` scheduler fires at once.
+    await waitFor('the first tick', () => (ticks === 1 ? true : undefined));
+    await waitFor('no checkpoint job waiting or running', settled);
+    // Every job BullMQ adds takes a number from the queue's counter: an upsert re-adds the next job.
+    const counter = () => h.services.redis.get(h.services.keys.bullQueue(`checkpoint@${h.config.hostId}`, 'id'));
+    const before = await counter();
+    for (let i = 0; i < 3; i++) {
+      expect((await h.provision('ws')).outcome).toBe('reused');
+      await waitFor('no checkpoint job waiting or running', settled);
+    }
+    expect(await counter()).toBe(before);
+    expect(ticks).toBe(1);
+    // Another interval (or generation) is upserted.
+    await h.services.client.startCheckpoints('ws', { everyMs: 45_000 });
+    expect((await queue.getJobScheduler('checkpoint:ws'))!.every).toBe(45_000);
+  });
+
+  it('a scheduler that lost its next job is repaired by the next start', async () => {
+    const h = await createHarness();
+    await h.provision('ws');
+    const bull = `checkpoint@${h.config.hostId}`;
+    const queue = h.services.client.pool.queue(bull);
+    const jobIds = async () => (await queue.getJobs(['waiting', 'delayed', 'prioritized'])).map((job) => job.id);
+    // Redis lost the job (BullMQ's API refuses to remove a scheduler's job).
+    const lost = (await jobIds())[0]!;
+    const { redis, keys } = h.services;
+    await redis.zrem(keys.bullQueue(bull, 'delayed'), lost);
+    await redis.lrem(keys.bullQueue(bull, 'wait'), 0, lost);
+    await redis.zrem(keys.bullQueue(bull, 'prioritized'), lost);
+    await redis.del(keys.bullQueue(bull, lost));
+    expect(await jobIds()).toEqual([]);
+    expect(await queue.getJobScheduler('checkpoint:ws')).toBeDefined();
+    await h.services.client.startCheckpoints('ws');
+    expect(await jobIds()).toHaveLength(1);
+  });
+
   it('checkpoint ticks coalesce with persists (never two runs at once) and record nothing when nothing changed', async () => {
     const h = await createHarness({ FLEET_CHECKPOINT_INTERVAL_MS: '1000' });
     await h.provision('ws');
