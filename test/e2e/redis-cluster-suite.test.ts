@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir, testEnv } from '../helpers/fleet-env.js';
 import { startFleetUp } from '../helpers/fleet-up.js';
-import { cliJson, runFleet } from '../helpers/processes.js';
+import { fleetJson, runFleet } from '../helpers/processes.js';
 import { RedisCluster } from '../helpers/redis-cluster.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -26,11 +26,7 @@ describe.each(['single-slot', 'per-queue'] as const)('the fleet on a Redis Clust
     });
     const up = await startFleetUp(env);
     const web = /web\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(up.stdout())![1]!;
-    const ok = async <T>(args: string[]): Promise<T> => {
-      const result = await runFleet([...args, '--json'], env);
-      expect(result.code, `fleet ${args.join(' ')}: ${result.stdout} ${result.stderr}`).toBe(0);
-      return cliJson(result.stdout) as T;
-    };
+    const ok = fleetJson(env);
     const exec = async (ws: string, script: string) => expect((await runFleet(['exec', ws, '--', 'sh', '-c', script], env)).code).toBe(0);
 
     // Deduplication: 20 callers at once, one provision job's answer for all of them.

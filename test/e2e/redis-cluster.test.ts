@@ -11,8 +11,32 @@ import { fleetKeys } from '../../src/keys.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { testEnv } from '../helpers/fleet-env.js';
 import { startFleetUp } from '../helpers/fleet-up.js';
-import { cliJson, runFleet } from '../helpers/processes.js';
+import { fleetJson, runFleet } from '../helpers/processes.js';
 import { RedisCluster } from '../helpers/redis-cluster.js';
+
+// 600 provision calls for 120 workspaces from 3 producers against 3 `fleet worker` processes; once
+// a tenth are answered, the master holding `slotKey`'s slot is failed over to its replica.
+async function failoverDuringLoad(extra: Record<string, string>, slotKey: (env: Record<string, string>) => string): Promise<void> {
+  const cluster = await RedisCluster.start();
+  const env = await testEnv({ ...cluster.env, REDIS_URL: 'redis://:unused@127.0.0.1:1', FLEET_LOG_LEVEL: 'error', ...extra });
+  let failedOver: { from: number; to: number } | null = null;
+  let doneWhenPromoted = Number.NaN;
+  const result = await runProvisionLoad({
+    env,
+    requests: 600,
+    workspaces: 120,
+    producers: 3,
+    workers: 3,
+    duringLoad: async (completed) => {
+      failedOver = await cluster.failoverSlotOf(slotKey(env));
+      doneWhenPromoted = completed();
+    },
+  });
+  expect(failedOver).toMatchObject({ from: expect.any(Number), to: expect.any(Number) });
+  // Requests were still in flight when the replica took over.
+  expect(doneWhenPromoted).toBeLessThan(600);
+  expect(result).toMatchObject({ requests: 600, created: 120, duplicates: 0, orphans: 0, inconsistentCallers: 0, failed: 0 });
+}
 
 describe('fleet on a Redis Cluster', () => {
   it('fleet up and the CLI use the cluster for every role; a workspace goes round trip', { timeout: 180_000 }, async () => {
@@ -20,11 +44,7 @@ describe('fleet on a Redis Cluster', () => {
     const env = await testEnv({ ...cluster.env, REDIS_URL: 'redis://:unused@127.0.0.1:1', FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
     const up = await startFleetUp(env);
     expect(up.stdout()).toMatch(/redis\s+cluster 127\.0\.0\.1:\d+.*\(cluster\)/);
-    const ok = async <T>(args: string[]): Promise<T> => {
-      const result = await runFleet([...args, '--json'], env);
-      expect(result.code, `fleet ${args.join(' ')}: ${result.stdout} ${result.stderr}`).toBe(0);
-      return cliJson(result.stdout) as T;
-    };
+    const ok = fleetJson(env);
     expect(await ok(['provision', 'ws', '--wait'])).toMatchObject({ generation: 1, outcome: 'created-empty' });
     expect((await runFleet(['exec', 'ws', '--', 'sh', '-c', 'echo on-the-cluster > notes.txt'], env)).code).toBe(0);
     const persisted = await ok<{ result: { revision: string; files: number } }>(['persist', 'ws', '--delete', '--reason', 'turn-end', '--wait']);
@@ -40,26 +60,8 @@ describe('fleet on a Redis Cluster', () => {
     expect(await client.exists(keys.address('ws'))).toBe(1);
   });
 
-  it('a failover of the master holding the fleet\'s slot during a provision load: one sandbox per workspace, every caller the same answer', { timeout: 240_000 }, async () => {
-    const cluster = await RedisCluster.start();
-    const env = await testEnv({ ...cluster.env, REDIS_URL: 'redis://:unused@127.0.0.1:1', FLEET_LOG_LEVEL: 'error' });
-    let failedOver: { from: number; to: number } | null = null;
-    let doneWhenPromoted = Number.NaN;
-    const result = await runProvisionLoad({
-      env,
-      requests: 600,
-      workspaces: 120,
-      producers: 3,
-      workers: 3,
-      duringLoad: async (completed) => {
-        failedOver = await cluster.failoverSlotOf(env.FLEET_PREFIX!);
-        doneWhenPromoted = completed();
-      },
-    });
-    expect(failedOver).toMatchObject({ from: expect.any(Number), to: expect.any(Number) });
-    // Requests were still in flight when the replica took over.
-    expect(doneWhenPromoted).toBeLessThan(600);
-    expect(result).toMatchObject({ requests: 600, created: 120, duplicates: 0, orphans: 0, inconsistentCallers: 0, failed: 0 });
+  it("a failover of the master holding the fleet's slot during a provision load: one sandbox per workspace, every caller the same answer", { timeout: 240_000 }, async () => {
+    await failoverDuringLoad({}, (env) => env.FLEET_PREFIX!);
   });
 
   it('per-queue tags: the queues live on different masters, the CLI finds them all, the fleet keys stay in one slot', { timeout: 180_000 }, async () => {
@@ -67,11 +69,7 @@ describe('fleet on a Redis Cluster', () => {
     // A fixed prefix: with it the three queues below hash to three different masters (slots 1536, 6016, 13814).
     const env = await testEnv({ ...cluster.env, REDIS_URL: 'redis://:unused@127.0.0.1:1', FLEET_PREFIX: '{fleet}', FLEET_REDIS_KEY_LAYOUT: 'per-queue', FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
     await startFleetUp(env);
-    const ok = async <T>(args: string[]): Promise<T> => {
-      const result = await runFleet([...args, '--json'], env);
-      expect(result.code, `fleet ${args.join(' ')}: ${result.stdout} ${result.stderr}`).toBe(0);
-      return cliJson(result.stdout) as T;
-    };
+    const ok = fleetJson(env);
     expect(await ok(['provision', 'ws', '--wait'])).toMatchObject({ generation: 1, outcome: 'created-empty' });
     expect((await runFleet(['exec', 'ws', '--', 'sh', '-c', 'echo per-queue > notes.txt'], env)).code).toBe(0);
     const persisted = await ok<{ result: { files: number } }>(['persist', 'ws', '--delete', '--reason', 'turn-end', '--wait']);
@@ -100,21 +98,6 @@ describe('fleet on a Redis Cluster', () => {
   });
 
   it('per-queue tags: a failover of the master holding the provision queue during a load: one sandbox per workspace', { timeout: 240_000 }, async () => {
-    const cluster = await RedisCluster.start();
-    const env = await testEnv({ ...cluster.env, REDIS_URL: 'redis://:unused@127.0.0.1:1', FLEET_REDIS_KEY_LAYOUT: 'per-queue', FLEET_LOG_LEVEL: 'error' });
-    const keys = fleetKeys(env.FLEET_PREFIX!, 'per-queue');
-    let failedOver: { from: number; to: number } | null = null;
-    const result = await runProvisionLoad({
-      env,
-      requests: 600,
-      workspaces: 120,
-      producers: 3,
-      workers: 3,
-      duringLoad: async () => {
-        failedOver = await cluster.failoverSlotOf(keys.queuePrefix('provision'));
-      },
-    });
-    expect(failedOver).toMatchObject({ from: expect.any(Number), to: expect.any(Number) });
-    expect(result).toMatchObject({ requests: 600, created: 120, duplicates: 0, orphans: 0, inconsistentCallers: 0, failed: 0 });
+    await failoverDuringLoad({ FLEET_REDIS_KEY_LAYOUT: 'per-queue' }, (env) => fleetKeys(env.FLEET_PREFIX!, 'per-queue').queuePrefix('provision'));
   });
 });
