@@ -17,4 +17,5 @@ export const BENCHMARKS: Readonly<Record<string, () => Promise<{ default: Benchm
   'vercel-persist': () => import('./vercel-persist.js'),
   'loss-window': () => import('./loss-window.js'),
   capacity: () => import('./capacity.js'),
+  'key-split': () => import('./key-split.js'),
 };
