@@ -13,6 +13,13 @@ import { testEnv } from '../helpers/fleet-env.js';
 import { startFleetUp } from '../helpers/fleet-up.js';
 import { fleetJson, runFleet } from '../helpers/processes.js';
 import { RedisCluster } from '../helpers/redis-cluster.js';
+import { ManagedProcess } from '../../chaos/fleet-processes.js';
+import { ArchiveStore } from '../../src/archive/archive-store.js';
+import { loadConfig } from '../../src/config.js';
+import { createFleetClient } from '../../src/producers/fleet-client.js';
+import { LocalProvider } from '../../src/providers/local/local-provider.js';
+import type { ProvisionResult } from '../../src/queues/provision.js';
+import { archivedNode } from '../helpers/archived.js';
 
 // 600 provision calls for 120 workspaces from 3 producers against 3 `fleet worker` processes; once
 // a tenth are answered, the master holding `slotKey`'s slot is failed over to its replica.
@@ -99,5 +106,64 @@ describe('fleet on a Redis Cluster', () => {
 
   it('per-queue tags: a failover of the master holding the provision queue during a load: one sandbox per workspace', { timeout: 240_000 }, async () => {
     await failoverDuringLoad({ FLEET_REDIS_KEY_LAYOUT: 'per-queue' }, (env) => fleetKeys(env.FLEET_PREFIX!, 'per-queue').queuePrefix('provision'));
+  });
+
+  it("acknowledged persists survive a failover of the master holding the fleet's slot: every one is in the archive", { timeout: 300_000 }, async () => {
+    const cluster = await RedisCluster.start();
+    const env = await testEnv({ ...cluster.env, REDIS_URL: 'redis://:unused@127.0.0.1:1', FLEET_LOG_LEVEL: 'error', FLEET_CHECKPOINT_INTERVAL_MS: '2000' });
+    const config = loadConfig(env);
+    const processes = ['provision', 'persist', 'checkpoint'].map((queues) => new ManagedProcess({ name: queues, hostId: config.hostId, queues, env }));
+    addCleanup(() => Promise.all(processes.map((p) => p.kill('SIGKILL'))).then(() => undefined));
+    await Promise.all(processes.map((p) => p.start()));
+    const client = createFleetClient({ config });
+    addCleanup(() => client.close());
+    const local = new LocalProvider({ hostId: config.hostId, liveRoot: config.paths.liveRoot, snapshotRoot: config.paths.snapshotRoot, archiveRoot: config.paths.archiveRoot, systemPath: config.systemPath, copyTimeoutMs: 60_000 });
+    const archive = new ArchiveStore(config.paths.archiveRoot);
+    const ids = Array.from({ length: 12 }, (_, i) => `fo-${i}`);
+    const rounds = 6;
+    const acked = new Map<string, number>();
+    let done = 0;
+    let failedOver: Promise<{ from: number; to: number }> | null = null;
+    let doneWhenPromoted = Number.NaN;
+    // Each workspace: a file per round written into its live tree, then a turn-end persist; a call
+    // caught by the failover is tried again (as an app does), only an acknowledgement counts.
+    await Promise.all(
+      ids.map(async (workspaceId) => {
+        for (let round = 1; round <= rounds; round++) {
+          for (let attempt = 1; ; attempt++) {
+            try {
+              const placed = (await client.provision({ workspaceId }, { wait: true, timeoutMs: 60_000 })).result as ProvisionResult;
+              await local.writeFiles(placed.handle, [{ path: `round-${round}.txt`, content: Buffer.from(`${workspaceId} ${round}`) }]);
+              await client.persist({ workspaceId, generation: placed.generation, delete: true, reason: 'turn-end' }, { wait: true, timeoutMs: 60_000 });
+              acked.set(workspaceId, round);
+              break;
+            } catch (error) {
+              if (attempt >= 10) throw error;
+            }
+          }
+          done += 1;
+          if (done === Math.floor((ids.length * rounds) / 3)) {
+            failedOver = cluster.failoverSlotOf(env.FLEET_PREFIX!).then((moved) => {
+              doneWhenPromoted = done;
+              return moved;
+            });
+          }
+        }
+      }),
+    );
+    expect(await failedOver).toMatchObject({ from: expect.any(Number), to: expect.any(Number) });
+    // Turns were still in flight when the replica took over.
+    expect(doneWhenPromoted).toBeLessThan(ids.length * rounds);
+    // Every acknowledged round of every workspace is in its current revision.
+    for (const workspaceId of ids) {
+      expect(acked.get(workspaceId)).toBe(rounds);
+      for (let round = 1; round <= rounds; round++) {
+        const node = await archivedNode(archive, workspaceId, `round-${round}.txt`);
+        expect(node?.type === 'file' ? node.content.toString() : null, `${workspaceId} round ${round}`).toBe(`${workspaceId} ${round}`);
+      }
+    }
+    // One sandbox per workspace, the addressed one.
+    const sandboxes = await local.list();
+    expect(sandboxes.map((sandbox) => sandbox.workspaceId).sort()).toEqual([...ids].sort());
   });
 });
