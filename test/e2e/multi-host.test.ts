@@ -37,6 +37,9 @@ describe('three hosts, one shared archive', () => {
       FLEET_STALLED_INTERVAL_MS: '1500',
       FLEET_MAX_STALLED_COUNT: '20',
       FLEET_LOCK_TTL_MS: '3000',
+      // A host is dead after three missed heartbeats: 6 s here, so a live host slowed by the
+      // machine's load (nine fleet processes and thirty callers on two cores) is never taken for dead.
+      FLEET_HEARTBEAT_INTERVAL_MS: '2000',
       // Orphans (a create whose provisioner died before publishing) are old enough to reap after
       // 30 s, and each host's janitor looks every 2 s: the fleet converges while the test waits.
       FLEET_PROVISION_DEADLINE_MS: '30000',
@@ -60,7 +63,9 @@ describe('three hosts, one shared archive', () => {
     const acked = new Set<string>();
     let killed: Promise<void> | null = null;
     const heldByDeadAtKill: string[] = [];
-    const resets: string[] = [];
+    // Workspaces reset after a WorkspaceConflict, with where they were last placed at that moment.
+    const resets: { workspaceId: string; lastPlaced: string | undefined }[] = [];
+    const lastPlaced = new Map<string, string>();
     const killDeadHost = async () => {
       heldByDeadAtKill.push(...[...acked].filter((ws) => placedOn.get(ws) === DEAD));
       await Promise.all(processes.filter((p) => p.spec.hostId === DEAD).map((p) => p.kill('SIGKILL')));
@@ -79,6 +84,7 @@ describe('three hosts, one shared archive', () => {
         try {
           const { result } = await client.provision({ workspaceId }, { wait: true, timeoutMs: CALL_TIMEOUT_MS });
           const placed = result as ProvisionResult;
+          lastPlaced.set(workspaceId, placed.hostId);
           if (placed.hostId === DEAD && killed !== null) throw new Error(`${workspaceId} placed on the dead host after the kill`);
           await providers.get(placed.hostId)!.writeFiles(placed.handle, [{ path: 'owner.txt', content: Buffer.from(workspaceId) }]);
           await client.persist({ workspaceId, generation: placed.generation, reason: 'turn-end' }, { wait: true, timeoutMs: CALL_TIMEOUT_MS });
@@ -93,7 +99,7 @@ describe('three hosts, one shared archive', () => {
             const reset = spawnTracked(process.execPath, [FLEET_BIN, 'workspace', 'reset', workspaceId, '--confirm', '--json'], { env: { ...base, FLEET_HOST_ID: 'app-pod' } });
             expect(await reset.exited, reset.stderr()).toEqual({ code: 0, signal: null });
             expect(acked.has(workspaceId)).toBe(false);
-            resets.push(workspaceId);
+            resets.push({ workspaceId, lastPlaced: lastPlaced.get(workspaceId) });
             continue;
           }
           if (attempt >= 8) throw new Error(`${workspaceId}: no acknowledged placement after ${attempt} attempts: ${(error as Error).message}`);
@@ -110,6 +116,8 @@ describe('three hosts, one shared archive', () => {
     );
     await killed;
     expect(acked.size).toBe(WORKSPACES);
+    // Only workspaces last placed on the dead host (or whose placement never answered), none acknowledged, needed a reset.
+    for (const reset of resets) expect([DEAD, undefined], reset.workspaceId).toContain(reset.lastPlaced);
     // The kill was mid-load and hit a host holding acknowledged workspaces.
     expect(heldByDeadAtKill.length).toBeGreaterThan(0);
 
