@@ -7,7 +7,8 @@
  * (a warm reuse, a file, a turn-end persist acknowledged) with checkpoints every 2 s. Every command
  * Redis receives meanwhile is read with MONITOR and counted by its first key's hash tag.
  */
-import { Redis } from 'ioredis';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { ManagedProcess } from '../chaos/fleet-processes.js';
 import { createFleetClient } from '../src/producers/fleet-client.js';
 import { LocalProvider } from '../src/providers/local/local-provider.js';
@@ -52,13 +53,25 @@ const keySplit: Benchmark = async (ctx) =>
     const fleetTag = `${before}{${tag}}${after}`;
     const queueTag = `${before}{${tag}:`;
     const counts = { queue: 0, fleet: 0, keyless: 0 };
-    const monitor = await new Redis(env.redisUrl, { connectionName: 'key-split-monitor' }).monitor();
-    env.releasers.add('monitor', () => void monitor.disconnect());
-    monitor.on('monitor', (_time: string, args: string[]) => {
+    // MONITOR through redis-cli, line-buffered, one line per command (ioredis' monitor mode throws from its
+    // socket handler when a line arrives as it closes, which would crash the run).
+    // (redis-cli 7.0 fails AUTH for `-u redis://:password@…`, an empty user name: the parts are passed.)
+    const redisAt = new URL(env.redisUrl);
+    const monitor = spawn('stdbuf', ['-oL', 'redis-cli', '--no-auth-warning', '-h', redisAt.hostname, '-p', redisAt.port, ...(redisAt.password ? ['-a', decodeURIComponent(redisAt.password)] : []), 'monitor'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    env.releasers.add('monitor', () => void monitor.kill('SIGKILL'));
+    let counting = true;
+    createInterface({ input: monitor.stdout! }).on('line', (line) => {
+      if (!counting || !line.includes('] "')) return;
+      const args = [...line.slice(line.indexOf(']') + 1).matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!);
       const key = firstKey(args);
       if (key?.startsWith(queueTag)) counts.queue += 1;
       else if (key?.startsWith(fleetTag)) counts.fleet += 1;
       else counts.keyless += 1;
+    });
+    // Counting starts once redis-cli is in monitor mode (it prints OK first).
+    await new Promise<void>((resolve, reject) => {
+      monitor.once('error', reject);
+      monitor.stdout!.once('data', () => resolve());
     });
     ctx.log(`${workspaces} workspaces x ${rounds} turns, checkpoints every 2 s, under MONITOR`);
     for (let round = 0; round < rounds; round++) {
@@ -70,7 +83,8 @@ const keySplit: Benchmark = async (ctx) =>
     }
     // Two intervals more, so the last turns' ticks are counted too.
     await new Promise((resolve) => setTimeout(resolve, 4_000));
-    monitor.disconnect();
+    counting = false;
+    monitor.kill('SIGKILL');
     const keyed = counts.queue + counts.fleet;
     const queueShare = keyed === 0 ? 0 : counts.queue / keyed;
     return {
