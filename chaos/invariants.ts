@@ -68,7 +68,7 @@ export async function checkInvariants(
     const attached = await services.checkpoints.attachedIds(ws);
     let previous = 0;
     for (const id of attached) {
-      const c = await services.checkpoints.get(id);
+      const c = await services.checkpoints.get(ws, id);
       if (!c) continue;
       if (c.generation < previous) {
         report.fenceViolations += 1;

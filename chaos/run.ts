@@ -164,7 +164,7 @@ async function main(): Promise<number> {
   // A creator killed by a fault leaves its pending-create lease until it expires: wait for that.
   const checkKeys = fleetKeys(common.FLEET_PREFIX);
   const leaseDeadline = Date.now() + 60_000;
-  while ((await checkRedis.zcount(checkKeys.pendingCreates(), `(${Date.now()}`, '+inf')) > 0 && Date.now() < leaseDeadline) await pause(500);
+  while ((await checkRedis.zcount(checkKeys.pendingCreates(0), `(${Date.now()}`, '+inf')) > 0 && Date.now() < leaseDeadline) await pause(500);
   // Each host's GC collects its own orphans (as its host janitor does); host-a's also Vercel's.
   const servicesByHost = hosts.map((h) =>
     createServices({ config: loadConfig({ ...hostEnv(h), FLEET_PROVISION_DEADLINE_MS: '1000' }), redis: checkRedis, logger: createLogger({ level: 'silent' }) }),

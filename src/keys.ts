@@ -9,12 +9,43 @@
  * prefix's tag plus `:<queue>` (`{fleet}` → `{fleet:persist@host-a}`), so BullMQ keeps each queue
  * in one slot (its scripts need that) while a cluster spreads the queues over its masters. The
  * fleet's own keys keep the prefix in both layouts.
+ *
+ * Under `sharded` the queues are laid out as under `per-queue`, and the state of each workspace
+ * moves to its bucket's tag (`{fleet}` → `{fleet/ws17}`, bucket = FNV-1a(workspace id) mod
+ * WORKSPACE_BUCKETS): address, generation, runtime, intents, checkpoints, quota, uid, locks, and
+ * the fleet-wide indexes that the workspace's scripts write beside its state (the workspaces
+ * index, pending creates, the over-quota set, the unattached checkpoints, the migration marks, the
+ * uid owners and cursor) become one index per bucket. So every script touches one slot, and a
+ * cluster spreads both the queues and the workspaces over its masters. Fleet-wide records (hosts,
+ * workers, bases, metrics, events) keep the prefix's tag. Index builders take the bucket
+ * (`keys.bucket(workspaceId)`, or 0..buckets-1 to read them all); under the other layouts there is
+ * one bucket, 0, and the keys are the historical ones.
  */
-export type KeyLayout = 'single-slot' | 'per-queue';
+export type KeyLayout = 'single-slot' | 'per-queue' | 'sharded';
+
+/** How many workspace buckets the `sharded` layout spreads workspace state over (a storage format: never changed without `fleet redis migrate-keys`). */
+export const WORKSPACE_BUCKETS = 128;
+
+/** Stable bucket of a workspace id: FNV-1a (32 bit) of its UTF-8 bytes, modulo `buckets`. */
+export function workspaceBucket(workspaceId: string, buckets: number): number {
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(workspaceId, 'utf8')) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % buckets;
+}
+
+/** Workspace resources whose lock lives with the workspace's state (`<kind>:<workspaceId>`). */
+const WORKSPACE_LOCK = /^(provision|persist):([^:]+)$/;
 
 export interface FleetKeys {
   readonly prefix: string;
   readonly layout: KeyLayout;
+  /** How many workspace buckets there are (1 unless `sharded`). */
+  readonly buckets: number;
+  /** The bucket of a workspace (always 0 unless `sharded`). */
+  bucket(workspaceId: string): number;
   /** The BullMQ `prefix` option of a queue (its Queue, Worker, QueueEvents). */
   queuePrefix(queue: string): string;
   /** Address store hash: handle, generation, hostId, provider, publishedAt. */
@@ -23,26 +54,26 @@ export interface FleetKeys {
   generation(workspaceId: string): string;
   /** Runtime resource hash (state machine of seed 000). */
   runtime(workspaceId: string): string;
-  /** Sorted set of incarnations being created (`<workspace>:g<generation>`) scored by lease expiry (ms). */
-  pendingCreates(): string;
+  /** Sorted set of incarnations being created (`<workspace>:g<generation>`) scored by lease expiry (ms), of one bucket. */
+  pendingCreates(bucket: number): string;
   /** Merged pending persist request of a workspace (see persist-intent). */
   persistIntent(workspaceId: string): string;
   /** Outcome of the last persist run of a workspace, read by waiters. */
   persistStatus(workspaceId: string): string;
   /** Sequence number a persist worker merged for one job of another producer (see persist-intent). */
-  persistClaim(bullQueue: string, jobId: string): string;
+  persistClaim(workspaceId: string, bullQueue: string, jobId: string): string;
   /** Key the web process writes (with a TTL) to prove Redis accepts writes (`/readyz`). */
   readinessProbe(): string;
-  /** Sorted set of known workspaces scored by last activity (ms). */
-  workspaces(): string;
+  /** Sorted set of known workspaces scored by last activity (ms), of one bucket. */
+  workspaces(bucket: number): string;
   /** Sorted set of what keeps a workspace busy (open turns, running execs and file operations) scored by lease expiry (ms). */
   activity(workspaceId: string): string;
   /** Quota usage hash of a workspace: bytes, files (the last persist's revision plus API writes since), measuredAt. */
   quotaUsage(workspaceId: string): string;
-  /** Sorted set of workspaces over their quota, scored by when they went over (ms). */
-  overQuota(): string;
-  /** Checkpoint record hash. */
-  checkpoint(checkpointId: string): string;
+  /** Sorted set of workspaces over their quota, scored by when they went over (ms), of one bucket. */
+  overQuota(bucket: number): string;
+  /** Checkpoint record hash (in the bucket of its workspace). */
+  checkpoint(bucket: number, checkpointId: string): string;
   /** Sorted set of a workspace's checkpoint ids scored by creation time. */
   checkpoints(workspaceId: string): string;
   /** Attached (current) checkpoint id of a workspace. */
@@ -53,8 +84,8 @@ export interface FleetKeys {
   attachSeq(workspaceId: string): string;
   /** Hash `<kind>|<revision>` → checkpoint id of a workspace (a revision is recorded once). */
   checkpointIndex(workspaceId: string): string;
-  /** Sorted set of all unattached checkpoint ids scored by creation time (GC index). */
-  unattached(): string;
+  /** Sorted set of the unattached checkpoint ids of one bucket scored by creation time (GC index). */
+  unattached(bucket: number): string;
   /** A key of BullMQ's own layout for a queue (`<prefix>:<queue>:<type>`, e.g. `events`, `id`), for the reads BullMQ has no call for. */
   bullQueue(queue: string, type: string): string;
   /** Glob matching the job-id counter (`id`) of every BullMQ queue under the prefix. */
@@ -89,18 +120,18 @@ export interface FleetKeys {
   activeBases(): string;
   /** Counter of bakes (the generation of each bake's seed sandbox). */
   bakeSeq(): string;
-  /** Hash of migration state: workspace → migrated-at. */
-  migrated(): string;
+  /** Hash of migration state: workspace → migrated-at, of one bucket. */
+  migrated(bucket: number): string;
   /** Cursor and lease of the backfill sweep. */
   backfillSweep(): string;
   /** Lease of the backfill sweep of one source (a token with a TTL). */
   backfillSweepLease(source: string): string;
   /** The sandbox uid of a workspace (set once, never changed; see sandbox-uid-store). */
   sandboxUid(workspaceId: string): string;
-  /** Hash uid → workspace of every sandbox uid ever handed out (never reused). */
-  sandboxUidOwners(): string;
-  /** Next uid to try (the allocation cursor). */
-  sandboxUidCursor(): string;
+  /** Hash uid → workspace of every sandbox uid of one bucket's share of the range ever handed out (never reused). */
+  sandboxUidOwners(bucket: number): string;
+  /** Next uid to try in one bucket's share (the allocation cursor). */
+  sandboxUidCursor(bucket: number): string;
   /** Hash token → writer of the shared object store in flight (see state/store-writers). */
   storeWriters(): string;
   /** Where the next `--read-data-subset` slice of the object id space starts (see state/verify-cursor). */
@@ -126,39 +157,50 @@ function splitTag(prefix: string): [string, string, string] {
 export function fleetKeys(prefix: string, layout: KeyLayout = 'single-slot'): FleetKeys {
   const p = prefix;
   const [before, tag, after] = splitTag(p);
-  const queuePrefix = layout === 'per-queue' ? (queue: string) => `${before}{${tag}:${queue}}${after}` : () => p;
+  const queuePrefix = layout === 'single-slot' ? () => p : (queue: string) => `${before}{${tag}:${queue}}${after}`;
+  const sharded = layout === 'sharded';
+  const buckets = sharded ? WORKSPACE_BUCKETS : 1;
+  const bucket = sharded ? (ws: string) => workspaceBucket(ws, buckets) : () => 0;
+  // The prefix of a bucket's keys (the prefix itself unless sharded).
+  const inBucket = sharded ? (b: number) => `${before}{${tag}/ws${b}}${after}` : () => p;
+  const w = (ws: string) => `${inBucket(bucket(ws))}:ws:${ws}`;
   return Object.freeze({
     prefix: p,
     layout,
+    buckets,
+    bucket,
     queuePrefix,
-    address: (ws: string) => `${p}:ws:${ws}:addr`,
-    generation: (ws: string) => `${p}:ws:${ws}:gen`,
-    runtime: (ws: string) => `${p}:ws:${ws}:runtime`,
-    pendingCreates: () => `${p}:pending-creates`,
-    persistIntent: (ws: string) => `${p}:ws:${ws}:persist-intent`,
-    persistStatus: (ws: string) => `${p}:ws:${ws}:persist-status`,
-    persistClaim: (queue: string, jobId: string) => `${p}:persist-claim:${queue}:${jobId}`,
+    address: (ws: string) => `${w(ws)}:addr`,
+    generation: (ws: string) => `${w(ws)}:gen`,
+    runtime: (ws: string) => `${w(ws)}:runtime`,
+    pendingCreates: (b: number) => `${inBucket(b)}:pending-creates`,
+    persistIntent: (ws: string) => `${w(ws)}:persist-intent`,
+    persistStatus: (ws: string) => `${w(ws)}:persist-status`,
+    persistClaim: (ws: string, queue: string, jobId: string) => `${inBucket(bucket(ws))}:persist-claim:${queue}:${jobId}`,
     readinessProbe: () => `${p}:readyz-probe`,
-    workspaces: () => `${p}:workspaces`,
-    activity: (ws: string) => `${p}:ws:${ws}:activity`,
-    quotaUsage: (ws: string) => `${p}:ws:${ws}:quota-usage`,
-    overQuota: () => `${p}:over-quota`,
-    checkpoint: (id: string) => `${p}:ckpt:${id}`,
-    checkpoints: (ws: string) => `${p}:ws:${ws}:ckpts`,
-    head: (ws: string) => `${p}:ws:${ws}:head`,
-    attached: (ws: string) => `${p}:ws:${ws}:attached`,
-    attachSeq: (ws: string) => `${p}:ws:${ws}:attach-seq`,
-    checkpointIndex: (ws: string) => `${p}:ws:${ws}:ckpt-index`,
-    unattached: () => `${p}:ckpt-unattached`,
+    workspaces: (b: number) => `${inBucket(b)}:workspaces`,
+    activity: (ws: string) => `${w(ws)}:activity`,
+    quotaUsage: (ws: string) => `${w(ws)}:quota-usage`,
+    overQuota: (b: number) => `${inBucket(b)}:over-quota`,
+    checkpoint: (b: number, id: string) => `${inBucket(b)}:ckpt:${id}`,
+    checkpoints: (ws: string) => `${w(ws)}:ckpts`,
+    head: (ws: string) => `${w(ws)}:head`,
+    attached: (ws: string) => `${w(ws)}:attached`,
+    attachSeq: (ws: string) => `${w(ws)}:attach-seq`,
+    checkpointIndex: (ws: string) => `${w(ws)}:ckpt-index`,
+    unattached: (b: number) => `${inBucket(b)}:ckpt-unattached`,
     bullQueue: (queue: string, type: string) => `${queuePrefix(queue)}:${queue}:${type}`,
-    bullQueueIdPattern: () => (layout === 'per-queue' ? `${globLiteral(before)}{${globLiteral(tag)}:*}${globLiteral(after)}:*:id` : `${globLiteral(p)}:*:id`),
+    bullQueueIdPattern: () => (layout === 'single-slot' ? `${globLiteral(p)}:*:id` : `${globLiteral(before)}{${globLiteral(tag)}:*}${globLiteral(after)}:*:id`),
     bullQueueOfIdKey: (key: string) => {
-      if (layout !== 'per-queue') return key.slice(p.length + 1, -':id'.length);
+      if (layout === 'single-slot') return key.slice(p.length + 1, -':id'.length);
       // `<before>{<tag>:<queue>}<after>:<queue>:id`: the queue as the tag names it.
       const inTag = key.slice(before.length + tag.length + 2);
       return inTag.slice(0, inTag.indexOf('}'));
     },
-    lock: (resource: string) => `${p}:lock:${resource}`,
+    lock: (resource: string) => {
+      const owned = sharded ? WORKSPACE_LOCK.exec(resource) : null;
+      return `${owned ? inBucket(bucket(owned[2]!)) : p}:lock:${resource}`;
+    },
     workers: () => `${p}:workers`,
     worker: (id: string) => `${p}:workers:${id}`,
     hosts: () => `${p}:hosts`,
@@ -172,12 +214,12 @@ export function fleetKeys(prefix: string, layout: KeyLayout = 'single-slot'): Fl
     baseByHash: (provider: string, hash: string) => `${p}:bases:hash:${provider}:${hash}`,
     activeBases: () => `${p}:bases:active`,
     bakeSeq: () => `${p}:bake-seq`,
-    migrated: () => `${p}:migrated`,
+    migrated: (b: number) => `${inBucket(b)}:migrated`,
     backfillSweep: () => `${p}:backfill:sweep`,
     backfillSweepLease: (source: string) => `${p}:backfill:sweep:${source}:lease`,
-    sandboxUid: (ws: string) => `${p}:ws:${ws}:sandbox-uid`,
-    sandboxUidOwners: () => `${p}:sandbox-uids`,
-    sandboxUidCursor: () => `${p}:sandbox-uid-cursor`,
+    sandboxUid: (ws: string) => `${w(ws)}:sandbox-uid`,
+    sandboxUidOwners: (b: number) => `${inBucket(b)}:sandbox-uids`,
+    sandboxUidCursor: (b: number) => `${inBucket(b)}:sandbox-uid-cursor`,
     storeWriters: () => `${p}:store-writers`,
     verifyCursor: () => `${p}:verify:cursor`,
     execOutput: (id: string) => `${p}:exec-out:${id}`,

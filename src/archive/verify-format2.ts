@@ -54,5 +54,5 @@ export async function checkRecordTarget(checker: StoreChecker, deps: VerifyDeps,
 async function goneMeanwhile(deps: VerifyDeps, target: RecordTarget): Promise<boolean> {
   const removed = await deps.archive.readRecord(target.workspaceId, target.revision).then((r) => r === null, () => false);
   if (removed) return true;
-  return target.checkpointId !== null && (await deps.history.get(target.checkpointId))?.attachedAt == null;
+  return target.checkpointId !== null && (await deps.history.get(target.workspaceId, target.checkpointId))?.attachedAt == null;
 }

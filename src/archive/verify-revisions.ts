@@ -195,7 +195,7 @@ async function checkWorkspace(deps: VerifyDeps, workspaceId: string, rootPresent
     const state = await inspect(revision);
     const found = structureProblems(state, `revision (${role})`, missingFormat);
     // A record forgotten by retention GC since it was listed is no longer history's claim.
-    if (found.length > 0 && (await history.get(record.id))?.attachedAt == null) continue;
+    if (found.length > 0 && (await history.get(workspaceId, record.id))?.attachedAt == null) continue;
     for (const [problem, detail] of found) add(revision, problem, detail);
     const counts = state.record.state === 'ok' ? { ...state.record.record, what: 'the revision record' } : state.manifest.state === 'ok' ? { ...state.manifest.manifest, what: 'the manifest' } : null;
     if (counts && (counts.files !== record.files || counts.bytes !== record.bytes)) {
@@ -252,7 +252,7 @@ async function stillBehind(deps: VerifyDeps, workspaceId: string, linked: string
 async function attachedRecords(history: VerifyDeps['history'], workspaceId: string, head: Checkpoint | null): Promise<Checkpoint[]> {
   const ids = await history.attachedIds(workspaceId);
   if (head && !ids.includes(head.id)) ids.push(head.id);
-  const records = await Promise.all(ids.map((id) => history.get(id)));
+  const records = await Promise.all(ids.map((id) => history.get(workspaceId, id)));
   return records.filter((c): c is Checkpoint => c !== null && c.attachedAt !== null && c.kind === 'portable_workspace');
 }
 

@@ -43,12 +43,13 @@ export const CONFIG_SHAPE = deepFreeze({
       doc: 'Hash-tagged prefix of every queue and key (Redis Cluster-safe)',
     }),
     /**
-     * Where BullMQ's queue keys hash: `single-slot` (every queue under FLEET_PREFIX's one tag, as
-     * every release before this setting) or `per-queue` (each queue its own tag derived from the
-     * prefix's, so a Redis Cluster spreads the queues over its masters; see docs/capacity.md).
+     * Where keys hash: `single-slot` (every key under FLEET_PREFIX's one tag, as every release
+     * before this setting), `per-queue` (each queue its own tag derived from the prefix's, so a
+     * Redis Cluster spreads the queues over its masters) or `sharded` (queues as `per-queue`, and
+     * each workspace's state in one of 128 bucket tags; see keys.ts and docs/capacity.md).
      */
-    keyLayout: variable('FLEET_REDIS_KEY_LAYOUT', oneOf(['single-slot', 'per-queue'] as const, 'single-slot'), {
-      doc: 'Hash tags of the queues: `single-slot` (every key in one slot) or `per-queue` (a tag per queue, spread over a cluster; changing it needs the migration in the README)',
+    keyLayout: variable('FLEET_REDIS_KEY_LAYOUT', oneOf(['single-slot', 'per-queue', 'sharded'] as const, 'single-slot'), {
+      doc: 'Hash tags: `single-slot` (every key in one slot), `per-queue` (a tag per queue) or `sharded` (a tag per queue and per workspace bucket), spread over a cluster; changing it needs `fleet redis migrate-keys` (README)',
     }),
     commandTimeoutMs: variable('FLEET_REDIS_COMMAND_TIMEOUT_MS', durationMs(5_000, 50, 10 * 60_000), { doc: 'Command timeout of non-worker Redis connections' }),
   },

@@ -27,7 +27,7 @@ export const retentionKind: GcKindRunner = {
       const ids = await deps.checkpoints.attachedIds(workspaceId);
       const expired = ids.slice(0, Math.max(0, ids.length - keepRevisions));
       for (const id of expired) {
-        const c = await deps.checkpoints.get(id);
+        const c = await deps.checkpoints.get(workspaceId, id);
         if (!c || c.id === head?.id || c.kind !== 'portable_workspace') continue;
         if (!validRecord(ctx, workspaceId, c)) continue;
         if (now - c.createdAt < keepRevisionsMinAgeMs) continue;
@@ -41,7 +41,7 @@ export const retentionKind: GcKindRunner = {
   async apply(ctx, planned) {
     const out: GcItem[] = [];
     for (const item of planned) {
-      const c = await ctx.deps.checkpoints.get(item.id);
+      const c = item.workspaceId ? await ctx.deps.checkpoints.get(item.workspaceId, item.id) : null;
       if (!c || !item.workspaceId || !validRecord(ctx, item.workspaceId, c)) continue;
       if (!(await ctx.deps.checkpoints.forget(item.workspaceId, item.id))) continue;
       if (await removeRevision(ctx.deps.archive, item.workspaceId, c.workspaceRevision)) out.push(item);

@@ -3,6 +3,7 @@
  * live workers, persist lag, the metrics hash the workers write, fence rejections) and the
  * collectors render that snapshot, so the numbers are fleet-wide whichever process serves them.
  */
+import { sumOverBuckets } from '../state/buckets.js';
 import { Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { RedisClient } from '../redis.js';
 import type { Config } from '../config.js';
@@ -166,7 +167,7 @@ export function createFleetMetrics({ redis, keys, config }: { redis: RedisClient
     const [{ status, lag }, hash, overQuota, archiveFs] = await Promise.all([
       readFleetSnapshot(redis, keys, config),
       new MetricsHash(redis, keys).read(),
-      redis.zcard(keys.overQuota()),
+      sumOverBuckets(keys, (b) => redis.zcard(keys.overQuota(b))),
       archiveFilesystem(config.paths.archiveRoot),
     ]);
     snapshot = { status, lag, hash, overQuota, archiveFs };

@@ -69,7 +69,7 @@ const view = (c: Checkpoint): CheckpointView => ({
 export async function rejectCheckpoint(deps: RejectCheckpointDeps, input: RejectCheckpointInput): Promise<RejectCheckpointResult> {
   const request = parsePayload('reject checkpoint request', RejectCheckpointRequest, input);
   const { workspaceId } = request;
-  const checkpoint = request.checkpointId !== undefined ? await deps.checkpoints.get(request.checkpointId) : await deps.checkpoints.byRevision(workspaceId, 'portable_workspace', request.revision!);
+  const checkpoint = request.checkpointId !== undefined ? await deps.checkpoints.get(workspaceId, request.checkpointId) : await deps.checkpoints.byRevision(workspaceId, 'portable_workspace', request.revision!);
   if (!checkpoint || checkpoint.workspaceId !== workspaceId) {
     throw new CheckpointNotFoundError(`workspace ${workspaceId} has no checkpoint ${request.checkpointId ?? request.revision}`, { context: { workspaceId, checkpointId: request.checkpointId, revision: request.revision } });
   }

@@ -21,7 +21,7 @@ export interface DurableFactsDeps {
   readonly checkpoints: Pick<CheckpointStore, 'current' | 'history'>;
   readonly archive: Pick<ArchiveStore, 'current' | 'revisions'>;
   readonly redis: Pick<RedisClient, 'hexists'>;
-  readonly keys: Pick<FleetKeys, 'migrated'>;
+  readonly keys: Pick<FleetKeys, 'migrated' | 'bucket'>;
 }
 
 export interface DurableFacts {

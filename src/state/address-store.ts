@@ -8,6 +8,7 @@ import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
 import { countFenceRejection } from './fence-rejections.js';
+import { inEveryBucket, lowestScores, sumOverBuckets } from './buckets.js';
 
 export type ProviderName = 'local' | 'vercel';
 
@@ -93,13 +94,9 @@ export class AddressStore {
 
   /** When each workspace's address was published (null without a live incarnation), in the order given: one pipeline. */
   async publishedAtOf(workspaceIds: readonly string[]): Promise<(number | null)[]> {
-    const pipeline = this.redis.pipeline();
-    for (const ws of workspaceIds) pipeline.hget(this.keys.address(ws), 'publishedAt');
-    const replies = (await pipeline.exec()) ?? [];
-    return workspaceIds.map((_, i) => {
-      const publishedAt = replies[i]?.[1] as string | null | undefined;
-      return publishedAt ? Number(publishedAt) : null;
-    });
+    // One command each, sent at once (under the sharded layout the workspaces live on different slots).
+    const replies = await Promise.all(workspaceIds.map((ws) => this.redis.hget(this.keys.address(ws), 'publishedAt')));
+    return replies.map((publishedAt) => (publishedAt ? Number(publishedAt) : null));
   }
 
   /** The workspace's newest generation (0 if it never had one). */
@@ -126,7 +123,7 @@ export class AddressStore {
     const publishedAt = address.publishedAt ?? Date.now();
     const result = await PUBLISH.run(
       this.redis,
-      [this.keys.generation(address.workspaceId), this.keys.address(address.workspaceId), this.keys.workspaces()],
+      [this.keys.generation(address.workspaceId), this.keys.address(address.workspaceId), this.#index(address.workspaceId)],
       [address.generation, address.handle, address.hostId, address.provider, publishedAt, address.workspaceId],
     );
     return result === 1;
@@ -134,28 +131,39 @@ export class AddressStore {
 
   /** Adds a workspace to the activity index unless it is there already (its last activity stays). */
   async remember(workspaceId: string, at = Date.now()): Promise<void> {
-    await this.redis.zadd(this.keys.workspaces(), 'NX', at, workspaceId);
+    await this.redis.zadd(this.#index(workspaceId), 'NX', at, workspaceId);
   }
 
   /** Records activity (provision, exec, turn end): the idle reaper reaps workspaces without any. */
   async touch(workspaceId: string, at = Date.now()): Promise<void> {
-    await this.redis.zadd(this.keys.workspaces(), 'GT', at, workspaceId);
+    await this.redis.zadd(this.#index(workspaceId), 'GT', at, workspaceId);
   }
 
   /** Epoch ms of the workspace's last recorded activity (null when it is not in the index). */
   async lastActivity(workspaceId: string): Promise<number | null> {
-    const score = await this.redis.zscore(this.keys.workspaces(), workspaceId);
+    const score = await this.redis.zscore(this.#index(workspaceId), workspaceId);
     return score === null ? null : Number(score);
   }
 
   /** Every workspace in the activity index (published, touched or given a sandbox), sorted by id. */
   async known(): Promise<string[]> {
-    return (await this.redis.zrange(this.keys.workspaces(), '0', '-1')).sort();
+    return (await inEveryBucket(this.keys, (b) => this.redis.zrange(this.keys.workspaces(b), '0', '-1'))).flat().sort();
+  }
+
+  /** How many workspaces the activity index holds. */
+  async knownCount(): Promise<number> {
+    return sumOverBuckets(this.keys, (b) => this.redis.zcard(this.keys.workspaces(b)));
   }
 
   /** Workspaces whose last activity is older than `before` (epoch ms). */
   async idleSince(before: number, limit = 1_000): Promise<string[]> {
-    return this.redis.zrangebyscore(this.keys.workspaces(), '-inf', `(${before}`, 'LIMIT', 0, limit);
+    const perBucket = await inEveryBucket(this.keys, (b) => this.redis.zrangebyscore(this.keys.workspaces(b), '-inf', `(${before}`, 'WITHSCORES', 'LIMIT', 0, limit));
+    return lowestScores(perBucket, limit);
+  }
+
+  // The workspaces index the workspace's scripts write (its bucket's).
+  #index(workspaceId: string): string {
+    return this.keys.workspaces(this.keys.bucket(workspaceId));
   }
 
   /** Counts a write refused by the generation fence (reported by `fleet status`). */

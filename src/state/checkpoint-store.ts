@@ -15,6 +15,7 @@ import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
 import { AddressStore } from './address-store.js';
 import { countFenceRejection } from './fence-rejections.js';
+import { inEveryBucket, lowestScored } from './buckets.js';
 
 export type CheckpointKind = 'portable_workspace' | 'provider_native';
 
@@ -231,21 +232,32 @@ export class CheckpointStore {
     const stored = String(
       await RECORD.run(
         this.redis,
-        [this.keys.checkpointIndex(input.workspaceId), this.keys.checkpoint(id), this.keys.checkpoints(input.workspaceId), this.keys.unattached()],
+        [this.keys.checkpointIndex(input.workspaceId), this.#record(input.workspaceId, id), this.keys.checkpoints(input.workspaceId), this.#unattached(input.workspaceId)],
         [`${input.kind}|${input.workspaceRevision}`, id, now, ...Object.entries(fields).flat()],
       ),
     );
-    return (await this.get(stored))!;
+    return (await this.get(input.workspaceId, stored))!;
   }
 
-  async get(id: string): Promise<Checkpoint | null> {
-    return toCheckpoint(id, await this.redis.hgetall(this.keys.checkpoint(id)));
+  /** A checkpoint of the workspace (null when not recorded, or recorded for another workspace). */
+  async get(workspaceId: string, id: string): Promise<Checkpoint | null> {
+    const checkpoint = toCheckpoint(id, await this.redis.hgetall(this.#record(workspaceId, id)));
+    return checkpoint && checkpoint.workspaceId === workspaceId ? checkpoint : null;
+  }
+
+  // A checkpoint's record hash and the GC index it sits in: in the bucket of its workspace.
+  #record(workspaceId: string, id: string): string {
+    return this.keys.checkpoint(this.keys.bucket(workspaceId), id);
+  }
+
+  #unattached(workspaceId: string): string {
+    return this.keys.unattached(this.keys.bucket(workspaceId));
   }
 
   /** The record of a revision, if recorded. */
   async byRevision(workspaceId: string, kind: CheckpointKind, workspaceRevision: string): Promise<Checkpoint | null> {
     const id = await this.redis.hget(this.keys.checkpointIndex(workspaceId), `${kind}|${workspaceRevision}`);
-    return id ? this.get(id) : null;
+    return id ? this.get(workspaceId, id) : null;
   }
 
   /**
@@ -259,9 +271,9 @@ export class CheckpointStore {
       this.redis,
       [
         this.keys.generation(workspaceId),
-        this.keys.checkpoint(checkpointId),
+        this.#record(workspaceId, checkpointId),
         this.keys.attached(workspaceId),
-        this.keys.unattached(),
+        this.#unattached(workspaceId),
         this.keys.head(workspaceId),
         this.keys.attachSeq(workspaceId),
       ],
@@ -279,7 +291,7 @@ export class CheckpointStore {
   /** The authoritative checkpoint, if any. */
   async current(workspaceId: string): Promise<Checkpoint | null> {
     const id = await this.redis.get(this.keys.head(workspaceId));
-    return id ? this.get(id) : null;
+    return id ? this.get(workspaceId, id) : null;
   }
 
   /**
@@ -295,10 +307,10 @@ export class CheckpointStore {
    * on (a no-op: something newer decided), with the checkpoint the workspace now points at.
    */
   async rejectCurrent(workspaceId: string, checkpointId: string, generation: number): Promise<{ rejected: boolean; current: Checkpoint | null }> {
-    const checkpoint = await this.get(checkpointId);
+    const checkpoint = await this.get(workspaceId, checkpointId);
     const reply = (await ROLLBACK.run(
       this.redis,
-      [this.keys.generation(workspaceId), this.keys.head(workspaceId), this.keys.attached(workspaceId), this.keys.unattached(), this.keys.checkpoint(checkpointId)],
+      [this.keys.generation(workspaceId), this.keys.head(workspaceId), this.keys.attached(workspaceId), this.#unattached(workspaceId), this.#record(workspaceId, checkpointId)],
       [checkpointId, generation, checkpoint?.createdAt ?? Date.now()],
     )) as [number, number | string];
     if (reply[0] === -1) {
@@ -306,7 +318,7 @@ export class CheckpointStore {
       throw new StaleGenerationError(workspaceId, generation, Number(reply[1]));
     }
     const head = String(reply[1]);
-    return { rejected: reply[0] === 1, current: head ? await this.get(head) : null };
+    return { rejected: reply[0] === 1, current: head ? await this.get(workspaceId, head) : null };
   }
 
   /**
@@ -315,16 +327,21 @@ export class CheckpointStore {
    * skips any entry that was attached or is no longer what was read, and the next run gets it.
    */
   async collectUnattached(before: number, limit: number): Promise<CollectedCheckpoint[]> {
-    const clamped = Math.max(1, Math.min(MAX_CHECKPOINT_COLLECT_LIMIT, Math.floor(limit)));
-    const ids = await this.redis.zrangebyscore(this.keys.unattached(), '-inf', `(${before}`, 'LIMIT', 0, clamped);
-    if (ids.length === 0) return [];
+    const out: CollectedCheckpoint[] = [];
+    for (const [bucket, ids] of await this.#oldestUnattached(before, limit)) out.push(...(await this.#collectIn(bucket, before, ids)));
+    return out;
+  }
+
+  // One bucket's share of a collection: one script over the bucket's slot.
+  async #collectIn(bucket: number, before: number, ids: readonly string[]): Promise<CollectedCheckpoint[]> {
     // The script gets every key it touches, so it needs each record's workspace first (it checks that it still holds).
-    const owners = await Promise.all(ids.map(async (id) => (await this.redis.hget(this.keys.checkpoint(id), 'workspaceId')) ?? ''));
-    const keys = [this.keys.unattached()];
+    const owners = await Promise.all(ids.map(async (id) => (await this.redis.hget(this.keys.checkpoint(bucket, id), 'workspaceId')) ?? ''));
+    const keys = [this.keys.unattached(bucket)];
     const args: (string | number)[] = [before];
     ids.forEach((id, i) => {
-      const ws = owners[i]!;
-      keys.push(this.keys.checkpoint(id), ...(ws ? [this.keys.checkpoints(ws), this.keys.checkpointIndex(ws)] : []));
+      // A record naming a workspace of another bucket is not this bucket's to touch: collected as one without a workspace (its index entries stay).
+      const ws = owners[i] && this.keys.bucket(owners[i]!) === bucket ? owners[i]! : '';
+      keys.push(this.keys.checkpoint(bucket, id), ...(ws ? [this.keys.checkpoints(ws), this.keys.checkpointIndex(ws)] : []));
       args.push(id, ws);
     });
     const flat = (await COLLECT.run(this.redis, keys, args)) as string[];
@@ -335,18 +352,28 @@ export class CheckpointStore {
     return out;
   }
 
+  // The `limit` (clamped) oldest unattached ids created before `before`, over every bucket, grouped by bucket.
+  async #oldestUnattached(before: number, limit: number): Promise<Map<number, string[]>> {
+    const clamped = Math.max(1, Math.min(MAX_CHECKPOINT_COLLECT_LIMIT, Math.floor(limit)));
+    const perBucket = await inEveryBucket(this.keys, (b) => this.redis.zrangebyscore(this.keys.unattached(b), '-inf', `(${before}`, 'WITHSCORES', 'LIMIT', 0, clamped));
+    const groups = new Map<number, string[]>();
+    for (const { member, bucket } of lowestScored(perBucket, clamped)) groups.set(bucket, [...(groups.get(bucket) ?? []), member]);
+    return groups;
+  }
+
   /** Never-attached checkpoints older than `before` (dry run of `collectUnattached`). */
   async listUnattached(before: number, limit: number): Promise<Checkpoint[]> {
-    const clamped = Math.max(1, Math.min(MAX_CHECKPOINT_COLLECT_LIMIT, Math.floor(limit)));
-    const ids = await this.redis.zrangebyscore(this.keys.unattached(), '-inf', `(${before}`, 'LIMIT', 0, clamped);
-    const all = await Promise.all(ids.map((id) => this.get(id)));
+    const all: (Checkpoint | null)[] = [];
+    for (const [bucket, ids] of await this.#oldestUnattached(before, limit)) {
+      all.push(...(await Promise.all(ids.map(async (id) => toCheckpoint(id, await this.redis.hgetall(this.keys.checkpoint(bucket, id)))))));
+    }
     return all.filter((c): c is Checkpoint => c !== null && c.attachedAt === null);
   }
 
   /** A workspace's checkpoints, newest first. */
   async history(workspaceId: string, limit = 1_000): Promise<Checkpoint[]> {
     const ids = await this.redis.zrevrange(this.keys.checkpoints(workspaceId), 0, limit - 1);
-    const all = await Promise.all(ids.map((id) => this.get(id)));
+    const all = await Promise.all(ids.map((id) => this.get(workspaceId, id)));
     return all.filter((c): c is Checkpoint => c !== null);
   }
 
@@ -364,7 +391,7 @@ export class CheckpointStore {
   async forget(workspaceId: string, checkpointId: string): Promise<boolean> {
     const reply = await FORGET.run(
       this.redis,
-      [this.keys.head(workspaceId), this.keys.attached(workspaceId), this.keys.checkpoints(workspaceId), this.keys.unattached(), this.keys.checkpoint(checkpointId), this.keys.checkpointIndex(workspaceId)],
+      [this.keys.head(workspaceId), this.keys.attached(workspaceId), this.keys.checkpoints(workspaceId), this.#unattached(workspaceId), this.#record(workspaceId, checkpointId), this.keys.checkpointIndex(workspaceId)],
       [checkpointId],
     );
     return reply === 1;

@@ -6,6 +6,7 @@
  */
 import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
+import { byBucket, sumOverBuckets } from './buckets.js';
 
 export interface MigrationRecord {
   /** Epoch ms of the migration. */
@@ -25,8 +26,8 @@ export interface MigrationRecord {
 }
 
 /** Whether a workspace is migrated (for callers holding only a connection and the key set, not the store). */
-export async function isMigrated(redis: Pick<RedisClient, 'hexists'>, keys: Pick<FleetKeys, 'migrated'>, workspaceId: string): Promise<boolean> {
-  return (await redis.hexists(keys.migrated(), workspaceId)) === 1;
+export async function isMigrated(redis: Pick<RedisClient, 'hexists'>, keys: Pick<FleetKeys, 'migrated' | 'bucket'>, workspaceId: string): Promise<boolean> {
+  return (await redis.hexists(keys.migrated(keys.bucket(workspaceId)), workspaceId)) === 1;
 }
 
 export class MigrationStore {
@@ -42,21 +43,27 @@ export class MigrationStore {
   /** Which of `workspaceIds` are migrated. */
   async migratedAmong(workspaceIds: readonly string[]): Promise<Set<string>> {
     if (workspaceIds.length === 0) return new Set();
-    const values = await this.redis.hmget(this.keys.migrated(), ...workspaceIds);
-    return new Set(workspaceIds.filter((_, i) => values[i] !== null));
+    const migrated = new Set<string>();
+    await Promise.all(
+      [...byBucket(this.keys, workspaceIds)].map(async ([b, ids]) => {
+        const values = await this.redis.hmget(this.keys.migrated(b), ...ids);
+        ids.forEach((ws, i) => values[i] !== null && migrated.add(ws));
+      }),
+    );
+    return migrated;
   }
 
   /** Records the migration once; returns false when it was already recorded (nothing changes). */
   async mark(workspaceId: string, record: MigrationRecord): Promise<boolean> {
-    return (await this.redis.hsetnx(this.keys.migrated(), workspaceId, JSON.stringify(record))) === 1;
+    return (await this.redis.hsetnx(this.keys.migrated(this.keys.bucket(workspaceId)), workspaceId, JSON.stringify(record))) === 1;
   }
 
   async get(workspaceId: string): Promise<MigrationRecord | null> {
-    const raw = await this.redis.hget(this.keys.migrated(), workspaceId);
+    const raw = await this.redis.hget(this.keys.migrated(this.keys.bucket(workspaceId)), workspaceId);
     return raw ? (JSON.parse(raw) as MigrationRecord) : null;
   }
 
   async count(): Promise<number> {
-    return this.redis.hlen(this.keys.migrated());
+    return sumOverBuckets(this.keys, (b) => this.redis.hlen(this.keys.migrated(b)));
   }
 }

@@ -7,6 +7,7 @@
  */
 import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
+import { sumOverBuckets } from './buckets.js';
 
 // The member naming one incarnation (workspace ids never contain ':').
 const member = (workspaceId: string, generation: number) => `${workspaceId}:g${generation}`;
@@ -19,22 +20,27 @@ export class PendingCreateStore {
 
   /** Records that incarnation `generation` of `workspaceId` is being created, for at most `ttlMs`. */
   async begin(workspaceId: string, generation: number, ttlMs: number, now = Date.now()): Promise<void> {
-    await this.redis.zadd(this.keys.pendingCreates(), now + ttlMs, member(workspaceId, generation));
+    await this.redis.zadd(this.#key(workspaceId), now + ttlMs, member(workspaceId, generation));
   }
 
   /** The creation is over (published, destroyed or failed). */
   async end(workspaceId: string, generation: number): Promise<void> {
-    await this.redis.zrem(this.keys.pendingCreates(), member(workspaceId, generation));
+    await this.redis.zrem(this.#key(workspaceId), member(workspaceId, generation));
   }
 
   /** Whether the incarnation holds an unexpired lease. */
   async isPending(workspaceId: string, generation: number, now = Date.now()): Promise<boolean> {
-    const expiry = await this.redis.zscore(this.keys.pendingCreates(), member(workspaceId, generation));
+    const expiry = await this.redis.zscore(this.#key(workspaceId), member(workspaceId, generation));
     return expiry !== null && Number(expiry) > now;
   }
 
   /** Drops expired leases (their creators died); returns how many. */
   async prune(now = Date.now()): Promise<number> {
-    return this.redis.zremrangebyscore(this.keys.pendingCreates(), '-inf', String(now));
+    return sumOverBuckets(this.keys, (b) => this.redis.zremrangebyscore(this.keys.pendingCreates(b), '-inf', String(now)));
+  }
+
+  // The leases of the workspace's bucket.
+  #key(workspaceId: string): string {
+    return this.keys.pendingCreates(this.keys.bucket(workspaceId));
   }
 }

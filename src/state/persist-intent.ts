@@ -115,8 +115,8 @@ export class PersistIntentStore {
   }
 
   /** The sequence number a worker merged for `job` (`null` if it never claimed, or finished). */
-  async claimedSeq(job: PersistJobRef): Promise<number | null> {
-    const seq = await this.redis.get(this.keys.persistClaim(job.queue, job.jobId));
+  async claimedSeq(workspaceId: string, job: PersistJobRef): Promise<number | null> {
+    const seq = await this.redis.get(this.keys.persistClaim(workspaceId, job.queue, job.jobId));
     return seq === null ? null : Number(seq);
   }
 
@@ -125,7 +125,7 @@ export class PersistIntentStore {
    * first sequence number back). `merged` is false when the job had claimed before.
    */
   async claim(workspaceId: string, job: PersistJobRef, request: PersistRequest): Promise<{ seq: number; merged: boolean }> {
-    const [seq, merged] = (await CLAIM.run(this.redis, [...this.#intentKeys(workspaceId), this.keys.persistClaim(job.queue, job.jobId)], [...mergeArgs(request), PERSIST_CLAIM_TTL_MS])) as [number, number];
+    const [seq, merged] = (await CLAIM.run(this.redis, [...this.#intentKeys(workspaceId), this.keys.persistClaim(workspaceId, job.queue, job.jobId)], [...mergeArgs(request), PERSIST_CLAIM_TTL_MS])) as [number, number];
     return { seq: Number(seq), merged: merged === 1 };
   }
 
@@ -141,7 +141,7 @@ export class PersistIntentStore {
    * Returns true if nothing newer is pending.
    */
   async complete(workspaceId: string, coveredSeq: number, result: unknown, job?: PersistJobRef, capturedAt = 0): Promise<boolean> {
-    const done = await COMPLETE.run(this.redis, [...this.#intentKeys(workspaceId), this.#claimKey(job)], [coveredSeq, JSON.stringify(result), capturedAt]);
+    const done = await COMPLETE.run(this.redis, [...this.#intentKeys(workspaceId), this.#claimKey(workspaceId, job)], [coveredSeq, JSON.stringify(result), capturedAt]);
     return done === 1;
   }
 
@@ -150,7 +150,7 @@ export class PersistIntentStore {
    * (`consume`) also clears those requests: retrying them can never succeed.
    */
   async fail(workspaceId: string, attemptedSeq: number, failedReason: string, consume: boolean, job?: PersistJobRef): Promise<void> {
-    await FAIL.run(this.redis, [...this.#intentKeys(workspaceId), this.#claimKey(job)], [attemptedSeq, failedReason, consume ? 1 : 0]);
+    await FAIL.run(this.redis, [...this.#intentKeys(workspaceId), this.#claimKey(workspaceId, job)], [attemptedSeq, failedReason, consume ? 1 : 0]);
   }
 
   // Intent and status hash of a workspace (KEYS[1], KEYS[2] of every script).
@@ -159,19 +159,15 @@ export class PersistIntentStore {
   }
 
   // The claim key of a job; without a job, one that never exists (DEL of it is a no-op).
-  #claimKey(job: PersistJobRef | undefined): string {
-    return job ? this.keys.persistClaim(job.queue, job.jobId) : this.keys.persistClaim('-', '-');
+  #claimKey(workspaceId: string, job: PersistJobRef | undefined): string {
+    return job ? this.keys.persistClaim(workspaceId, job.queue, job.jobId) : this.keys.persistClaim(workspaceId, '-', '-');
   }
 
   /** `completedAt` and `capturedAt` of each workspace's status (0 when unknown), in the order given: one pipeline. */
   async caughtUpOf(workspaceIds: readonly string[]): Promise<Pick<PersistStatus, 'completedAt' | 'capturedAt'>[]> {
-    const pipeline = this.redis.pipeline();
-    for (const ws of workspaceIds) pipeline.hmget(this.keys.persistStatus(ws), 'completedAt', 'capturedAt');
-    const replies = (await pipeline.exec()) ?? [];
-    return workspaceIds.map((_, i) => {
-      const [completedAt, capturedAt] = (replies[i]?.[1] as (string | null)[] | undefined) ?? [null, null];
-      return { completedAt: Number(completedAt ?? 0), capturedAt: Number(capturedAt ?? 0) };
-    });
+    // One command each, sent at once (under the sharded layout the workspaces live on different slots).
+    const replies = await Promise.all(workspaceIds.map((ws) => this.redis.hmget(this.keys.persistStatus(ws), 'completedAt', 'capturedAt')));
+    return replies.map(([completedAt, capturedAt]) => ({ completedAt: Number(completedAt ?? 0), capturedAt: Number(capturedAt ?? 0) }));
   }
 
   /** The outcome of the newest runs. */

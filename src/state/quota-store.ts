@@ -7,6 +7,7 @@
 import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
+import { inEveryBucket, lowestScores, sumOverBuckets } from './buckets.js';
 
 export interface QuotaLimits {
   /** 0 = no limit. */
@@ -79,17 +80,18 @@ export class QuotaStore {
 
   /** Workspaces over quota now, oldest first. */
   async over(limit = 1_000): Promise<string[]> {
-    return this.redis.zrange(this.keys.overQuota(), '0', String(limit - 1));
+    const perBucket = await inEveryBucket(this.keys, (b) => this.redis.zrange(this.keys.overQuota(b), '0', String(limit - 1), 'WITHSCORES'));
+    return lowestScores(perBucket, limit);
   }
 
   async overCount(): Promise<number> {
-    return this.redis.zcard(this.keys.overQuota());
+    return sumOverBuckets(this.keys, (b) => this.redis.zcard(this.keys.overQuota(b)));
   }
 
   async #run(mode: 'set' | 'add', workspaceId: string, usage: Pick<QuotaUsage, 'bytes' | 'files'>, now: number): Promise<QuotaChange> {
     const [wasOver, isOver, bytes, files] = (await RECORD.run(
       this.redis,
-      [this.keys.quotaUsage(workspaceId), this.keys.overQuota()],
+      [this.keys.quotaUsage(workspaceId), this.keys.overQuota(this.keys.bucket(workspaceId))],
       [mode, usage.bytes, usage.files, now, this.limits.bytes, this.limits.files, workspaceId],
     )) as [number, number, number, number];
     return { wasOver: wasOver === 1, isOver: isOver === 1, usage: { bytes: Number(bytes), files: Number(files) } };

@@ -70,10 +70,9 @@ export class RuntimeStore {
 
   /** The state of each workspace's runtime resource (null without one), in the order given: one pipeline. */
   async statesOf(workspaceIds: readonly string[]): Promise<(RuntimeState | null)[]> {
-    const pipeline = this.redis.pipeline();
-    for (const ws of workspaceIds) pipeline.hget(this.keys.runtime(ws), 'state');
-    const replies = (await pipeline.exec()) ?? [];
-    return workspaceIds.map((_, i) => ((replies[i]?.[1] as string | null | undefined) || null) as RuntimeState | null);
+    // One command each, sent at once (under the sharded layout the workspaces live on different slots).
+    const replies = await Promise.all(workspaceIds.map((ws) => this.redis.hget(this.keys.runtime(ws), 'state')));
+    return replies.map((state) => (state || null) as RuntimeState | null);
   }
 
   async get(workspaceId: string): Promise<RuntimeResource | null> {

@@ -13,27 +13,39 @@ import { luaScript } from '../lib/lua-script.js';
 
 const ALLOCATE = luaScript(
   'allocate-sandbox-uid',
-  `-- Returns the workspace's sandbox uid, allocating the next free one of the range first.
+  `-- Returns the workspace's sandbox uid, allocating the next free one of its share of the range first.
 -- KEYS[1] the workspace's uid   KEYS[2] owners hash uid -> workspace   KEYS[3] cursor
--- ARGV[1] workspaceId   ARGV[2] first uid   ARGV[3] last uid
--- Returns the uid, or -1 when every uid of the range is owned. Owners are never removed, so a
+-- ARGV[1] workspaceId   ARGV[2] first uid   ARGV[3] last uid   ARGV[4] offset   ARGV[5] stride
+-- The share is first + offset + k * stride (the whole range with offset 0, stride 1).
+-- Returns the uid, or -1 when every uid of the share is owned. Owners are never removed, so a
 -- uid is never handed out twice.
 local have = redis.call('GET', KEYS[1])
 if have then return tonumber(have) end
-local first, last = tonumber(ARGV[2]), tonumber(ARGV[3])
-local size = last - first + 1
-local cursor = tonumber(redis.call('GET', KEYS[3]) or ARGV[2])
-if cursor < first or cursor > last then cursor = first end
-for i = 0, size - 1 do
-  local uid = first + ((cursor - first + i) % size)
+local last, stride = tonumber(ARGV[3]), tonumber(ARGV[5])
+local base = tonumber(ARGV[2]) + tonumber(ARGV[4])
+if base > last then return -1 end
+local count = math.floor((last - base) / stride) + 1
+local cursor = tonumber(redis.call('GET', KEYS[3]) or base)
+local start = 0
+if cursor >= base and cursor <= last then start = math.floor((cursor - base + stride - 1) / stride) % count end
+for i = 0, count - 1 do
+  local uid = base + ((start + i) % count) * stride
   if redis.call('HSETNX', KEYS[2], uid, ARGV[1]) == 1 then
     redis.call('SET', KEYS[1], uid)
-    redis.call('SET', KEYS[3], uid + 1)
+    redis.call('SET', KEYS[3], uid + stride)
     return uid
   end
 end
 return -1`,
 );
+
+/**
+ * Under the sharded key layout each bucket allocates from its own share of the range (every
+ * `buckets`-th uid, starting at `first + bucket`), so the allocation stays one script in the
+ * workspace's slot and two buckets never hand out the same uid. The share of a uid is its
+ * bucket's owners hash.
+ */
+export const uidShare = (range: UidRange, buckets: number, uid: number): number => (((uid - range.first) % buckets) + buckets) % buckets;
 
 export class SandboxUidStore {
   constructor(
@@ -44,8 +56,13 @@ export class SandboxUidStore {
 
   /** The workspace's uid, allocated on first use. */
   async allocate(workspaceId: string): Promise<number> {
+    const bucket = this.keys.bucket(workspaceId);
     const uid = Number(
-      await ALLOCATE.run(this.redis, [this.keys.sandboxUid(workspaceId), this.keys.sandboxUidOwners(), this.keys.sandboxUidCursor()], [workspaceId, this.range.first, this.range.last]),
+      await ALLOCATE.run(
+        this.redis,
+        [this.keys.sandboxUid(workspaceId), this.keys.sandboxUidOwners(bucket), this.keys.sandboxUidCursor(bucket)],
+        [workspaceId, this.range.first, this.range.last, bucket, this.keys.buckets],
+      ),
     );
     if (uid < 0) throw new SandboxUidsExhaustedError(workspaceId, this.range);
     return uid;
@@ -59,6 +76,6 @@ export class SandboxUidStore {
 
   /** The workspace owning `uid`, or null. */
   async owner(uid: number): Promise<string | null> {
-    return this.redis.hget(this.keys.sandboxUidOwners(), String(uid));
+    return this.redis.hget(this.keys.sandboxUidOwners(uidShare(this.range, this.keys.buckets, uid)), String(uid));
   }
 }

@@ -69,9 +69,9 @@ export class WorkspaceResetStore {
       k.attached(workspaceId),
       k.checkpointIndex(workspaceId),
       k.attachSeq(workspaceId),
-      k.unattached(),
-      k.migrated(),
-      ...checkpointIds.map((id) => k.checkpoint(id)),
+      k.unattached(k.bucket(workspaceId)),
+      k.migrated(k.bucket(workspaceId)),
+      ...checkpointIds.map((id) => k.checkpoint(k.bucket(workspaceId), id)),
     ];
     const reply = (await RESET.run(this.redis, keys, [generation, workspaceId, ...checkpointIds])) as number[];
     if (reply[0] === 1) return { reset: true };

@@ -81,7 +81,7 @@ describe('fleet up with FLEET_PROVIDER=vercel', () => {
     const config = loadConfig(env);
     const redis = testConnection(config);
     await json(['turn', 'open', 'agent', 'long-turn']);
-    await redis.zadd(fleetKeys(config.redis.prefix, config.redis.keyLayout).workspaces(), Date.now() - 3_600_000, 'agent');
+    await redis.zadd(fleetKeys(config.redis.prefix, config.redis.keyLayout).workspaces(0), Date.now() - 3_600_000, 'agent');
     expect((await json<{ results: { count: number }[] }>(['gc', '--kind', 'idle'])).results[0]!.count).toBe(0);
     killGroup(up.child, 'SIGTERM');
     expect((await up.exited).code).toBe(0);

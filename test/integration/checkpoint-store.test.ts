@@ -67,7 +67,7 @@ describe('CheckpointStore', () => {
     expect((await store.rollbackCurrent('ws', ids[1]!, 1))?.id).toBe(ids[2]);
     const back = await store.rollbackCurrent('ws', ids[2]!, 1);
     expect(back?.id).toBe(ids[1]);
-    expect((await store.get(ids[2]!))?.attachedAt).toBeNull();
+    expect((await store.get('ws', ids[2]!))?.attachedAt).toBeNull();
     await rejectsWith(store.rollbackCurrent('ws', ids[1]!, 7), 'StaleGeneration');
     expect((await store.rollbackCurrent('ws', ids[1]!, 1))?.id).toBe(ids[0]);
     expect(await store.rollbackCurrent('ws', ids[0]!, 1)).toBeNull();
@@ -79,12 +79,12 @@ describe('CheckpointStore', () => {
     const old = Date.now() - 10_000;
     const doomed = await store.record({ workspaceId: 'ws', generation: 1, kind: 'portable_workspace', workspaceRevision: rev(3) }, old);
     // An id in the GC index whose record is gone (written by hand: no store operation leaves one).
-    await redis.zadd(keys.unattached(), old, 'orphan');
+    await redis.zadd(keys.unattached(0), old, 'orphan');
     const collected = await store.collectUnattached(Date.now(), 10);
     expect(collected).toEqual([{ id: doomed.id, workspaceId: 'ws', kind: 'portable_workspace', workspaceRevision: rev(3) }]);
     expect(await store.byRevision('ws', 'portable_workspace', rev(3))).toBeNull();
     expect(await store.history('ws')).toEqual([]);
-    expect(await redis.zcard(keys.unattached())).toBe(0);
+    expect(await redis.zcard(keys.unattached(0))).toBe(0);
   });
 
   it('collectUnattached clamps the limit to 1000 and never touches attached checkpoints', async () => {
@@ -102,9 +102,9 @@ describe('CheckpointStore', () => {
     const second = await store.collectUnattached(Date.now(), 5_000);
     expect(second).toHaveLength(5);
     expect(await store.collectUnattached(Date.now(), 5_000)).toEqual([]);
-    expect(await store.get(attached.id)).not.toBeNull();
-    expect(await store.get(young.id)).not.toBeNull();
+    expect(await store.get('ws', attached.id)).not.toBeNull();
+    expect(await store.get('ws', young.id)).not.toBeNull();
     expect((await store.current('ws'))?.id).toBe(attached.id);
-    expect(await redis.zcard(keys.unattached())).toBe(1);
+    expect(await redis.zcard(keys.unattached(0))).toBe(1);
   });
 });

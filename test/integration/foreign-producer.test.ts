@@ -107,6 +107,6 @@ describe('persist jobs of a foreign producer', () => {
     expect(await h.services.intents.read('ws')).toMatchObject({ seq: first.seq, delete: true });
     // The finished job drops its claim; its request is covered.
     expect(await h.services.intents.complete('ws', first.seq, {}, job)).toBe(true);
-    expect(await h.services.intents.claimedSeq(job)).toBeNull();
+    expect(await h.services.intents.claimedSeq('ws', job)).toBeNull();
   });
 });

@@ -89,7 +89,7 @@ describe('gc skips ids that break their rule', () => {
 
     const { real, warnings } = await gc(h, 'retention');
     expect(await readTree(h.services.archive.paths('victim').dir).catch(() => ({}))).toEqual(before);
-    expect(await h.services.checkpoints.get(planted.id)).not.toBeNull();
+    expect(await h.services.checkpoints.get('ws', planted.id)).not.toBeNull();
     expect(real.invalidIds).toEqual([{ field: 'revision', value: '../../victim', reason: expect.stringContaining('revision id') }]);
     expect(warnings).toHaveLength(1);
   });

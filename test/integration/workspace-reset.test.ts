@@ -37,8 +37,8 @@ describe('workspace reset', () => {
     // Only the generation counter and the persist status (holding nothing but lastSeq) are left.
     expect(await workspaceKeys(h, 'ws')).toEqual(['gen', 'persist-status']);
     expect(await h.services.redis.hgetall(h.services.keys.persistStatus('ws'))).toEqual({ lastSeq: String(lastSeq) });
-    for (const c of checkpoints) expect(await h.services.checkpoints.get(c.id)).toBeNull();
-    expect(await h.services.redis.zrange(h.services.keys.unattached(), '0', '-1')).toEqual([]);
+    for (const c of checkpoints) expect(await h.services.checkpoints.get('ws', c.id)).toBeNull();
+    expect(await h.services.redis.zrange(h.services.keys.unattached(0), '0', '-1')).toEqual([]);
     // A request after the reset gets a new sequence number, never one a waiter already saw.
     expect(await h.services.intents.merge('ws', request)).toBe(lastSeq + 1);
     expect((await h.provision('ws')).generation).toBe(3);

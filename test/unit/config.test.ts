@@ -8,7 +8,7 @@ const BAD_VALUES: Record<string, string> = {
   REDIS_URL: 'http://localhost:6379',
   FLEET_REDIS_CLUSTER_NODES: 'redis-a,redis-b:7000',
   FLEET_PREFIX: 'fleet',
-  FLEET_REDIS_KEY_LAYOUT: 'sharded',
+  FLEET_REDIS_KEY_LAYOUT: 'by-workspace',
   FLEET_PROVIDER: 'docker',
   FLEET_PUBLIC_URL: 'https://fleet.example.com/board',
   FLEET_OTEL_ENDPOINT: 'collector:4318',

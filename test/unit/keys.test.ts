@@ -1,7 +1,7 @@
 // The Redis key names are a storage format: existing deployments read them, so a builder may be
 // added but never renamed. Every builder of keys.ts is pinned here.
 import { describe, expect, it } from 'vitest';
-import { fleetKeys } from '../../src/keys.js';
+import { fleetKeys, WORKSPACE_BUCKETS, workspaceBucket } from '../../src/keys.js';
 
 const k = fleetKeys('{fleet}');
 
@@ -9,22 +9,22 @@ const PINNED: Record<string, string> = {
   address: k.address('ws'),
   generation: k.generation('ws'),
   runtime: k.runtime('ws'),
-  pendingCreates: k.pendingCreates(),
+  pendingCreates: k.pendingCreates(0),
   persistIntent: k.persistIntent('ws'),
   persistStatus: k.persistStatus('ws'),
-  persistClaim: k.persistClaim('persist@h', '7'),
+  persistClaim: k.persistClaim('ws', 'persist@h', '7'),
   readinessProbe: k.readinessProbe(),
-  workspaces: k.workspaces(),
+  workspaces: k.workspaces(0),
   activity: k.activity('ws'),
   quotaUsage: k.quotaUsage('ws'),
-  overQuota: k.overQuota(),
-  checkpoint: k.checkpoint('c1'),
+  overQuota: k.overQuota(0),
+  checkpoint: k.checkpoint(0, 'c1'),
   checkpoints: k.checkpoints('ws'),
   head: k.head('ws'),
   attached: k.attached('ws'),
   attachSeq: k.attachSeq('ws'),
   checkpointIndex: k.checkpointIndex('ws'),
-  unattached: k.unattached(),
+  unattached: k.unattached(0),
   bullQueue: k.bullQueue('persist@h', 'events'),
   bullQueueIdPattern: k.bullQueueIdPattern(),
   lock: k.lock('provision:ws'),
@@ -41,12 +41,12 @@ const PINNED: Record<string, string> = {
   baseByHash: k.baseByHash('local', 'abc'),
   activeBases: k.activeBases(),
   bakeSeq: k.bakeSeq(),
-  migrated: k.migrated(),
+  migrated: k.migrated(0),
   backfillSweep: k.backfillSweep(),
   backfillSweepLease: k.backfillSweepLease('blob'),
   sandboxUid: k.sandboxUid('ws'),
-  sandboxUidOwners: k.sandboxUidOwners(),
-  sandboxUidCursor: k.sandboxUidCursor(),
+  sandboxUidOwners: k.sandboxUidOwners(0),
+  sandboxUidCursor: k.sandboxUidCursor(0),
   storeWriters: k.storeWriters(),
   verifyCursor: k.verifyCursor(),
   execOutput: k.execOutput('e1'),
@@ -105,7 +105,7 @@ describe('fleetKeys', () => {
   });
 
   it('pins every builder (a new one is added to the list above)', () => {
-    const builders = Object.keys(k).filter((name) => !['prefix', 'layout', 'queuePrefix', 'bullQueueOfIdKey'].includes(name));
+    const builders = Object.keys(k).filter((name) => !['prefix', 'layout', 'buckets', 'bucket', 'queuePrefix', 'bullQueueOfIdKey'].includes(name));
     expect(builders.sort()).toEqual(Object.keys(PINNED).sort());
   });
 
@@ -138,5 +138,46 @@ describe('fleetKeys', () => {
     expect(match.test(q.bullQueue('checkpoint@host-a', 'id'))).toBe(true);
     expect(match.test(q.address('id'))).toBe(false);
     expect(match.test(fleetKeys('{fleet}').bullQueue('provision', 'id'))).toBe(false);
+  });
+
+  it('sharded puts each workspace\'s state, its indexes and its locks in its bucket\'s tag, and the fleet-wide keys in the prefix\'s', () => {
+    const s = fleetKeys('app{fleet}x', 'sharded');
+    const b = s.bucket('ws');
+    expect(s.buckets).toBe(WORKSPACE_BUCKETS);
+    expect(b).toBe(workspaceBucket('ws', WORKSPACE_BUCKETS));
+    const tag = `app{fleet/ws${b}}x`;
+    expect(s.address('ws')).toBe(`${tag}:ws:ws:addr`);
+    expect(s.checkpoint(b, 'c1')).toBe(`${tag}:ckpt:c1`);
+    expect(s.workspaces(b)).toBe(`${tag}:workspaces`);
+    expect(s.persistClaim('ws', 'persist@h', '7')).toBe(`${tag}:persist-claim:persist@h:7`);
+    expect(s.lock('provision:ws')).toBe(`${tag}:lock:provision:ws`);
+    expect(s.lock('persist:ws')).toBe(`${tag}:lock:persist:ws`);
+    expect(s.lock('gc:orphans')).toBe('app{fleet}x:lock:gc:orphans');
+    expect(s.lock('bake:abc')).toBe('app{fleet}x:lock:bake:abc');
+    expect(s.hosts()).toBe('app{fleet}x:hosts');
+    expect(s.queuePrefix('provision')).toBe('app{fleet:provision}x');
+    // The queue id pattern never matches a bucket's key.
+    const glob = new RegExp(`^${s.bullQueueIdPattern().split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    expect(glob.test(s.persistClaim('ws', 'persist@h', 'id'))).toBe(false);
+    expect(glob.test(s.bullQueue('provision', 'id'))).toBe(true);
+  });
+
+  it('buckets are stable (a storage format) and spread workspaces evenly', () => {
+    // Pinned: FNV-1a 32 of the UTF-8 bytes, modulo the bucket count.
+    expect([workspaceBucket('ws', 128), workspaceBucket('workspace-1', 128), workspaceBucket('é', 128), workspaceBucket('', 128)]).toEqual([31, 16, 65, 69]);
+    const counts = new Array<number>(WORKSPACE_BUCKETS).fill(0);
+    for (let i = 0; i < 128_000; i++) counts[workspaceBucket(`ws-${i}`, WORKSPACE_BUCKETS)]! += 1;
+    expect(Math.min(...counts)).toBeGreaterThan(850);
+    expect(Math.max(...counts)).toBeLessThan(1150);
+  });
+
+  it('every layout but sharded has one bucket, 0, and the historical keys', () => {
+    for (const layout of ['single-slot', 'per-queue'] as const) {
+      const q = fleetKeys('{fleet}', layout);
+      expect(q.buckets).toBe(1);
+      expect(q.bucket('anything')).toBe(0);
+      expect(q.workspaces(q.bucket('ws'))).toBe('{fleet}:workspaces');
+      expect(q.lock('provision:ws')).toBe('{fleet}:lock:provision:ws');
+    }
   });
 });

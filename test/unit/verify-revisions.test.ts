@@ -32,7 +32,7 @@ function history(heads: (Checkpoint | null)[], ids: string[], records: ((id: str
   return {
     current: async () => heads[Math.min(h++, heads.length - 1)]!,
     attachedIds: async () => [...ids],
-    get: async (id) => records[Math.min(r++, records.length - 1)]!(id),
+    get: async (_workspaceId, id) => records[Math.min(r++, records.length - 1)]!(id),
   };
 }
 

@@ -13,7 +13,7 @@ export async function reportPersistFailure(intents: PersistIntentStore, data: un
   const seq =
     payload.requestId !== undefined
       ? await intents.requestSeq(payload.workspaceId, payload.requestId)
-      : (payload.requestSeq ?? (await intents.claimedSeq(job)));
+      : (payload.requestSeq ?? (await intents.claimedSeq(payload.workspaceId, job)));
   // Covered (or consumed) already: its waiters have their answer.
   if (seq === null) return;
   await intents.fail(payload.workspaceId, seq, failedReason, false, job);
