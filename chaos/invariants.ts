@@ -6,6 +6,7 @@ import { verifyTree } from '../src/archive/manifest.js';
 import { StoreChecker } from '../src/archive/verify-store.js';
 import type { FleetServices } from '../src/app/services.js';
 import type { SandboxProvider } from '../src/providers/sandbox-provider.js';
+import { fenceViolations } from './fence-violations.js';
 import type { WorkspaceModel } from './workload.js';
 
 export interface InvariantReport {
@@ -65,21 +66,9 @@ export async function checkInvariants(
       note(`${ws}: acknowledged file ${loss}`);
     }
     // 0 fence violations: attached heads never go back in generation, and none is ahead of the address.
-    const attached = await services.checkpoints.attachedIds(ws);
-    let previous = 0;
-    for (const id of attached) {
-      const c = await services.checkpoints.get(ws, id);
-      if (!c) continue;
-      if (c.generation < previous) {
-        report.fenceViolations += 1;
-        note(`${ws}: attached ${c.workspaceRevision} of generation ${c.generation} after generation ${previous}`);
-      }
-      previous = Math.max(previous, c.generation);
-    }
-    const address = await services.addresses.get(ws);
-    if (manifest && address && manifest.generation > address.generation) {
+    for (const line of await fenceViolations(services, ws)) {
       report.fenceViolations += 1;
-      note(`${ws}: current revision generation ${manifest.generation} > address generation ${address.generation}`);
+      note(line);
     }
   }
 

@@ -1,19 +1,24 @@
-// The fleet's queues on a real Redis Cluster (3 masters, 3 replicas), in both key layouts, as a
+// The fleet's queues on a real Redis Cluster (3 masters, 3 replicas), in every key layout, as a
 // user drives it: a running `fleet up` (its web API, board and workers) and the CLI, with a
 // REDIS_URL that points nowhere. One pass covers each queue's work: deduplication (20 concurrent
 // HTTP provisions of one workspace: one sandbox), provisioning, persist, a checkpoint tick that
 // takes a mid-turn change, a bake that activates a base and a new workspace created from it,
-// and GC runs, each through its own queue.
+// and GC runs, each through its own queue; the workspace list, the idle and orphan GC kinds and a
+// reset, which read the per-bucket indexes of the `sharded` layout. A script that touched two
+// slots would fail here with CROSSSLOT.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { fleetKeys } from '../../src/keys.js';
+import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir, testEnv } from '../helpers/fleet-env.js';
 import { startFleetUp } from '../helpers/fleet-up.js';
 import { fleetJson, runFleet } from '../helpers/processes.js';
 import { RedisCluster } from '../helpers/redis-cluster.js';
 import { waitFor } from '../helpers/wait.js';
 
-describe.each(['single-slot', 'per-queue'] as const)('the fleet on a Redis Cluster, %s', (layout) => {
+describe.each(['single-slot', 'per-queue', 'sharded'] as const)('the fleet on a Redis Cluster, %s', (layout) => {
   it('dedup, provision, persist, checkpoint, bake and GC each run through the cluster', { timeout: 300_000 }, async () => {
     const cluster = await RedisCluster.start();
     const env = await testEnv({
@@ -67,6 +72,29 @@ describe.each(['single-slot', 'per-queue'] as const)('the fleet on a Redis Clust
     expect(dry).toMatchObject({ dryRun: true, results: [{ kind: 'unattached' }] });
     const ran = await ok<{ dryRun: boolean; results: { kind: string }[] }>(['gc', '--kind', 'litter']);
     expect(ran).toMatchObject({ dryRun: false, results: [{ kind: 'litter' }] });
+    for (const kind of ['unattached', 'idle', 'orphans']) {
+      expect(await ok<{ dryRun: boolean; results: { kind: string }[] }>(['gc', '--kind', kind]), kind).toMatchObject({ dryRun: false, results: [{ kind }] });
+    }
+
+    // The workspace list reads the activity index of every bucket; a reset removes a workspace's records in one script.
+    const listed = await ok<{ workspaces: { workspaceId: string }[] }>(['workspace', 'list']);
+    expect(listed.workspaces.map((w) => w.workspaceId).sort()).toEqual(['dedup', 'from-base']);
+    expect(await ok(['workspace', 'reset', 'from-base', '--confirm'])).toMatchObject({ workspaceId: 'from-base' });
+    expect(await ok(['provision', 'from-base', '--wait'])).toMatchObject({ outcome: 'created-from-base' });
+    if (layout === 'sharded') {
+      // The state is where the layout puts it: in the workspace's bucket, nothing under the prefix's one tag.
+      const client = new Cluster(cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port })), { redisOptions: { password: cluster.password } });
+      addCleanup(() => client.disconnect());
+      const keys = fleetKeys(env.FLEET_PREFIX!, 'sharded');
+      const single = fleetKeys(env.FLEET_PREFIX!);
+      for (const ws of ['dedup', 'from-base']) {
+        expect(await client.exists(keys.address(ws), keys.generation(ws), keys.head(ws)), ws).toBe(3);
+        expect(await client.zscore(keys.workspaces(keys.bucket(ws)), ws), ws).not.toBeNull();
+        expect(await client.exists(single.address(ws), single.generation(ws)), ws).toBe(0);
+      }
+      expect(await client.exists(single.workspaces(0))).toBe(0);
+      expect(keys.bucket('dedup')).not.toBe(keys.bucket('from-base'));
+    }
 
     // Every queue that ran holds completed jobs, as the status reads them from the cluster.
     const status = await ok<{ byQueue: Record<string, { completed: number; failed: number }> }>(['status']);

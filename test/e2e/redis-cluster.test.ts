@@ -3,7 +3,9 @@
 // use a single server): a workspace is provisioned, written, persisted, described and listed,
 // and its state is in the cluster. With FLEET_REDIS_KEY_LAYOUT=per-queue each queue has its own
 // hash tag: the queues spread over the masters, the CLI still finds and serves every one, and a
-// failover of the master holding the provision queue during a load loses nothing.
+// failover of the master holding the provision queue during a load loses nothing. With `sharded`
+// the workspaces' state spreads over the masters too: a failover of one of their masters during
+// a provision load, or during persists, loses nothing and lets no fenced-out write through.
 import { Cluster } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { runProvisionLoad } from '../../bench/provision-load.js';
@@ -20,6 +22,10 @@ import { createFleetClient } from '../../src/producers/fleet-client.js';
 import { LocalProvider } from '../../src/providers/local/local-provider.js';
 import type { ProvisionResult } from '../../src/queues/provision.js';
 import { archivedNode } from '../helpers/archived.js';
+import { fenceViolations } from '../../chaos/fence-violations.js';
+import { createRedis } from '../../src/redis.js';
+import { AddressStore } from '../../src/state/address-store.js';
+import { CheckpointStore } from '../../src/state/checkpoint-store.js';
 
 // 600 provision calls for 120 workspaces from 3 producers against 3 `fleet worker` processes; once
 // a tenth are answered, the master holding `slotKey`'s slot is failed over to its replica.
@@ -108,9 +114,17 @@ describe('fleet on a Redis Cluster', () => {
     await failoverDuringLoad({ FLEET_REDIS_KEY_LAYOUT: 'per-queue' }, (env) => fleetKeys(env.FLEET_PREFIX!, 'per-queue').queuePrefix('provision'));
   });
 
-  it("acknowledged persists survive a failover of the master holding the fleet's slot: every one is in the archive", { timeout: 300_000 }, async () => {
+  it('sharded: a failover of the master holding a loaded workspace\'s bucket during a load: one sandbox per workspace', { timeout: 240_000 }, async () => {
+    await failoverDuringLoad({ FLEET_REDIS_KEY_LAYOUT: 'sharded' }, (env) => fleetKeys(env.FLEET_PREFIX!, 'sharded').generation('load-0'));
+  });
+
+  // single-slot: the master of the fleet's one slot; sharded: the master of the first workspace's bucket (the others' buckets spread over all three).
+  it.each([
+    ['single-slot', (env: Record<string, string>) => env.FLEET_PREFIX!],
+    ['sharded', (env: Record<string, string>) => fleetKeys(env.FLEET_PREFIX!, 'sharded').address('fo-0')],
+  ] as const)("%s: acknowledged persists survive a failover of the master holding the workspace state: every one is in the archive, 0 fence violations", { timeout: 300_000 }, async (layout, slotKey) => {
     const cluster = await RedisCluster.start();
-    const env = await testEnv({ ...cluster.env, REDIS_URL: 'redis://:unused@127.0.0.1:1', FLEET_LOG_LEVEL: 'error', FLEET_CHECKPOINT_INTERVAL_MS: '2000' });
+    const env = await testEnv({ ...cluster.env, REDIS_URL: 'redis://:unused@127.0.0.1:1', FLEET_LOG_LEVEL: 'error', FLEET_CHECKPOINT_INTERVAL_MS: '2000', FLEET_REDIS_KEY_LAYOUT: layout });
     const config = loadConfig(env);
     const processes = ['provision', 'persist', 'checkpoint'].map((queues) => new ManagedProcess({ name: queues, hostId: config.hostId, queues, env }));
     addCleanup(() => Promise.all(processes.map((p) => p.kill('SIGKILL'))).then(() => undefined));
@@ -143,7 +157,7 @@ describe('fleet on a Redis Cluster', () => {
           }
           done += 1;
           if (done === Math.floor((ids.length * rounds) / 3)) {
-            failedOver = cluster.failoverSlotOf(env.FLEET_PREFIX!).then((moved) => {
+            failedOver = cluster.failoverSlotOf(slotKey(env)).then((moved) => {
               doneWhenPromoted = done;
               return moved;
             });
@@ -165,5 +179,14 @@ describe('fleet on a Redis Cluster', () => {
     // One sandbox per workspace, the addressed one.
     const sandboxes = await local.list();
     expect(sandboxes.map((sandbox) => sandbox.workspaceId).sort()).toEqual([...ids].sort());
+    // 0 fence violations: no attached revision of a replaced generation after a newer one, no current revision ahead of the address.
+    const redis = createRedis({ target: config.redis, role: 'client', commandTimeoutMs: 10_000 });
+    addCleanup(() => redis.disconnect());
+    const keys = fleetKeys(config.redis.prefix, config.redis.keyLayout);
+    const fence = { checkpoints: new CheckpointStore(redis, keys), addresses: new AddressStore(redis, keys), archive };
+    const violations = (await Promise.all(ids.map((ws) => fenceViolations(fence, ws)))).flat();
+    expect(violations).toEqual([]);
+    // Every workspace has an attached head in Redis (the fence check above had something to check).
+    for (const ws of ids) expect((await fence.checkpoints.attachedIds(ws)).length, ws).toBeGreaterThanOrEqual(rounds);
   });
 });
