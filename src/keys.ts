@@ -92,6 +92,10 @@ export interface FleetKeys {
   bullQueueIdPattern(): string;
   /** The queue name of a key matched by `bullQueueIdPattern`. */
   bullQueueOfIdKey(key: string): string;
+  /** Glob of every key of a workspace's own state under this layout (for SCAN; see `fleet redis migrate-keys`). */
+  workspaceKeyPattern(): string;
+  /** The workspace a key matched by `workspaceKeyPattern` belongs to, or null for any other key. */
+  workspaceOfKey(key: string): string | null;
   /** Redlock resource key. */
   lock(resource: string): string;
   /** Sorted set of live worker processes scored by last heartbeat (ms). */
@@ -196,6 +200,21 @@ export function fleetKeys(prefix: string, layout: KeyLayout = 'single-slot'): Fl
       // `<before>{<tag>:<queue>}<after>:<queue>:id`: the queue as the tag names it.
       const inTag = key.slice(before.length + tag.length + 2);
       return inTag.slice(0, inTag.indexOf('}'));
+    },
+    workspaceKeyPattern: () => (sharded ? `${globLiteral(before)}{${globLiteral(tag)}/ws*}${globLiteral(after)}:ws:*` : `${globLiteral(p)}:ws:*`),
+    workspaceOfKey: (key: string) => {
+      let rest: string;
+      if (sharded) {
+        const open = `${before}{${tag}/ws`;
+        const close = key.indexOf(`}${after}:ws:`, open.length);
+        if (!key.startsWith(open) || close < 0 || !/^\d+$/.test(key.slice(open.length, close))) return null;
+        rest = key.slice(close + after.length + 5);
+      } else {
+        if (!key.startsWith(`${p}:ws:`)) return null;
+        rest = key.slice(p.length + 4);
+      }
+      const end = rest.indexOf(':');
+      return end > 0 ? rest.slice(0, end) : null;
     },
     lock: (resource: string) => {
       const owned = sharded ? WORKSPACE_LOCK.exec(resource) : null;

@@ -34,6 +34,7 @@ import { registerArchive } from './commands/archive.js';
 import { registerTurn } from './commands/turn.js';
 import { registerFiles } from './commands/files.js';
 import { registerJobs } from './commands/jobs.js';
+import { registerRedis } from './commands/redis.js';
 import { HELP_EXAMPLES } from './help-examples.js';
 
 export type Register = (program: Command, ctx: CliContext, run: (action: () => Promise<number>) => Promise<void>) => void;
@@ -56,6 +57,7 @@ const COMMANDS: Register[] = [
   registerWeb,
   registerQueues,
   registerJobs,
+  registerRedis,
   registerTop,
   registerCompletion,
   registerEnv,

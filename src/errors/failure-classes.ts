@@ -25,6 +25,7 @@ import { JobCancelledError } from './job-cancelled-error.js';
 import { JobDataUnreadableError } from './job-data-unreadable-error.js';
 import { LegacyFileVanishedError } from './legacy-file-vanished-error.js';
 import { MigrationMismatchError } from './migration-mismatch-error.js';
+import { KeyMigrationRefusedError } from './key-migration-refused-error.js';
 import { NameTooLongError } from './name-too-long-error.js';
 import { NotImplementedError } from './not-implemented-error.js';
 import { NotReadyError } from './not-ready-error.js';
@@ -80,6 +81,7 @@ export const FAILURE_CLASSES: readonly FailureClass[] = [
   JobDataUnreadableError,
   LegacyFileVanishedError,
   MigrationMismatchError,
+  KeyMigrationRefusedError,
   NameTooLongError,
   NotImplementedError,
   NotReadyError,

@@ -4,7 +4,6 @@
  * fleet's prefix (found by its job-id counter, so a queue nobody registered still shows, e.g.
  * `persist@vercel` when only another process has Vercel configured, or `hostops@<host>`).
  */
-import { Cluster } from 'ioredis';
 import type { RedisClient } from '../redis.js';
 import type { Config } from '../config.js';
 import type { FleetKeys } from '../keys.js';
@@ -12,6 +11,7 @@ import { providerHostsInUse } from '../providers/provider-hosts.js';
 import { HOSTOPS } from '../hostops/hostops-queue.js';
 import { QUEUE_NAMES, QUEUES, parseQueueName, queueNameFor } from '../queues/index.js';
 import { registeredHosts } from '../state/worker-registry.js';
+import { scanKeys } from '../state/scan-keys.js';
 
 /** Every BullMQ queue name of the fleet for the given hosts. */
 export function allQueueNames(hosts: readonly string[]): string[] {
@@ -38,18 +38,10 @@ export function isFleetQueueName(name: string): boolean {
  */
 export async function discoveredQueueNames(redis: RedisClient, keys: FleetKeys): Promise<string[]> {
   const found = new Set<string>();
-  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
-  for (const node of nodes) {
-    let cursor = '0';
-    do {
-      const [next, matched] = await node.scan(cursor, 'MATCH', keys.bullQueueIdPattern(), 'COUNT', 1_000);
-      cursor = next;
-      for (const key of matched) {
-        const name = keys.bullQueueOfIdKey(key);
-        if (isFleetQueueName(name)) found.add(name);
-      }
-    } while (cursor !== '0');
-  }
+  await scanKeys(redis, keys.bullQueueIdPattern(), (key) => {
+    const name = keys.bullQueueOfIdKey(key);
+    if (isFleetQueueName(name)) found.add(name);
+  });
   return [...found];
 }
 

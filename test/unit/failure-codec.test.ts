@@ -28,6 +28,7 @@ import { JobCancelledError } from '../../src/errors/job-cancelled-error.js';
 import { JobDataUnreadableError } from '../../src/errors/job-data-unreadable-error.js';
 import { LegacyFileVanishedError } from '../../src/errors/legacy-file-vanished-error.js';
 import { MigrationMismatchError } from '../../src/errors/migration-mismatch-error.js';
+import { KeyMigrationRefusedError } from '../../src/errors/key-migration-refused-error.js';
 import { NameTooLongError } from '../../src/errors/name-too-long-error.js';
 import { NotImplementedError } from '../../src/errors/not-implemented-error.js';
 import { NotReadyError } from '../../src/errors/not-ready-error.js';
@@ -98,6 +99,7 @@ const SPECIMENS: readonly FleetError[] = [
   new JobDataUnreadableError('bake', '12', new SyntaxError('Unexpected token')),
   new LegacyFileVanishedError('ws', 'gone.txt'),
   new MigrationMismatchError('mismatch', { context: { workspaceId: 'ws', revision: 'r1' } }),
+  new KeyMigrationRefusedError('2 live workers', { context: { liveWorkers: 2 } }),
   new NameTooLongError({ ...failure, errno: 'ENAMETOOLONG' }, 'too long'),
   new NotImplementedError('vercel export'),
   new NotReadyError('ws', 3, null),
