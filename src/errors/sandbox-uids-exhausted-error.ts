@@ -11,9 +11,12 @@ export class SandboxUidsExhaustedError extends FleetError {
   constructor(
     readonly workspaceId: string,
     readonly range: { readonly first: number; readonly last: number },
+    /** Under the sharded key layout: the workspace's bucket and the bucket count (its share is every `buckets`-th uid from `first + bucket`). */
+    readonly share?: { readonly bucket: number; readonly buckets: number },
   ) {
-    super(`no free sandbox uid for ${workspaceId}: all of FLEET_SANDBOX_UID_RANGE ${range.first}-${range.last} are taken (uids are never reused; widen the range)`, {
-      context: { workspaceId, first: range.first, last: range.last },
+    const which = share ? `its share (every ${share.buckets}th uid from ${range.first + share.bucket}, key bucket ${share.bucket}) of FLEET_SANDBOX_UID_RANGE ${range.first}-${range.last} is` : `all of FLEET_SANDBOX_UID_RANGE ${range.first}-${range.last} are`;
+    super(`no free sandbox uid for ${workspaceId}: ${which} taken (uids are never reused; widen the range)`, {
+      context: { workspaceId, first: range.first, last: range.last, ...(share ? { bucket: share.bucket, buckets: share.buckets } : {}) },
     });
   }
 }

@@ -64,7 +64,7 @@ export class SandboxUidStore {
         [workspaceId, this.range.first, this.range.last, bucket, this.keys.buckets],
       ),
     );
-    if (uid < 0) throw new SandboxUidsExhaustedError(workspaceId, this.range);
+    if (uid < 0) throw new SandboxUidsExhaustedError(workspaceId, this.range, this.keys.buckets > 1 ? { bucket, buckets: this.keys.buckets } : undefined);
     return uid;
   }
 

@@ -8,8 +8,8 @@ import { createRedis } from '../../src/redis.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { testConfig, testConnection } from '../helpers/fleet-env.js';
 
-async function setup(range = { first: 300_000, last: 300_099 }) {
-  const { config } = await testConfig();
+async function setup(range = { first: 300_000, last: 300_099 }, layout = 'single-slot') {
+  const { config } = await testConfig({ FLEET_REDIS_KEY_LAYOUT: layout });
   const keys = fleetKeys(config.redis.prefix, config.redis.keyLayout);
   const store = (redis = testConnection(config)) => new SandboxUidStore(redis, keys, range);
   return { config, keys, store };
@@ -66,5 +66,31 @@ describe('SandboxUidStore', () => {
     const got = await Promise.all(['a', 'b', 'c', 'd', 'e', 'f'].map((ws) => wide.allocate(ws)));
     expect(got).not.toContain(600_005);
     expect(new Set(got).size).toBe(6);
+  });
+
+  it('sharded: each bucket hands out its own share of the range (first + bucket + k * buckets), racing workspaces never share a uid', async () => {
+    const range = { first: 500_000, last: 500_000 + 128 * 16 - 1 };
+    const { keys, store } = await setup(range, 'sharded');
+    expect(keys.buckets).toBe(128);
+    const uids = store();
+    const workspaces = Array.from({ length: 300 }, (_, i) => `sh-${i}`);
+    const results = await Promise.all([...workspaces, ...workspaces].map(async (ws) => [ws, await uids.allocate(ws)] as const));
+    const byWorkspace = new Map(results.slice(0, 300));
+    for (const [ws, uid] of results) expect(byWorkspace.get(ws), ws).toBe(uid);
+    expect(new Set(byWorkspace.values()).size).toBe(300);
+    for (const [ws, uid] of byWorkspace) {
+      expect((uid - range.first) % 128, ws).toBe(keys.bucket(ws));
+      expect(await uids.owner(uid), ws).toBe(ws);
+    }
+    // A bucket whose share (16 uids) is used up refuses, naming the workspace and its share, while others still allocate.
+    const bucket = keys.bucket('sh-0');
+    const sameBucket = Array.from({ length: 2_000 }, (_, i) => `fill-${i}`).filter((ws) => keys.bucket(ws) === bucket);
+    const taken = [...byWorkspace.keys()].filter((ws) => keys.bucket(ws) === bucket).length;
+    for (const ws of sameBucket.slice(0, 16 - taken)) await uids.allocate(ws);
+    const refused = await uids.allocate(sameBucket[16 - taken]!).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(SandboxUidsExhaustedError);
+    expect((refused as Error).message).toContain(`every 128th uid from ${range.first + bucket}, key bucket ${bucket}`);
+    const other = Array.from({ length: 2_000 }, (_, i) => `other-${i}`).find((ws) => keys.bucket(ws) !== bucket)!;
+    expect(await uids.allocate(other)).toBeGreaterThanOrEqual(range.first);
   });
 });

@@ -115,7 +115,7 @@ const SPECIMENS: readonly FleetError[] = [
   new RedisUnavailableError('10.0.0.5:6379', 'READONLY', new ReplyError("READONLY You can't write against a read only replica.")),
   new RouteNotFoundError('GET', '/nope'),
   new BoardDisabledError('/admin/queues'),
-  new SandboxUidsExhaustedError('ws', { first: 100_000, last: 100_009 }),
+  new SandboxUidsExhaustedError('ws', { first: 100_000, last: 100_009 }, { bucket: 3, buckets: 128 }),
   new ShrinkGuardError('refused', { context: { workspaceId: 'ws', before: 10, after: 0 } }),
   new StaleGenerationError('ws', 1, 2),
   new StorageIoError({ ...failure, errno: 'EIO' }, 'i/o error'),
@@ -154,7 +154,7 @@ const SPECIMENS: readonly FleetError[] = [
 
 // Own fields a constructor computes that the context does not carry (so a revived error lacks them).
 const NOT_IN_CONTEXT: Readonly<Record<string, readonly string[]>> = {
-  SandboxUidsExhaustedError: ['range'],
+  SandboxUidsExhaustedError: ['range', 'share'],
 };
 
 const job = { queue: 'persist@host-a', jobId: '7' };
