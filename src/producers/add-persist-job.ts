@@ -71,18 +71,7 @@ async function addInTransaction({ queue, intents, oneTransaction = true, payload
   const requestId = randomUUID();
   const data = { ...payload, requestId };
   const jobData = withTrace(data, reqId);
-  // Each step retried once (a NOSCRIPT after a flush, a reconnect); its error is the caller's.
-  const twice = async <T>(step: () => Promise<T>): Promise<T> => {
-    try {
-      return await step();
-    } catch {
-      try {
-        return await step();
-      } catch (error) {
-        throw refused(error);
-      }
-    }
-  };
+  const twice = <T>(step: () => Promise<T>) => retriedOnce(step, refused);
   if (!oneTransaction) {
     const seq = await twice(() => intents.merge(payload.workspaceId, data));
     const jobId = (await twice(() => queue.add(PERSIST, jobData, opts))).id;
@@ -103,16 +92,22 @@ async function addInTransaction({ queue, intents, oneTransaction = true, payload
   const [mergeError, seqReply] = replies[0] ?? [new Error('EXEC returned no merge reply'), null];
   const [addError, jobReply] = replies[1] ?? [new Error('EXEC returned no add reply'), null];
   if (mergeError && addError) throw refused(mergeError);
-  // Completes a half that failed on its own (see the header); a failure here is the caller's error.
-  const again = async <T>(step: () => Promise<T>): Promise<T> => {
+  // Completes a half that failed on its own (see the header), retried once; a failure here is the caller's error.
+  const seq = mergeError ? await twice(() => intents.merge(payload.workspaceId, data)) : Number(seqReply);
+  const jobId = addError ? (await twice(() => queue.add(PERSIST, jobData, opts))).id : jobReply;
+  if (typeof jobId !== 'string') throw new Error(`adding the persist job failed with code ${String(jobId)}`);
+  return { seq, jobId };
+}
+
+// A step retried once (a NOSCRIPT after a flush, a reconnect); its second error, mapped by `refused`, is the caller's.
+async function retriedOnce<T>(step: () => Promise<T>, refused: (error: unknown) => unknown): Promise<T> {
+  try {
+    return await step();
+  } catch {
     try {
       return await step();
     } catch (error) {
       throw refused(error);
     }
-  };
-  const seq = mergeError ? await again(() => intents.merge(payload.workspaceId, data)) : Number(seqReply);
-  const jobId = addError ? (await again(() => queue.add(PERSIST, jobData, opts))).id : jobReply;
-  if (typeof jobId !== 'string') throw new Error(`adding the persist job failed with code ${String(jobId)}`);
-  return { seq, jobId };
+  }
 }
