@@ -39,6 +39,8 @@ export async function testEnv(overrides: Record<string, string> = {}): Promise<R
     FLEET_SHUTDOWN_FLUSH_MS: '0',
     // The whole suite can run against either archive format (`FLEET_TEST_ARCHIVE_FORMAT=2 npm test`).
     ...(process.env.FLEET_TEST_ARCHIVE_FORMAT ? { FLEET_ARCHIVE_FORMAT: process.env.FLEET_TEST_ARCHIVE_FORMAT } : {}),
+    // And in any key layout (`FLEET_TEST_KEY_LAYOUT=sharded npm test`: on one server, every reader must still find what is in another bucket).
+    ...(process.env.FLEET_TEST_KEY_LAYOUT ? { FLEET_REDIS_KEY_LAYOUT: process.env.FLEET_TEST_KEY_LAYOUT } : {}),
     ...overrides,
   };
 }
