@@ -5,6 +5,7 @@
 // one migration record) with every byte of its legacy files. FLEET_BACKFILL_KILLS sets the
 // number of kills, FLEET_BACKFILL_SEED replays a run.
 import { describe, expect, it } from 'vitest';
+import { migratedRecords } from '../helpers/bucket-reads.js';
 import { decodePath } from '../../src/archive/tree-walk.js';
 import { findLitter, removeLitter } from '../../src/gc/collect-litter.js';
 import { createHarness } from '../helpers/workspace-harness.js';
@@ -39,7 +40,7 @@ describe('backfill sweep kill test', () => {
     const points = [...new Set(Array.from({ length: KILLS }, () => 1 + Math.floor(random() * (WORKSPACES - 3))))].sort((a, b) => a - b);
     let killedMidSweep = 0;
     for (const point of points) {
-      await waitFor(`${point} workspaces migrated`, async () => ((await redis.hlen(keys.migrated(0))) >= point ? true : undefined), 60_000, 5);
+      await waitFor(`${point} workspaces migrated`, async () => (Object.keys(await migratedRecords(redis, keys)).length >= point ? true : undefined), 60_000, 5);
       // Frozen first, so the state read is the state the kill lands in.
       killGroup(worker.child, 'SIGSTOP');
       if ((await queue.getJobState(jobId)) === 'active') killedMidSweep += 1;
@@ -56,7 +57,7 @@ describe('backfill sweep kill test', () => {
       90_000,
     );
     // Workspaces the sweep handed to their own jobs (their lock was still held by the killed worker) finish too.
-    await waitFor('every workspace migrated', async () => ((await redis.hlen(keys.migrated(0))) === WORKSPACES ? true : undefined), 90_000);
+    await waitFor('every workspace migrated', async () => (Object.keys(await migratedRecords(redis, keys)).length === WORKSPACES ? true : undefined), 90_000);
     killGroup(worker.child, 'SIGTERM');
     await worker.exited;
 
@@ -64,7 +65,7 @@ describe('backfill sweep kill test', () => {
     const context = `seed ${seed}, kill points ${points.join(',')}, killed mid-sweep ${killedMidSweep}`;
     expect(result, context).toMatchObject({ status: 'completed', total: WORKSPACES, position: WORKSPACES });
     if (killedMidSweep > 0) expect(result.resumes, context).toBeGreaterThanOrEqual(1);
-    expect(Object.keys(await redis.hgetall(keys.migrated(0))).sort()).toEqual([...legacy.keys()]);
+    expect(Object.keys(await migratedRecords(redis, keys)).sort()).toEqual([...legacy.keys()]);
     for (const [ws, files] of legacy) {
       const attached = (await h.services.checkpoints.history(ws)).filter((c) => c.reason === 'backfill' && c.attachedAt !== null);
       expect(attached, `${ws}: exactly one attached backfill revision (${context})`).toHaveLength(1);

@@ -59,7 +59,7 @@ async function checkRetention(env: Record<string, string>, snapshotExists: (id: 
   await redis.hset(keys.base(b), 'rotatedAt', String(Date.now() - 13 * DAY));
 
   // The schedule of `bases` is a dry run.
-  const gcQueue = new Queue('gc', { connection: redis, prefix: config.redis.prefix });
+  const gcQueue = new Queue('gc', { connection: redis, prefix: keys.queuePrefix('gc') });
   addCleanup(() => gcQueue.close());
   const scheduler = await waitFor('the gc:bases scheduler', () => gcQueue.getJobScheduler('gc:bases'));
   expect(scheduler.template?.data).toMatchObject({ kind: 'bases', dryRun: true });

@@ -3,6 +3,7 @@
 // effective timeout.
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
+import { fleetKeys } from '../../src/keys.js';
 import { loadConfig } from '../../src/config.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { readEvents } from '../helpers/event-stream.js';
@@ -55,7 +56,7 @@ describe('exec across hosts', () => {
     // The first line arrives while the command still waits for its gate (a second exec makes it).
     expect(await stream.until((e) => e.type === 'stdout')).toEqual({ type: 'stdout', data: 'started\n' });
     const config = loadConfig(env);
-    const hostops = new Queue('hostops@host-b', { connection: testConnection(config), prefix: config.redis.prefix });
+    const hostops = new Queue('hostops@host-b', { connection: testConnection(config), prefix: fleetKeys(config.redis.prefix, config.redis.keyLayout).queuePrefix('hostops@host-b') });
     addCleanup(() => hostops.close());
     const active = await hostops.getJobs(['active']);
     // The serving host runs the command under its own 10-minute deadline (+ the kill slack), far past the provision deadline.

@@ -6,6 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
+import { fleetKeys } from '../../src/keys.js';
 import { loadConfig } from '../../src/config.js';
 import { decodeFailure } from '../../src/errors/failure-codec.js';
 import { PayloadInvalidError } from '../../src/errors/payload-invalid-error.js';
@@ -36,7 +37,7 @@ describe('hostops through a running fleet', () => {
     await writeFile(path.join(config.paths.snapshotRoot, 'base-1', 'tree', 'base.txt'), 'base');
     const before = await readTree(home);
 
-    const queue = new Queue(`hostops@${config.hostId}`, { connection: testConnection(config), prefix: config.redis.prefix });
+    const queue = new Queue(`hostops@${config.hostId}`, { connection: testConnection(config), prefix: fleetKeys(config.redis.prefix, config.redis.keyLayout).queuePrefix(`hostops@${config.hostId}`) });
     addCleanup(() => queue.close());
     const handle = provisioned!.handle;
     const attacks: [string, Record<string, unknown>, RegExp][] = [

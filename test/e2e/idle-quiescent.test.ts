@@ -23,7 +23,7 @@ describe('idle reap (fleet up, local provider)', () => {
 
     const provisioned = cliJson((await fleet(['provision', 'ws', '--wait', '--json'])).stdout) as { handle: string };
     // The last activity looks an hour old, as after a long quiet stretch.
-    const age = () => redis.zadd(keys.workspaces(0), Date.now() - 3_600_000, 'ws');
+    const age = () => redis.zadd(keys.workspaces(keys.bucket('ws')), Date.now() - 3_600_000, 'ws');
     const reap = async () => cliJson((await fleet(['gc', '--kind', 'idle', '--json'])).stdout).results[0].count as number;
     const live = path.join(config.paths.liveRoot, 'ws', 'root');
     const sandboxState = async () => (cliJson((await fleet(['workspace', 'show', 'ws', '--json'])).stdout) as { runtime: { state: string } }).runtime.state;

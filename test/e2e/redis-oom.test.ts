@@ -22,7 +22,7 @@ describe('Redis out of memory', () => {
     const admin = new Redis(server.url, { connectionName: 'oom-admin' });
     addCleanup(() => admin.disconnect());
     const env = await testEnv({ REDIS_URL: server.url, FLEET_HTTP_PORT: '0' });
-    const keys = fleetKeys(loadConfig(env).redis.prefix);
+    const keys = fleetKeys(loadConfig(env).redis.prefix, loadConfig(env).redis.keyLayout);
     const up = startFleet(['up'], env);
     await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);
     const web = /web\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(up.stdout())![1]!;
@@ -34,7 +34,7 @@ describe('Redis out of memory', () => {
     // maxmemory below what Redis uses now: every command that can grow memory is refused.
     const used = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
     await admin.config('SET', 'maxmemory', String(Math.floor(used / 2)));
-    const bull = `${keys.prefix}:persist@local`;
+    const bull = `${keys.queuePrefix('persist@local')}:persist@local`;
     const written = async () => ({ intent: await admin.hgetall(keys.persistIntent('ws')), lastSeq: await admin.hget(keys.persistStatus('ws'), 'lastSeq'), jobs: await admin.get(`${bull}:id`) });
     const before = await written();
 

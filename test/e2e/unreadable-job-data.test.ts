@@ -3,6 +3,7 @@
 // stalling; `fleet status` shows it failed, and the failed list stays readable for operators.
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
+import { fleetKeys } from '../../src/keys.js';
 import { loadConfig } from '../../src/config.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { testConnection, testEnv } from '../helpers/fleet-env.js';
@@ -17,7 +18,7 @@ describe('a job whose data cannot be parsed', () => {
     const env = await testEnv({ FLEET_LOCK_DURATION_MS: '1000', FLEET_STALLED_INTERVAL_MS: '500' });
     const config = loadConfig(env);
     const redis = testConnection(config);
-    const queue = new Queue('bake', { connection: redis, prefix: config.redis.prefix });
+    const queue = new Queue('bake', { connection: redis, prefix: fleetKeys(config.redis.prefix, config.redis.keyLayout).queuePrefix('bake') });
     addCleanup(() => queue.close());
 
     const worker = startFleet(['worker', '--queues', 'bake'], env);

@@ -81,7 +81,8 @@ describe('fleet up with FLEET_PROVIDER=vercel', () => {
     const config = loadConfig(env);
     const redis = testConnection(config);
     await json(['turn', 'open', 'agent', 'long-turn']);
-    await redis.zadd(fleetKeys(config.redis.prefix, config.redis.keyLayout).workspaces(0), Date.now() - 3_600_000, 'agent');
+    const keys = fleetKeys(config.redis.prefix, config.redis.keyLayout);
+    await redis.zadd(keys.workspaces(keys.bucket('agent')), Date.now() - 3_600_000, 'agent');
     expect((await json<{ results: { count: number }[] }>(['gc', '--kind', 'idle'])).results[0]!.count).toBe(0);
     killGroup(up.child, 'SIGTERM');
     expect((await up.exited).code).toBe(0);
@@ -92,7 +93,7 @@ describe('fleet up with FLEET_PROVIDER=vercel', () => {
     const config = loadConfig(env);
     const { up, web } = await fleetUp(env);
     // A Vercel workspace's persist enqueued while no process serves Vercel (this fleet runs local only).
-    const queue = new Queue('persist@vercel', { connection: testConnection(config), prefix: config.redis.prefix });
+    const queue = new Queue('persist@vercel', { connection: testConnection(config), prefix: fleetKeys(config.redis.prefix, config.redis.keyLayout).queuePrefix('persist@vercel') });
     addCleanup(() => queue.close());
     await queue.add('persist', { workspaceId: 'on-vercel', generation: 1, delete: true, reason: 'turn-end' });
 

@@ -3,6 +3,7 @@
 import { QueueEvents } from 'bullmq';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { fleetKeys } from '../../src/keys.js';
 import { createFleetClient } from '../../src/producers/fleet-client.js';
 import { loadConfig } from '../../src/config.js';
 import { addCleanup } from '../helpers/cleanup.js';
@@ -44,7 +45,7 @@ describe('worker processes', () => {
 
   it('SIGTERM with a job in flight: the job completes, no stalled event, exit code 0', async () => {
     const { env, config, redis, client, p } = await setup();
-    const events = new QueueEvents('gc', { connection: testConnection(config, 'worker'), prefix: config.redis.prefix });
+    const events = new QueueEvents('gc', { connection: testConnection(config, 'worker'), prefix: fleetKeys(config.redis.prefix, config.redis.keyLayout).queuePrefix('gc') });
     addCleanup(() => events.close());
     await events.waitUntilReady();
     const stalled: string[] = [];

@@ -2,6 +2,7 @@
 // (odd names, live and archived ones among them), lease gating, and resuming from the cursor
 // after the sweep is cancelled mid-way.
 import { describe, expect, it } from 'vitest';
+import { migratedRecords } from '../helpers/bucket-reads.js';
 import { decodePath } from '../../src/archive/tree-walk.js';
 import { backfillDeps, sweepDeps } from '../../src/app/backfill-deps.js';
 import { backfillWorkspace } from '../../src/backfill/backfill-workspace.js';
@@ -70,16 +71,16 @@ describe('backfill sweep', () => {
     expect(first.result, `seed ${seed}`).toMatchObject({ status: 'completed', total: 51, position: 51, migrated: 51 - partial.size, partial: partial.size, failed: 0, resumes: 0 });
     await expectArchived(h, expected, `seed ${seed}`);
     for (const [ws, files] of liveExpected) expect(diffFiles(files, await filesOf(h.live(ws))), `live ${ws} (seed ${seed})`).toEqual([]);
-    const migrated = Object.keys(await h.services.redis.hgetall(h.services.keys.migrated(0))).sort();
+    const migrated = Object.keys(await migratedRecords(h.services.redis, h.services.keys)).sort();
     expect(migrated).toEqual([...expected.keys()].filter((ws) => !partial.has(ws)).sort());
 
     // Idempotent: nothing recorded, nothing copied, the migration records stay as they are.
     const before = await Promise.all([...expected.keys()].map(async (ws) => [await h.services.checkpoints.history(ws), await h.services.archive.revisions(ws)]));
-    const records = await h.services.redis.hgetall(h.services.keys.migrated(0));
+    const records = await migratedRecords(h.services.redis, h.services.keys);
     const second = await h.services.client.backfill({ kind: 'sweep', source: 'blob', batch: 50, ratePerSec: 1_000 }, { wait: true, timeoutMs: 60_000 });
     expect(second.result).toMatchObject({ status: 'completed', migrated: 0, partial: partial.size, alreadyMigrated: 51 - partial.size, copiedFiles: 0 });
     expect(await Promise.all([...expected.keys()].map(async (ws) => [await h.services.checkpoints.history(ws), await h.services.archive.revisions(ws)]))).toEqual(before);
-    expect(await h.services.redis.hgetall(h.services.keys.migrated(0))).toEqual(records);
+    expect(await migratedRecords(h.services.redis, h.services.keys)).toEqual(records);
 
     // The live workspaces' next reconcile keeps every backfilled file.
     for (const ws of liveExpected.keys()) await h.persist(ws, { delete: true });
@@ -112,7 +113,7 @@ describe('backfill sweep', () => {
     // The second run never touched a workspace of a finished batch, and every workspace is migrated once.
     expect(calls.slice(firstRun).every((ws) => ws > 'r07')).toBe(true);
     expect(calls.length).toBeLessThanOrEqual(ids.length + request.batch);
-    expect(Object.keys(await h.services.redis.hgetall(h.services.keys.migrated(0))).sort()).toEqual(ids);
+    expect(Object.keys(await migratedRecords(h.services.redis, h.services.keys)).sort()).toEqual(ids);
     for (const ws of ids) expect((await h.services.checkpoints.history(ws)).filter((c) => c.reason === 'backfill' && c.attachedAt !== null)).toHaveLength(1);
     // A completed sweep clears its cursor: the next one starts over.
     expect((await readSweepState(h.services.redis, h.services.keys, 'blob')).cursor).toBeNull();
@@ -133,7 +134,7 @@ describe('backfill sweep', () => {
     const request = { source: 'blob' as const, batch: 2, ratePerSec: 1_000 };
     expect(await runSweep(sweep, request, { ...h.ctx(), deadlineAt: Date.now() + 1_000 })).toMatchObject({ status: 'continued', position: 0 });
     expect(continued).toEqual([request]);
-    expect(await h.services.redis.hlen(h.services.keys.migrated(0))).toBe(0);
+    expect(Object.keys(await migratedRecords(h.services.redis, h.services.keys)).length).toBe(0);
     // The continuation (here: a run with time) finishes from the start.
     expect(await runSweep(sweep, request, h.ctx())).toMatchObject({ status: 'completed', migrated: 3 });
   });

@@ -34,7 +34,7 @@ describe('backfill of one workspace', () => {
     // The revision is the attached head, fenced on the generation the backfill gave the workspace.
     expect((await h.services.checkpoints.current('w1'))?.workspaceRevision).toBe(result.revision);
     expect(await h.services.addresses.generation('w1')).toBe(1);
-    const record = JSON.parse((await h.services.redis.hget(h.services.keys.migrated(0), 'w1'))!);
+    const record = JSON.parse((await h.services.redis.hget(h.services.keys.migrated(h.services.keys.bucket('w1')), 'w1'))!);
     expect(record).toMatchObject({ files: 3, bytes: 'print(1)\n'.length + '# hi\n'.length, source: 'blob', revision: result.revision });
 
     // A second run adds nothing and records nothing.
@@ -42,10 +42,10 @@ describe('backfill of one workspace', () => {
     expect(await backfill(h, 'w1')).toMatchObject({ status: 'already-migrated', copiedFiles: 0 });
     expect(await h.services.checkpoints.history('w1')).toEqual(history);
     expect(await h.services.archive.revisions('w1')).toEqual([result.revision]);
-    expect(await h.services.redis.hget(h.services.keys.migrated(0), 'w1')).toBe(JSON.stringify(record));
+    expect(await h.services.redis.hget(h.services.keys.migrated(h.services.keys.bucket('w1')), 'w1')).toBe(JSON.stringify(record));
     // A workspace the legacy store does not hold is left alone (and not marked).
     expect(await backfill(h, 'nothing-here')).toMatchObject({ status: 'absent' });
-    expect(await h.services.redis.hexists(h.services.keys.migrated(0), 'nothing-here')).toBe(0);
+    expect(await h.services.redis.hexists(h.services.keys.migrated(h.services.keys.bucket('nothing-here')), 'nothing-here')).toBe(0);
   });
 
   it('re-running after a crash between attach and the migrated mark records nothing new', async () => {
@@ -53,7 +53,7 @@ describe('backfill of one workspace', () => {
     await writeLegacyWorkspace(h.config.paths.legacyRoot, 'w2', [['a.txt', 'A'], ['b/c.txt', 'C']]);
     const first = await backfill(h, 'w2');
     // Simulate the crash: the mark never happened.
-    await h.services.redis.hdel(h.services.keys.migrated(0), 'w2');
+    await h.services.redis.hdel(h.services.keys.migrated(h.services.keys.bucket('w2')), 'w2');
     const history = await h.services.checkpoints.history('w2');
     const second = await backfill(h, 'w2');
     expect(second).toMatchObject({ status: 'migrated', copiedFiles: 0, archivedFiles: 2, revision: first.revision });
@@ -120,7 +120,7 @@ describe('backfill of one workspace', () => {
     expect(refused).toMatchObject({ status: 'absent', skipped: [expect.objectContaining({ reason: 'symlink' })] });
     expect(await archivedFiles(h.services.archive, 'w6')).toEqual(new Map());
     // Not marked: a migrated workspace without any revision could never be provisioned again.
-    expect(await h.services.redis.hexists(h.services.keys.migrated(0), 'w6')).toBe(0);
+    expect(await h.services.redis.hexists(h.services.keys.migrated(h.services.keys.bucket('w6')), 'w6')).toBe(0);
     expect(await h.provision('w6')).toMatchObject({ outcome: 'created-empty' });
   });
 

@@ -2,6 +2,7 @@
 // straight into Redis, fail at once and unrecoverably in the worker (the processor never runs).
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
+import { fleetKeys } from '../../src/keys.js';
 import { PayloadInvalidError } from '../../src/errors/payload-invalid-error.js';
 import { QUEUE_NAMES, queueNameFor, type QueueName } from '../../src/queues/index.js';
 import type { Processor } from '../../src/jobs/processor-context.js';
@@ -45,7 +46,7 @@ describe('bad input', () => {
         const name = queueNameFor(bad.queue, config.hostId);
         let queue = queues.get(name);
         if (!queue) {
-          queue = new Queue(name, { connection: redis, prefix: config.redis.prefix });
+          queue = new Queue(name, { connection: redis, prefix: fleetKeys(config.redis.prefix, config.redis.keyLayout).queuePrefix(name) });
           queues.set(name, queue);
         }
         const job = await queue.add(bad.queue, bad.data, { attempts: 5, backoff: 1 });

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { fleetKeys } from '../../src/keys.js';
 import { ProviderPermanentError } from '../../src/providers/provider-errors.js';
 import { allQueueNames } from '../../src/status/fleet-status.js';
 import { addCleanup } from '../helpers/cleanup.js';
@@ -84,7 +85,7 @@ describe('Bull Board', () => {
     expect(response.status()).toBe(204);
     expect(response.request().headers().origin).toBe(new URL(h.web.url).origin);
 
-    const queue = new Queue('gc', { connection: testConnection(h.config), prefix: h.config.redis.prefix });
+    const queue = new Queue('gc', { connection: testConnection(h.config), prefix: h.services.keys.queuePrefix('gc') });
     addCleanup(() => queue.close());
     const [job] = await queue.getJobs(['completed', 'failed', 'waiting', 'active']);
     expect(job).toBeDefined();
@@ -147,7 +148,7 @@ describe('Bull Board', () => {
     expect((await stat(first.file)).mode & 0o777).toBe(0o600);
     expect(first.password).toMatch(/^[A-Za-z0-9_-]{24}$/);
     // A hostops queue that holds a job (a foreign host's provider operation) is on the board too.
-    const hostops = new Queue('hostops@local', { connection: testConnection(loadConfig(env)), prefix: env.FLEET_PREFIX });
+    const hostops = new Queue('hostops@local', { connection: testConnection(loadConfig(env)), prefix: fleetKeys(env.FLEET_PREFIX!, loadConfig(env).redis.keyLayout).queuePrefix('hostops@local') });
     addCleanup(() => hostops.close());
     await hostops.add('hostops', { op: 'nothing' });
 

@@ -128,7 +128,7 @@ describe('idle reap and shutdown flush', () => {
     await h.write('ws', { 'work.txt': 'unsaved work' });
     await testWorkers(h.config, ['persist', 'gc']);
     // Backdate the last activity instead of waiting for the TTL.
-    await h.services.redis.zadd(h.services.keys.workspaces(0), Date.now() - 120_000, 'ws');
+    await h.services.redis.zadd(h.services.keys.workspaces(h.services.keys.bucket('ws')), Date.now() - 120_000, 'ws');
     const dry = await h.services.client.gc({ kind: 'idle', dryRun: true }, { wait: true, timeoutMs: 30_000 });
     expect(dry.result).toMatchObject({ kind: 'idle', dryRun: true, count: 1 });
     await h.services.client.gc({ kind: 'idle' }, { wait: true, timeoutMs: 30_000 });

@@ -1,5 +1,6 @@
 // The checkpoint store contract (seed 003) on Redis.
 import { describe, expect, it } from 'vitest';
+import { indexSize } from '../helpers/bucket-reads.js';
 import { CheckpointStore, MAX_CHECKPOINT_COLLECT_LIMIT } from '../../src/state/checkpoint-store.js';
 import { AddressStore } from '../../src/state/address-store.js';
 import { fleetKeys } from '../../src/keys.js';
@@ -84,7 +85,7 @@ describe('CheckpointStore', () => {
     expect(collected).toEqual([{ id: doomed.id, workspaceId: 'ws', kind: 'portable_workspace', workspaceRevision: rev(3) }]);
     expect(await store.byRevision('ws', 'portable_workspace', rev(3))).toBeNull();
     expect(await store.history('ws')).toEqual([]);
-    expect(await redis.zcard(keys.unattached(0))).toBe(0);
+    expect(await indexSize(redis, keys, 'unattached')).toBe(0);
   });
 
   it('collectUnattached clamps the limit to 1000 and never touches attached checkpoints', async () => {
@@ -105,6 +106,6 @@ describe('CheckpointStore', () => {
     expect(await store.get('ws', attached.id)).not.toBeNull();
     expect(await store.get('ws', young.id)).not.toBeNull();
     expect((await store.current('ws'))?.id).toBe(attached.id);
-    expect(await redis.zcard(keys.unattached(0))).toBe(1);
+    expect(await indexSize(redis, keys, 'unattached')).toBe(1);
   });
 });

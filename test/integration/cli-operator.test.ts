@@ -6,6 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
+import { fleetKeys } from '../../src/keys.js';
 import { main } from '../../src/cli/main.js';
 import { CLEAR_SCREEN } from '../../src/cli/commands/top.js';
 import { ProviderPermanentError } from '../../src/providers/provider-errors.js';
@@ -24,7 +25,7 @@ async function fleet(args: string[], env: Record<string, string>): Promise<{ cod
 }
 
 function queueOf(config: Config, name: string): Queue {
-  const queue = new Queue(name, { connection: testConnection(config), prefix: config.redis.prefix });
+  const queue = new Queue(name, { connection: testConnection(config), prefix: fleetKeys(config.redis.prefix, config.redis.keyLayout).queuePrefix(name) });
   addCleanup(() => queue.close());
   return queue;
 }

@@ -84,7 +84,7 @@ describe('gc skips ids that break their rule', () => {
   it("retention: an attached record whose revision is ../../victim is skipped, never removed", async () => {
     const { h } = await twoWorkspaces();
     const planted = await h.services.checkpoints.record({ workspaceId: 'ws', generation: 1, kind: 'portable_workspace', workspaceRevision: '../../victim' }, LONG_AGO);
-    await h.services.redis.zadd(`${h.services.keys.prefix}:ws:ws:attached`, 0, planted.id);
+    await h.services.redis.zadd(h.services.keys.attached('ws'), 0, planted.id);
     const before = await readTree(h.services.archive.paths('victim').dir);
 
     const { real, warnings } = await gc(h, 'retention');

@@ -38,7 +38,7 @@ describe('gc', () => {
     // The four oldest are two days old; the fifth oldest is beyond the newest 3 but young, so it stays.
     for (const revision of revisions.slice(0, 4)) {
       const record = (await h.services.checkpoints.byRevision('ws', 'portable_workspace', revision))!;
-      await h.services.redis.hset(h.services.keys.checkpoint(0, record.id), 'createdAt', String(Date.now() - 2 * 86_400_000));
+      await h.services.redis.hset(h.services.keys.checkpoint(h.services.keys.bucket('ws'), record.id), 'createdAt', String(Date.now() - 2 * 86_400_000));
     }
     const removed = await gcAgree(h, 'retention');
     expect(ids(removed).length).toBe(4);

@@ -38,7 +38,7 @@ describe('MigratingFileStore', () => {
 
     await testWorkers(h.config, ['backfill']);
     await waitFor('the backfill to complete', async () => ((await job.getState()) === 'completed' ? true : undefined));
-    expect(await h.services.redis.hexists(h.services.keys.migrated(0), 'm1')).toBe(1);
+    expect(await h.services.redis.hexists(h.services.keys.migrated(h.services.keys.bucket('m1')), 'm1')).toBe(1);
     // Now served by the archive (the legacy copy could be gone).
     await rm(path.join(h.config.paths.legacyRoot, 'm1'), { recursive: true });
     expect((await store.readFile('m1', 'old/notes.md'))?.toString()).toBe('legacy notes');
@@ -63,7 +63,7 @@ describe('MigratingFileStore', () => {
     expect(await h.services.client.pool.queue('backfill').getDeduplicationJobId('backfill:m2')).toBeFalsy();
 
     // After the migration a reconcile deletes gone.txt; the legacy copy must not come back.
-    await h.services.redis.hset(h.services.keys.migrated(0), 'm2', JSON.stringify({ at: Date.now(), files: 0, bytes: 0, source: 'blob' }));
+    await h.services.redis.hset(h.services.keys.migrated(h.services.keys.bucket('m2')), 'm2', JSON.stringify({ at: Date.now(), files: 0, bytes: 0, source: 'blob' }));
     await writeLegacyWorkspace(h.config.paths.legacyRoot, 'm2', [['gone.txt', 'legacy gone']]);
     await rm(path.join(h.live('m2'), 'gone.txt'));
     await h.persist('m2', { delete: true });

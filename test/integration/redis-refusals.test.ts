@@ -131,7 +131,7 @@ describe('Redis 7: the OOM check of a transaction of scripts', () => {
     // One connection, in MULTI by hand, so that memory can run out after the commands are queued.
     const conn = new Redis(config.redis.url!, { connectionName: 'own-multi' });
     addCleanup(() => conn.disconnect());
-    const queue = new Queue(`${PERSIST}@${config.hostId}`, { connection: conn, prefix: config.redis.prefix });
+    const queue = new Queue(`${PERSIST}@${config.hostId}`, { connection: conn, prefix: fleetKeys(config.redis.prefix, config.redis.keyLayout).queuePrefix(`${PERSIST}@${config.hostId}`) });
     addCleanup(() => queue.close());
     await queue.waitUntilReady();
     const before = await written();

@@ -46,7 +46,7 @@ describe('runtime transitions are fenced', () => {
     // B's record is untouched: still ready, generation 2, B's handle, no error.
     expect(await h.services.runtime.get('ws')).toMatchObject({ state: 'ready', generation: 2, handle: b.handle, error: null });
     // And the idle reaper still sees it (it only reaps ready workspaces).
-    await h.services.redis.zadd(h.services.keys.workspaces(0), Date.now() - 120_000, 'ws');
+    await h.services.redis.zadd(h.services.keys.workspaces(h.services.keys.bucket('ws')), Date.now() - 120_000, 'ws');
     const idle = await runGc(h.services, { kind: 'idle', dryRun: true, limit: 10 }, AbortSignal.timeout(10_000));
     expect(idle.items.map((item) => item.id)).toEqual(['ws']);
   });

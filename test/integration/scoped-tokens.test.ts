@@ -56,7 +56,7 @@ describe('scoped API tokens', () => {
       else expect([401, 403]).not.toContain(ops.status);
     }
     // Nothing the refused requests named was enqueued or written: team-b-1 has its one provision, its tree is as it was.
-    const gc = new Queue('provision', { connection: h.services.redis, prefix: h.services.keys.prefix });
+    const gc = new Queue('provision', { connection: h.services.redis, prefix: h.services.keys.queuePrefix('provision') });
     const provisions = (await gc.getJobs(['waiting', 'active', 'completed', 'failed', 'delayed'])).map((j) => j.data.workspaceId);
     await gc.close();
     expect(provisions.filter((ws) => ws === 'team-b-1')).toHaveLength(1);

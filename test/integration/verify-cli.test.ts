@@ -146,7 +146,7 @@ describe('fleet verify', () => {
     const { second } = await twoRevisions(h);
     await twoRevisions(h, 'healthy');
     const record = (await h.services.checkpoints.byRevision('ws', 'portable_workspace', second))!;
-    await h.services.redis.hset(h.services.keys.checkpoint(0, record.id), 'files', String(record.files + 1));
+    await h.services.redis.hset(h.services.keys.checkpoint(h.services.keys.bucket('ws'), record.id), 'files', String(record.files + 1));
     expectProblem(await verify(h, ['ws']), 'ws', second, 'record-mismatch');
     expect((await verify(h, ['healthy'])).code).toBe(0);
   });

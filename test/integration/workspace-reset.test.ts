@@ -1,6 +1,7 @@
 // `fleet workspace reset` removes every record of a workspace in one fenced step and keeps only
 // what must never go back: the generation counter and the request counter.
 import { describe, expect, it } from 'vitest';
+import { indexSize } from '../helpers/bucket-reads.js';
 import { resetWorkspace } from '../../src/provision/reset-workspace.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
 
@@ -12,13 +13,16 @@ async function workspaceKeys(h: Harness, workspaceId: string): Promise<string[]>
   const found: string[] = [];
   let cursor = '0';
   do {
-    const [next, keys] = await h.services.redis.scan(cursor, 'MATCH', `${h.services.keys.prefix}:ws:${workspaceId}:*`, 'COUNT', 1000);
+    const [next, keys] = await h.services.redis.scan(cursor, 'MATCH', `${namespace(h, workspaceId)}*`, 'COUNT', 1000);
     cursor = next;
     found.push(...keys);
   } while (cursor !== '0');
   // The sandbox uid stays the workspace's across a reset (uids are never reused; sandbox-uid-store.ts).
-  return found.map((key) => key.slice(`${h.services.keys.prefix}:ws:${workspaceId}:`.length)).filter((name) => name !== 'sandbox-uid').sort();
+  return found.map((key) => key.slice(namespace(h, workspaceId).length)).filter((name) => name !== 'sandbox-uid').sort();
 }
+
+// `<the workspace's tag>:ws:<id>:`, in any key layout.
+const namespace = (h: Harness, workspaceId: string) => h.services.keys.generation(workspaceId).slice(0, -'gen'.length);
 
 describe('workspace reset', () => {
   it('19.6: reset removes every record of the workspace in one step, attach counter included, and never resets the request counter', async () => {
@@ -38,7 +42,7 @@ describe('workspace reset', () => {
     expect(await workspaceKeys(h, 'ws')).toEqual(['gen', 'persist-status']);
     expect(await h.services.redis.hgetall(h.services.keys.persistStatus('ws'))).toEqual({ lastSeq: String(lastSeq) });
     for (const c of checkpoints) expect(await h.services.checkpoints.get('ws', c.id)).toBeNull();
-    expect(await h.services.redis.zrange(h.services.keys.unattached(0), '0', '-1')).toEqual([]);
+    expect(await indexSize(h.services.redis, h.services.keys, 'unattached')).toBe(0);
     // A request after the reset gets a new sequence number, never one a waiter already saw.
     expect(await h.services.intents.merge('ws', request)).toBe(lastSeq + 1);
     expect((await h.provision('ws')).generation).toBe(3);
