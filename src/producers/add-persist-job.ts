@@ -59,6 +59,8 @@ type Reply = [Error | null, unknown];
  * context into the job's options for the worker's span to continue.
  */
 export function addPersistJob(options: AddPersistJobOptions): Promise<AddedPersistJob> {
+  // In two steps the job add is BullMQ's own `Queue#add`, which makes the producer span itself.
+  if (options.oneTransaction === false) return addInTransaction(options);
   return options.queue.trace<AddedPersistJob>(SpanKind.PRODUCER, 'add', `${options.queue.name}.${PERSIST}`, async (span, metadata) => {
     const added = await addInTransaction(metadata ? { ...options, opts: { ...options.opts, telemetry: { metadata } } } : options);
     span?.setAttributes({ 'bullmq.job.name': PERSIST, 'bullmq.job.id': added.jobId });

@@ -5,6 +5,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
+import { fleetKeys } from '../../src/keys.js';
 import { loadConfig } from '../../src/config.js';
 import { livePaths } from '../../src/providers/local/live-paths.js';
 import { addCleanup } from '../helpers/cleanup.js';
@@ -38,7 +39,7 @@ describe('a persist enqueued by a plain BullMQ producer', () => {
     expect(ours.code).toBe(0);
     await waitFor('the upload-only run to hold', async () => ((await redis.llen(`${p}:test:started`)) === 1 ? true : undefined));
 
-    const queue = new Queue(`persist@${config.hostId}`, { connection: redis, prefix: p });
+    const queue = new Queue(`persist@${config.hostId}`, { connection: redis, prefix: fleetKeys(p, config.redis.keyLayout).queuePrefix(`persist@${config.hostId}`) });
     addCleanup(() => queue.close());
     const foreign = await queue.add('persist', { workspaceId: 'ws', generation: 1, delete: true, reason: 'turn-end', turnId: 'app-turn-3' });
     await waitFor('the foreign job to be active', async () => ((await queue.getJobState(foreign.id!)) === 'active' ? true : undefined));

@@ -3,6 +3,7 @@
 // a bad pattern stops the process at start-up, naming the variable and the value.
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
+import { fleetKeys } from '../../src/keys.js';
 import { loadConfig } from '../../src/config.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { testConnection, testEnv } from '../helpers/fleet-env.js';
@@ -14,7 +15,7 @@ describe('GC schedules with cron patterns', () => {
     const worker = startFleet(['worker', '--queues', 'gc'], env);
     addCleanup(() => killGroup(worker.child, 'SIGKILL'));
     await worker.waitForOutput('serving gc');
-    const queue = new Queue('gc', { connection: testConnection(loadConfig(env)), prefix: env.FLEET_PREFIX });
+    const queue = new Queue('gc', { connection: testConnection(loadConfig(env)), prefix: fleetKeys(env.FLEET_PREFIX!, loadConfig(env).redis.keyLayout).queuePrefix('gc') });
     addCleanup(() => queue.close());
     expect(await queue.getJobScheduler('gc:retention')).toMatchObject({ pattern: '0 3 * * *', tz: 'UTC' });
     expect(await queue.getJobScheduler('gc:objects')).toMatchObject({ pattern: '0,30 * * * *' });

@@ -26,7 +26,7 @@ describe('a job whose data cannot be parsed', () => {
     // Corrupt the hash while the queue is paused, so the worker only ever sees the broken data.
     await queue.pause();
     const job = await queue.add('bake', { manifest: { schemaVersion: 1, name: 'x', runtime: 'node22' } });
-    const jobKey = `${config.redis.prefix}:bake:${job.id}`;
+    const jobKey = fleetKeys(config.redis.prefix, config.redis.keyLayout).bullQueue('bake', String(job.id));
     await redis.hset(jobKey, 'data', BROKEN);
     await queue.resume();
 

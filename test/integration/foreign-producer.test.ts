@@ -52,7 +52,7 @@ function gatedPersist(services: FleetServices) {
 
 // A producer that is not the fleet's client: a plain BullMQ Queue on the host-bound queue.
 function foreignQueue(h: Harness): Queue {
-  const queue = new Queue(`persist@${h.config.hostId}`, { connection: testConnection(h.config), prefix: h.config.redis.prefix });
+  const queue = new Queue(`persist@${h.config.hostId}`, { connection: testConnection(h.config), prefix: h.services.keys.queuePrefix(`persist@${h.config.hostId}`) });
   addCleanup(() => queue.close());
   return queue;
 }

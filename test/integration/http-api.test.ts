@@ -102,7 +102,7 @@ describe('HTTP API: workspace routes', () => {
     const { h } = await persistedWorkspace();
     const started = await answer(h.request('/v1/workspaces/ws-1/checkpoints', { json: { action: 'start', everyMs: 60_000 } }));
     expect(started).toMatchObject({ status: 200, body: { action: 'start', schedulerId: 'checkpoint:ws-1', queue: 'checkpoint@local' } });
-    const queue = new Queue('checkpoint@local', { connection: testConnection(h.config), prefix: h.config.redis.prefix });
+    const queue = new Queue('checkpoint@local', { connection: testConnection(h.config), prefix: h.services.keys.queuePrefix('checkpoint@local') });
     addCleanup(() => queue.close());
     expect(await queue.getJobScheduler('checkpoint:ws-1')).toMatchObject({ every: 60_000 });
     const stopped = await answer(h.request('/v1/workspaces/ws-1/checkpoints', { json: { action: 'stop' } }));
@@ -118,7 +118,7 @@ describe('HTTP API: workspace routes', () => {
     const { h, persisted } = await persistedWorkspace();
     const queued = await answer(h.request('/v1/workspaces/ws-1/rollback', { json: { revision: persisted.result.revision } }));
     expect(queued).toMatchObject({ status: 202, body: { queue: 'persist@local', jobId: expect.any(String) } });
-    const queue = new Queue('persist@local', { connection: testConnection(h.config), prefix: h.config.redis.prefix });
+    const queue = new Queue('persist@local', { connection: testConnection(h.config), prefix: h.services.keys.queuePrefix('persist@local') });
     addCleanup(() => queue.close());
     const job = await queue.getJob(queued.body.jobId);
     expect(job?.name).toBe('rollback');
@@ -218,7 +218,7 @@ describe('HTTP API: the edge', () => {
     expect(timedOut).toMatchObject({ status: 504, body: { error: { code: 'WaitTimeout' } } });
     expect(timedOut.body.error.message).toContain('after 300 ms');
     expect(started).toBe(true);
-    const queue = new Queue('bake', { connection: testConnection(h.config), prefix: h.config.redis.prefix });
+    const queue = new Queue('bake', { connection: testConnection(h.config), prefix: h.services.keys.queuePrefix('bake') });
     addCleanup(() => queue.close());
     const [job] = await queue.getJobs(['active']);
     expect(job).toBeDefined();

@@ -2,6 +2,7 @@
 // running when the grace period of a shutdown ends, see their signal abort with a typed, retryable
 // JobCancelled (the fleet's own cancellation, since BullMQ creates no controller for its processors).
 import { describe, expect, it } from 'vitest';
+import { fleetKeys } from '../../src/keys.js';
 import { JobCancelledError } from '../../src/errors/job-cancelled-error.js';
 import { startWorkers } from '../../src/workers/run-workers.js';
 import { deferred, silentLogger, testClient } from '../helpers/fleet-harness.js';
@@ -43,7 +44,7 @@ describe('job cancellation', () => {
     const { jobId, signal } = await run.started;
     expect(signal.aborted).toBe(false);
     // Another party took the lock (as after a stall): the next renewal fails.
-    await connection.del(`${config.redis.prefix}:gc:${jobId}:lock`);
+    await connection.del(fleetKeys(config.redis.prefix, config.redis.keyLayout).bullQueue('gc', `${jobId}:lock`));
     const reason = await run.aborted;
     expect(reason).toBeInstanceOf(JobCancelledError);
     expect(reason).toMatchObject({ code: 'JobCancelled', retryable: true, context: { queue: 'gc', jobId, why: 'lock lost' } });

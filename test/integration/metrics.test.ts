@@ -41,7 +41,7 @@ describe('/metrics', () => {
     await locks.using('bake:held-too-long', (lock) => new Promise<void>((resolve) => lock.signal.addEventListener('abort', () => resolve(), { once: true })));
 
     // A gc job that has waited a minute (no gc worker runs here): the oldest-waiting gauge shows it.
-    const gc = new Queue('gc', { connection: h.services.redis, prefix: h.config.redis.prefix });
+    const gc = new Queue('gc', { connection: h.services.redis, prefix: h.services.keys.queuePrefix('gc') });
     await gc.add('gc', { kind: 'litter', dryRun: true }, { jobId: 'waits-a-minute', timestamp: Date.now() - 60_000 });
     await gc.close();
 

@@ -23,7 +23,8 @@ async function ownRedis(overrides: Record<string, string> = {}) {
   addCleanup(() => server.stop());
   const admin = new Redis(server.url, { connectionName: 'own-admin' });
   addCleanup(() => admin.disconnect());
-  const { config } = await testConfig({ REDIS_URL: server.url, ...overrides });
+  // The one-transaction layout unless a test names another (the two-step layouts have their own test below).
+  const { config } = await testConfig({ REDIS_URL: server.url, FLEET_REDIS_KEY_LAYOUT: 'single-slot', ...overrides });
   const keys = fleetKeys(config.redis.prefix, config.redis.keyLayout);
   const client = createFleetClient({ config });
   addCleanup(() => client.close());
