@@ -13,7 +13,7 @@ import { fleetKeys } from '../../src/keys.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { testEnv } from '../helpers/fleet-env.js';
 import { startFleetUp } from '../helpers/fleet-up.js';
-import { fleetJson, runFleet } from '../helpers/processes.js';
+import { fleetJson, killGroup, runFleet } from '../helpers/processes.js';
 import { RedisCluster } from '../helpers/redis-cluster.js';
 import { ManagedProcess } from '../../chaos/fleet-processes.js';
 import { ArchiveStore } from '../../src/archive/archive-store.js';
@@ -188,5 +188,49 @@ describe('fleet on a Redis Cluster', () => {
     expect(violations).toEqual([]);
     // Every workspace has an attached head in Redis (the fence check above had something to check).
     for (const ws of ids) expect((await fence.checkpoints.attachedIds(ws)).length, ws).toBeGreaterThanOrEqual(rounds);
+  });
+
+  it('fleet redis migrate-keys on the cluster: single-slot → sharded moves every workspace onto its bucket\'s master, and the fleet carries on', { timeout: 240_000 }, async () => {
+    const cluster = await RedisCluster.start();
+    // A fixed prefix: the four workspaces' buckets (28, 47, 66, 85) hash to slots 4858, 2483, 16368 and 11420, on two different masters.
+    const env = await testEnv({ ...cluster.env, REDIS_URL: 'redis://:unused@127.0.0.1:1', FLEET_PREFIX: '{fleet}', FLEET_REDIS_KEY_LAYOUT: 'single-slot', FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
+    const ids = ['mc-0', 'mc-1', 'mc-2', 'mc-3'];
+    const up = await startFleetUp(env);
+    const ok = fleetJson(env);
+    const revisions = new Map<string, string>();
+    for (const ws of ids) {
+      await ok(['provision', ws, '--wait']);
+      expect((await runFleet(['exec', ws, '--', 'sh', '-c', `echo ${ws} > notes.txt`], env)).code).toBe(0);
+      revisions.set(ws, (await ok<{ result: { revision: string } }>(['persist', ws, '--delete', '--reason', 'turn-end', '--wait'])).result.revision);
+    }
+    killGroup(up.child, 'SIGTERM');
+    await up.exited;
+
+    const sharded = { ...env, FLEET_REDIS_KEY_LAYOUT: 'sharded' };
+    const moved = await fleetJson(sharded)<{ workspaces: number; keysMoved: number; conflicts: unknown[] }>(['redis', 'migrate-keys', '--from', 'single-slot']);
+    expect(moved).toMatchObject({ workspaces: ids.length, conflicts: [] });
+    expect(moved.keysMoved).toBeGreaterThanOrEqual(ids.length * 6);
+    // Every workspace's state now sits in its bucket's slot (on whichever master owns it); nothing under the old tag.
+    const client = new Cluster(cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port })), { redisOptions: { password: cluster.password } });
+    addCleanup(() => client.disconnect());
+    const keys = fleetKeys(env.FLEET_PREFIX!, 'sharded');
+    const single = fleetKeys(env.FLEET_PREFIX!, 'single-slot');
+    const masters = new Set<string>();
+    for (const ws of ids) {
+      expect(await client.get(keys.generation(ws)), ws).toBe('1');
+      expect(await client.exists(single.generation(ws), single.address(ws)), ws).toBe(0);
+      const slot = Number(await client.cluster('KEYSLOT', keys.generation(ws)));
+      masters.add(String(client.slots[slot]?.[0]));
+    }
+    expect(masters.size).toBeGreaterThan(1);
+
+    await startFleetUp(sharded);
+    const after = fleetJson(sharded);
+    for (const ws of ids) {
+      const { revisions: history } = await after<{ revisions: { revision: string }[] }>(['history', ws]);
+      expect(history.map((r) => r.revision), ws).toContain(revisions.get(ws));
+      expect((await after<{ generation: number }>(['provision', ws, '--wait'])).generation, ws).toBeGreaterThanOrEqual(1);
+      expect((await runFleet(['files', 'get', ws, 'notes.txt'], sharded)).stdout.trim(), ws).toBe(ws);
+    }
   });
 });
