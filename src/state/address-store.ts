@@ -8,7 +8,7 @@ import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
 import { countFenceRejection } from './fence-rejections.js';
-import { inEveryBucket, lowestScores, sumOverBuckets } from './buckets.js';
+import { inEveryBucket, lowestScores, perWorkspace, sumOverBuckets } from './buckets.js';
 
 export type ProviderName = 'local' | 'vercel';
 
@@ -94,8 +94,7 @@ export class AddressStore {
 
   /** When each workspace's address was published (null without a live incarnation), in the order given: one pipeline. */
   async publishedAtOf(workspaceIds: readonly string[]): Promise<(number | null)[]> {
-    // One command each, sent at once (under the sharded layout the workspaces live on different slots).
-    const replies = await Promise.all(workspaceIds.map((ws) => this.redis.hget(this.keys.address(ws), 'publishedAt')));
+    const replies = await perWorkspace<string | null>(this.redis, this.keys, workspaceIds, (pipeline, ws) => pipeline.hget(this.keys.address(ws), 'publishedAt'));
     return replies.map((publishedAt) => (publishedAt ? Number(publishedAt) : null));
   }
 

@@ -4,7 +4,9 @@
  * and an ioredis cluster pipeline must stay on one), the replies in bucket order. Under the other
  * layouts there is one bucket and this is one command.
  */
+import { Cluster, type ChainableCommander } from 'ioredis';
 import type { FleetKeys } from '../keys.js';
+import type { RedisClient } from '../redis.js';
 
 /** Runs `command` once per bucket, concurrently; the replies in bucket order. */
 export function inEveryBucket<T>(keys: Pick<FleetKeys, 'buckets'>, command: (bucket: number) => Promise<T>): Promise<T[]> {
@@ -39,4 +41,44 @@ export function byBucket(keys: Pick<FleetKeys, 'bucket'>, ids: readonly string[]
     else groups.set(b, [id]);
   }
   return groups;
+}
+
+/**
+ * One command per workspace, pipelined: one pipeline on a single server (as every layout had
+ * before buckets), one per bucket on a cluster (a cluster pipeline must stay on one node, and a
+ * bucket is one slot), sent concurrently. The replies in the order of `workspaceIds`.
+ */
+export async function perWorkspace<T>(
+  redis: RedisClient,
+  keys: Pick<FleetKeys, 'bucket'>,
+  workspaceIds: readonly string[],
+  queue: (pipeline: ChainableCommander, workspaceId: string) => void,
+): Promise<T[]> {
+  const groups: (readonly number[])[] = [];
+  if (redis instanceof Cluster) {
+    const byB = new Map<number, number[]>();
+    workspaceIds.forEach((ws, i) => {
+      const b = keys.bucket(ws);
+      const group = byB.get(b);
+      if (group) group.push(i);
+      else byB.set(b, [i]);
+    });
+    groups.push(...byB.values());
+  } else if (workspaceIds.length > 0) {
+    groups.push(workspaceIds.map((_, i) => i));
+  }
+  const replies = new Array<T>(workspaceIds.length);
+  await Promise.all(
+    groups.map(async (indexes) => {
+      const pipeline = redis.pipeline();
+      for (const i of indexes) queue(pipeline, workspaceIds[i]!);
+      const results = (await pipeline.exec()) ?? [];
+      indexes.forEach((index, n) => {
+        const [error, reply] = results[n] ?? [new Error('pipeline returned no reply'), null];
+        if (error) throw error;
+        replies[index] = reply as T;
+      });
+    }),
+  );
+  return replies;
 }

@@ -18,6 +18,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
+import { perWorkspace } from './buckets.js';
 import type { PersistReason } from '../queues/persist.js';
 import { CLAIM, COMPLETE, FAIL, MERGE } from './persist-intent-scripts.js';
 
@@ -165,8 +166,7 @@ export class PersistIntentStore {
 
   /** `completedAt` and `capturedAt` of each workspace's status (0 when unknown), in the order given: one pipeline. */
   async caughtUpOf(workspaceIds: readonly string[]): Promise<Pick<PersistStatus, 'completedAt' | 'capturedAt'>[]> {
-    // One command each, sent at once (under the sharded layout the workspaces live on different slots).
-    const replies = await Promise.all(workspaceIds.map((ws) => this.redis.hmget(this.keys.persistStatus(ws), 'completedAt', 'capturedAt')));
+    const replies = await perWorkspace<(string | null)[]>(this.redis, this.keys, workspaceIds, (pipeline, ws) => pipeline.hmget(this.keys.persistStatus(ws), 'completedAt', 'capturedAt'));
     return replies.map(([completedAt, capturedAt]) => ({ completedAt: Number(completedAt ?? 0), capturedAt: Number(capturedAt ?? 0) }));
   }
 

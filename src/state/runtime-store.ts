@@ -12,6 +12,7 @@
  */
 import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
+import { perWorkspace } from './buckets.js';
 import { TRANSITION_SCRIPTS, type RuntimeState, type RuntimeTransitionName } from './runtime-transitions.js';
 
 export type { RuntimeState } from './runtime-transitions.js';
@@ -70,8 +71,7 @@ export class RuntimeStore {
 
   /** The state of each workspace's runtime resource (null without one), in the order given: one pipeline. */
   async statesOf(workspaceIds: readonly string[]): Promise<(RuntimeState | null)[]> {
-    // One command each, sent at once (under the sharded layout the workspaces live on different slots).
-    const replies = await Promise.all(workspaceIds.map((ws) => this.redis.hget(this.keys.runtime(ws), 'state')));
+    const replies = await perWorkspace<string | null>(this.redis, this.keys, workspaceIds, (pipeline, ws) => pipeline.hget(this.keys.runtime(ws), 'state'));
     return replies.map((state) => (state || null) as RuntimeState | null);
   }
 
