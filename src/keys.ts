@@ -1,8 +1,9 @@
 /**
- * Pure builders of every Redis key the fleet touches (and of the few BullMQ keys it reads). All
- * keys start with the configured hash-tagged prefix (e.g. `{fleet}`) so that every key lands in
- * one Redis Cluster slot and multi-key Lua scripts stay legal. Nothing else builds a key, and a
- * key's name never changes (existing deployments read it; test/unit/keys.test.ts pins them).
+ * Pure builders of every Redis key the fleet touches (and of the few BullMQ keys it reads). Every
+ * key derives from the configured hash-tagged prefix (e.g. `{fleet}`): in the default layout all
+ * of them land in one Redis Cluster slot; in the others each key's tag is chosen so that every
+ * multi-key Lua script still touches one slot. Nothing else builds a key, and a key's name never
+ * changes (existing deployments read it; test/unit/keys.test.ts pins them).
  *
  * Queues follow the key layout (FLEET_REDIS_KEY_LAYOUT): under `single-slot` every BullMQ queue
  * uses the prefix as it is; under `per-queue` each queue's prefix carries a tag of its own, the
@@ -23,7 +24,7 @@
  */
 export type KeyLayout = 'single-slot' | 'per-queue' | 'sharded';
 
-/** How many workspace buckets the `sharded` layout spreads workspace state over (a storage format: never changed without `fleet redis migrate-keys`). */
+/** How many workspace buckets the `sharded` layout spreads workspace state over (a storage format: changing it would rename every workspace key). */
 export const WORKSPACE_BUCKETS = 128;
 
 /** Stable bucket of a workspace id: FNV-1a (32 bit) of its UTF-8 bytes, modulo `buckets`. */
