@@ -8,7 +8,7 @@ import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
 import { countFenceRejection } from './fence-rejections.js';
-import { inEveryBucket, lowestScores, perWorkspace, sumOverBuckets } from './buckets.js';
+import { inEveryBucket, lowestScores, perWorkspace } from './buckets.js';
 
 export type ProviderName = 'local' | 'vercel';
 
@@ -149,10 +149,6 @@ export class AddressStore {
     return (await inEveryBucket(this.keys, (b) => this.redis.zrange(this.keys.workspaces(b), '0', '-1'))).flat().sort();
   }
 
-  /** How many workspaces the activity index holds. */
-  async knownCount(): Promise<number> {
-    return sumOverBuckets(this.keys, (b) => this.redis.zcard(this.keys.workspaces(b)));
-  }
 
   /** Workspaces whose last activity is older than `before` (epoch ms). */
   async idleSince(before: number, limit = 1_000): Promise<string[]> {

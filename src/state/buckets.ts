@@ -31,14 +31,14 @@ export function lowestScored(replies: readonly (readonly string[])[], limit: num
 /** `lowestScored`, members only. */
 export const lowestScores = (replies: readonly (readonly string[])[], limit: number): string[] => lowestScored(replies, limit).map((entry) => entry.member);
 
-/** Groups ids by their bucket. */
-export function byBucket(keys: Pick<FleetKeys, 'bucket'>, ids: readonly string[]): Map<number, string[]> {
-  const groups = new Map<number, string[]>();
-  for (const id of ids) {
-    const b = keys.bucket(id);
+/** Groups items by a bucket number (insertion order kept within each group). */
+export function groupBy<T>(items: readonly T[], bucketOf: (item: T) => number): Map<number, T[]> {
+  const groups = new Map<number, T[]>();
+  for (const item of items) {
+    const b = bucketOf(item);
     const group = groups.get(b);
-    if (group) group.push(id);
-    else groups.set(b, [id]);
+    if (group) group.push(item);
+    else groups.set(b, [item]);
   }
   return groups;
 }
@@ -54,26 +54,17 @@ export async function perWorkspace<T>(
   workspaceIds: readonly string[],
   queue: (pipeline: ChainableCommander, workspaceId: string) => void,
 ): Promise<T[]> {
-  const groups: (readonly number[])[] = [];
-  if (redis instanceof Cluster) {
-    const byB = new Map<number, number[]>();
-    workspaceIds.forEach((ws, i) => {
-      const b = keys.bucket(ws);
-      const group = byB.get(b);
-      if (group) group.push(i);
-      else byB.set(b, [i]);
-    });
-    groups.push(...byB.values());
-  } else if (workspaceIds.length > 0) {
-    groups.push(workspaceIds.map((_, i) => i));
-  }
+  if (workspaceIds.length === 0) return [];
+  const indexes = workspaceIds.map((_, i) => i);
+  // Every workspace in one group on a single server (any layout), a group per bucket on a cluster.
+  const groups = redis instanceof Cluster ? [...groupBy(indexes, (i) => keys.bucket(workspaceIds[i]!)).values()] : [indexes];
   const replies = new Array<T>(workspaceIds.length);
   await Promise.all(
-    groups.map(async (indexes) => {
+    groups.map(async (group) => {
       const pipeline = redis.pipeline();
-      for (const i of indexes) queue(pipeline, workspaceIds[i]!);
+      for (const i of group) queue(pipeline, workspaceIds[i]!);
       const results = (await pipeline.exec()) ?? [];
-      indexes.forEach((index, n) => {
+      group.forEach((index, n) => {
         const [error, reply] = results[n] ?? [new Error('pipeline returned no reply'), null];
         if (error) throw error;
         replies[index] = reply as T;

@@ -15,7 +15,7 @@ import type { FleetKeys } from '../keys.js';
 import { luaScript } from '../lib/lua-script.js';
 import { AddressStore } from './address-store.js';
 import { countFenceRejection } from './fence-rejections.js';
-import { inEveryBucket, lowestScored } from './buckets.js';
+import { groupBy, inEveryBucket, lowestScored } from './buckets.js';
 
 export type CheckpointKind = 'portable_workspace' | 'provider_native';
 
@@ -356,9 +356,8 @@ export class CheckpointStore {
   async #oldestUnattached(before: number, limit: number): Promise<Map<number, string[]>> {
     const clamped = Math.max(1, Math.min(MAX_CHECKPOINT_COLLECT_LIMIT, Math.floor(limit)));
     const perBucket = await inEveryBucket(this.keys, (b) => this.redis.zrangebyscore(this.keys.unattached(b), '-inf', `(${before}`, 'WITHSCORES', 'LIMIT', 0, clamped));
-    const groups = new Map<number, string[]>();
-    for (const { member, bucket } of lowestScored(perBucket, clamped)) groups.set(bucket, [...(groups.get(bucket) ?? []), member]);
-    return groups;
+    const groups = groupBy(lowestScored(perBucket, clamped), (entry) => entry.bucket);
+    return new Map([...groups].map(([bucket, entries]) => [bucket, entries.map((entry) => entry.member)]));
   }
 
   /** Never-attached checkpoints older than `before` (dry run of `collectUnattached`). */

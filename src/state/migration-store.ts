@@ -6,7 +6,7 @@
  */
 import type { RedisClient } from '../redis.js';
 import type { FleetKeys } from '../keys.js';
-import { byBucket, sumOverBuckets } from './buckets.js';
+import { groupBy, sumOverBuckets } from './buckets.js';
 
 export interface MigrationRecord {
   /** Epoch ms of the migration. */
@@ -45,7 +45,7 @@ export class MigrationStore {
     if (workspaceIds.length === 0) return new Set();
     const migrated = new Set<string>();
     await Promise.all(
-      [...byBucket(this.keys, workspaceIds)].map(async ([b, ids]) => {
+      [...groupBy(workspaceIds, (ws) => this.keys.bucket(ws))].map(async ([b, ids]) => {
         const values = await this.redis.hmget(this.keys.migrated(b), ...ids);
         ids.forEach((ws, i) => values[i] !== null && migrated.add(ws));
       }),
