@@ -60,6 +60,7 @@ describe('persists walk only the directories that changed', () => {
     await clockPast(Date.now() + 1_100);
     expect((await h.persist('ws')).reusedDirectories ?? 0, `seed ${seed}: the first walk is full`).toBe(0);
 
+    let fifos = 0;
     const file = (t: number, m: number, f: number) => path.join(root, `top${t}`, `mid${m}`, 'leaf', `g${f}.txt`);
     const changes: ((round: number) => Promise<string>)[] = [
       async () => {
@@ -99,7 +100,9 @@ describe('persists walk only the directories that changed', () => {
         return `hard link ${target}`;
       },
       async (round) => {
-        const at = path.join(root, `top${random.int(0, TOP - 1)}`, `fifo-${round}`);
+        // Named by round and count: a round may draw this change twice.
+        fifos += 1;
+        const at = path.join(root, `top${random.int(0, TOP - 1)}`, `fifo-${round}-${fifos}`);
         execFileSync('mkfifo', [at]);
         return `fifo ${at}`;
       },
