@@ -13,6 +13,7 @@ interface Runtime {
   handleKind: string;
   generation: number;
   currentSessionId: string | null;
+  currentSnapshotId: string | null;
   lastUsedAt: number | null;
   state: string;
 }
@@ -78,14 +79,18 @@ describe('a Vercel workspace keeps its name across generations', () => {
     // Generation 2's handle reaches nothing now, not even the sandbox under its old name.
     expect(await vercel.get(g2.handle, signal())).toBeNull();
 
-    // Stopped (its session timed out), then resumed by name: same generation, a new session.
+    // Stopped (its session timed out, an auto-snapshot taken), then resumed by name: same
+    // generation, a new session, and the snapshot it resumed from recorded.
     const before = (await ok<{ runtime: Runtime }>(['workspace', 'show', 'agent'])).runtime;
-    standin!.expireSession(g3.handle);
+    expect(before.currentSnapshotId).toBeNull();
+    await standin!.timeOutSession(g3.handle);
     const resumed = await ok<Provisioned>(['provision', 'agent', '--wait']);
     expect(resumed).toMatchObject({ handle: g3.handle, generation: 3, outcome: 'resumed' });
     const after = (await ok<{ runtime: Runtime }>(['workspace', 'show', 'agent'])).runtime;
     expect(after.currentSessionId).not.toBe(before.currentSessionId);
     expect(after.currentSessionId).toBe(standin!.sandbox(g3.handle)!.session.id);
+    expect(after.currentSnapshotId).toMatch(/\S/);
+    expect(after.currentSnapshotId).toBe(standin!.sandbox(g3.handle)!.currentSnapshotId);
     expect((await runFleet(['exec', 'agent', '--', 'cat', 'notes.txt'], env)).stdout).toBe('kept\n');
   });
 });

@@ -28,4 +28,7 @@ export interface HandlerContext {
   readonly hooks: StandinHooks;
 }
 
+/** What session transitions need of a request's context (the stand-in itself can supply it). */
+export type LifecycleContext = Pick<HandlerContext, 'state' | 'config' | 'hooks'>;
+
 export type Handler = (ctx: HandlerContext) => Promise<void>;

@@ -2,7 +2,7 @@
 // snapshot, and the 410/422 answers for calls on sessions that are not running.
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { HandlerContext } from './standin-context.js';
+import type { HandlerContext, LifecycleContext } from './standin-context.js';
 import { copyTree, treeSize } from './standin-fs.js';
 import { ApiFailure } from './standin-http.js';
 import {
@@ -41,7 +41,7 @@ export function endSession(session: StandinSession, status: 'stopped' | 'stoppin
 }
 
 /** Records a snapshot of the sandbox's filesystem and copies it (after the test gate opens). */
-export function takeSnapshot(ctx: HandlerContext, sandbox: StandinSandbox, method: 'manual' | 'auto', expiration?: number): StandinSnapshot {
+export function takeSnapshot(ctx: LifecycleContext, sandbox: StandinSandbox, method: 'manual' | 'auto', expiration?: number): StandinSnapshot {
   const now = Date.now();
   const asked = expiration ?? sandbox.snapshotExpiration ?? DEFAULT_SNAPSHOT_EXPIRATION_MS;
   const cap = ctx.state.snapshotExpiryCapMs;
@@ -74,7 +74,7 @@ export function takeSnapshot(ctx: HandlerContext, sandbox: StandinSandbox, metho
 }
 
 /** Stops the current session; a persistent sandbox keeps its files and records an auto-snapshot. */
-export async function stopSandbox(ctx: HandlerContext, sandbox: StandinSandbox): Promise<StandinSnapshot | undefined> {
+export async function stopSandbox(ctx: LifecycleContext, sandbox: StandinSandbox): Promise<StandinSnapshot | undefined> {
   if (sandbox.session.status !== 'running') return undefined;
   endSession(sandbox.session, 'stopping');
   let snapshot: StandinSnapshot | undefined;
@@ -93,7 +93,7 @@ export async function stopSandbox(ctx: HandlerContext, sandbox: StandinSandbox):
  * Starts a new session of a stopped sandbox. Persistent sandboxes keep their filesystem (the
  * auto-snapshot); non-persistent ones start again from their creation source.
  */
-export async function resumeSandbox(ctx: HandlerContext, sandbox: StandinSandbox): Promise<boolean> {
+export async function resumeSandbox(ctx: LifecycleContext, sandbox: StandinSandbox): Promise<boolean> {
   if (sandbox.session.snapshotting) await sandbox.session.snapshotting;
   if (sandbox.session.status === 'running' || sandbox.session.status === 'pending') return false;
   if (!sandbox.persistent) await resetFilesystem(ctx, sandbox);
@@ -106,7 +106,7 @@ export async function resumeSandbox(ctx: HandlerContext, sandbox: StandinSandbox
 }
 
 /** Fills a sandbox's root from its source snapshot (or leaves just the cwd). */
-export async function resetFilesystem(ctx: HandlerContext, sandbox: StandinSandbox): Promise<void> {
+export async function resetFilesystem(ctx: LifecycleContext, sandbox: StandinSandbox): Promise<void> {
   await rm(sandbox.root, { recursive: true, force: true });
   if (sandbox.sourceSnapshotId) {
     const source = ctx.state.snapshots.get(sandbox.sourceSnapshotId);

@@ -18,7 +18,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { HandlerContext, StandinConfig } from './standin-context.js';
+import type { HandlerContext, LifecycleContext, StandinConfig } from './standin-context.js';
+import { stopSandbox } from './standin-lifecycle.js';
 import { StandinFaults } from './standin-faults.js';
 import { ApiFailure, sendError } from './standin-http.js';
 import { matchRoute, type RouteName } from './standin-routes.js';
@@ -117,6 +118,17 @@ export class VercelStandin {
     sandbox.session.updatedAt = Date.now();
   }
 
+  /**
+   * Ends the session of sandbox `name` as Vercel does when its timeout passes: a persistent
+   * sandbox records an auto-snapshot (its `currentSnapshotId`), which the next session resumes from.
+   */
+  async timeOutSession(name: string): Promise<void> {
+    const sandbox = this.sandbox(name);
+    if (!sandbox) throw new Error(`no sandbox ${name} in the stand-in`);
+    for (const command of sandbox.session.commands.values()) if (command.exitCode === null) command.kill('SIGKILL');
+    await stopSandbox(this.lifecycleContext(), sandbox);
+  }
+
   /** Makes sandbox `name` look `ageMs` older to the API (its `createdAt`), instead of waiting. */
   backdate(name: string, ageMs: number): void {
     const sandbox = this.sandbox(name);
@@ -170,6 +182,14 @@ export class VercelStandin {
     });
   }
 
+  private lifecycleContext(): LifecycleContext {
+    return { state: this.state, config: this.config, hooks: this.hooks() };
+  }
+
+  private hooks(): HandlerContext['hooks'] {
+    return { snapshotGate: () => this.gate?.promise ?? Promise.resolve(), emit: (event, detail) => this.emit(event, detail) };
+  }
+
   private emit(event: string, detail: Record<string, unknown>): void {
     this.events.emit(event, detail);
   }
@@ -207,7 +227,7 @@ export class VercelStandin {
         params: matched.params,
         state: this.state,
         config: this.config,
-        hooks: { snapshotGate: () => this.gate?.promise ?? Promise.resolve(), emit: (event, detail) => this.emit(event, detail) },
+        hooks: this.hooks(),
       };
       await matched.route.handler(ctx);
     } catch (error) {
