@@ -2,8 +2,9 @@
 // and the CLI), for the local provider and for Vercel (the real SDK against the loopback
 // stand-in): a bake ends with a sandbox made from the new snapshot passing the marker and smoke
 // checks; a snapshot that fails there is recorded failed and never activatable; an untested
-// candidate is activated only with --force; and a snapshot the provider gives an expiry fails the bake.
-import { writeFile } from 'node:fs/promises';
+// candidate is activated only with --force; a base deleted at the provider is never handed out
+// again, and a bake of its manifest bakes anew; and a snapshot the provider gives an expiry fails the bake.
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -12,6 +13,8 @@ import { BaseRegistry, type BaseEntry } from '../../src/state/base-registry.js';
 import { tempDir, testConnection } from '../helpers/fleet-env.js';
 import { providerTestEnv, startFleetUp } from '../helpers/fleet-up.js';
 import { cliJson, runFleet } from '../helpers/processes.js';
+import { standinProvider } from '../helpers/vercel-standin/standin-provider.js';
+import type { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
 
 async function manifestFile(name: string, smoke: string[]): Promise<string> {
   const file = path.join(await tempDir('base-candidate'), `${name}.json`);
@@ -60,11 +63,43 @@ async function checkCandidates(env: Record<string, string>, provider: 'local' | 
   expect(await ok(['base', 'activate', candidateId, '--force'])).toEqual({ active: candidateId, previous: good.snapshotId, forced: true });
 }
 
+// A base whose snapshot the provider no longer has (deleted by hand, or by the provider) is never
+// reused: provisioning from it is refused and marks it gone; a bake of the same manifest bakes a
+// new snapshot instead of handing the old id out again.
+async function checkDeletedBase(env: Record<string, string>, provider: 'local' | 'vercel', standin: VercelStandin | null) {
+  const run = (args: string[]) => runFleet([...args, '--json'], env);
+  const ok = async <T,>(args: string[]): Promise<T> => {
+    const result = await run(args);
+    expect(result.code, `fleet ${args.join(' ')}: ${result.stdout} ${result.stderr}`).toBe(0);
+    return cliJson(result.stdout) as T;
+  };
+  const manifest = await manifestFile('deleted-later', ['test -f src/app.txt']);
+  const baked = await ok<{ snapshotId: string; reused: boolean; activated: boolean }>(['bake', manifest, '--activate', '--wait']);
+  expect(baked).toMatchObject({ reused: false, activated: true });
+  // While the snapshot is there, the same manifest reuses it.
+  expect(await ok(['bake', manifest, '--activate', '--wait'])).toMatchObject({ snapshotId: baked.snapshotId, reused: true });
+
+  if (standin) await standinProvider(standin).deleteSnapshot(baked.snapshotId, AbortSignal.timeout(30_000));
+  else await rm(path.join(loadConfig(env).paths.snapshotRoot, baked.snapshotId), { recursive: true });
+
+  const refused = await run(['provision', 'from-deleted', '--wait']);
+  expect(refused.code, refused.stdout).not.toBe(0);
+  expect((JSON.parse(refused.stdout) as { error: { code: string } }).error.code).toBe('SnapshotUnavailable');
+  const bases = (await ok<{ bases: BaseEntry[] }>(['base', 'list'])).bases;
+  expect(bases.find((b) => b.snapshotId === baked.snapshotId)).toMatchObject({ provider, status: 'gone' });
+
+  const again = await ok<{ snapshotId: string; reused: boolean; activated: boolean }>(['bake', manifest, '--activate', '--wait']);
+  expect(again).toMatchObject({ reused: false, activated: true });
+  expect(again.snapshotId).not.toBe(baked.snapshotId);
+  expect(await ok(['provision', 'from-deleted', '--wait'])).toMatchObject({ outcome: 'created-from-base', source: again.snapshotId });
+}
+
 describe.each(['local', 'vercel'] as const)('base candidates are tested before activation (%s)', (provider) => {
-  it(`bakes, tests candidates, refuses untested ones without --force${provider === 'vercel' ? '; a snapshot the provider gives an expiry fails the bake' : ''}`, { timeout: 240_000 }, async () => {
+  it(`bakes, tests candidates, refuses untested ones without --force, never reuses a base deleted at the provider${provider === 'vercel' ? '; a snapshot the provider gives an expiry fails the bake' : ''}`, { timeout: 240_000 }, async () => {
     const { env, standin } = await providerTestEnv(provider);
     const seeds = standin?.nextRequest('createSandbox', (r) => r.path === '/v2/sandboxes');
     await checkCandidates(env, provider);
+    await checkDeletedBase(env, provider, standin);
     if (!standin) return;
     // The seed sandbox was made with the manifest's runtime: the SDK creates with a runtime on
     // POST /v2/sandboxes (without one on /v3), and the stand-in refuses a /v2 create without it.
