@@ -20,7 +20,7 @@ import type { Logger } from '../logger.js';
 import type { ProviderRegistry } from '../providers/provider-registry.js';
 import type { PendingCreateStore } from '../state/pending-create-store.js';
 import type { BaseRegistry } from '../state/base-registry.js';
-import type { ProcessorContext } from '../jobs/processor-context.js';
+import { withSignal, type ProcessorContext } from '../jobs/processor-context.js';
 import { manifestHash, manifestVersion } from '../queues/manifest-hash.js';
 import { overlayBytes, type BaseManifest } from '../queues/base-manifest.js';
 import { anySignal } from '../lib/any-signal.js';
@@ -168,7 +168,7 @@ export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: Proces
       await deps.pendingCreates.end(seedId, generation).catch(() => undefined);
       throw error;
     });
-    const stepCtx = { ...ctx, signal };
+    const stepCtx = withSignal(ctx, signal);
     let candidate: string | null = null;
     try {
       await ctx.progress({ step: 'files', percent: 10 });

@@ -32,3 +32,21 @@ export interface ProcessorContext {
 }
 
 export type Processor<P = unknown, R = unknown> = (payload: P, ctx: ProcessorContext) => Promise<R>;
+
+/**
+ * `ctx` with another signal (one that also fires when a lock is lost, say). Never spread a
+ * context instead: the worker's context keeps `logger` and `signal` as getters on its prototype,
+ * which a spread drops.
+ */
+export function withSignal(ctx: ProcessorContext, signal: AbortSignal): ProcessorContext {
+  return {
+    logger: ctx.logger,
+    signal,
+    queue: ctx.queue,
+    jobId: ctx.jobId,
+    attempt: ctx.attempt,
+    maxAttempts: ctx.maxAttempts,
+    deadlineAt: ctx.deadlineAt,
+    progress: (update) => ctx.progress(update),
+  };
+}

@@ -57,6 +57,58 @@ async function quarantine(job: Job, data: UnreadableJobData, queue: string, logg
 
 const noop = (): void => undefined;
 
+/**
+ * The `ProcessorContext` of one job. A class, not an object literal: the lazy `logger` and
+ * `signal` are getters on the prototype, where a literal would make V8 build an accessor pair
+ * for every job. Spreading it (`{ ...ctx }`) would drop them: use `withSignal`.
+ */
+class JobContext implements ProcessorContext {
+  readonly #logger: () => Logger;
+  readonly #signal: () => AbortSignal;
+  readonly #job: Job;
+  readonly #started: number;
+  #lastStep: string | undefined;
+
+  constructor(
+    logger: () => Logger,
+    signal: () => AbortSignal,
+    job: Job,
+    readonly queue: string,
+    readonly jobId: string,
+    readonly attempt: number,
+    readonly maxAttempts: number,
+    readonly deadlineAt: number,
+    started: number,
+  ) {
+    this.#logger = logger;
+    this.#signal = signal;
+    this.#job = job;
+    this.#started = started;
+  }
+
+  get logger(): Logger {
+    return this.#logger();
+  }
+
+  get signal(): AbortSignal {
+    return this.#signal();
+  }
+
+  readonly progress = async (update: Progress): Promise<void> => {
+    try {
+      const at = Date.now();
+      // Each new phase is also a line of the job's log (Bull Board's Logs tab, `fleet jobs show`).
+      if (update.step !== this.#lastStep) {
+        this.#lastStep = update.step;
+        await this.#job.log(`${new Date(at).toISOString()} ${update.step} (${at - this.#started} ms)`);
+      }
+      await this.#job.updateProgress({ ...update, at });
+    } catch (error) {
+      this.#logger().warn({ err: error }, 'progress update failed');
+    }
+  };
+}
+
 /** Builds the BullMQ processor for one queue. */
 export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs: queueDeadlineMs, jobDeadlineMs, logger: root, abortGraceMs = 5_000, metrics = noopMetrics, redisAddress, cancellation }: WrapOptions): BullProcessor {
   const payloadLabel = `${definition.name} payload`;
@@ -115,33 +167,7 @@ export function wrapProcessor({ definition, bullQueueName, processor, deadlineMs
     deadline.unref();
     const untrack = cancellation ? cancellation.track(jobId, abort) : noop;
 
-    let lastStep: string | undefined;
-    const ctx: ProcessorContext = {
-      get logger() {
-        return logger();
-      },
-      get signal() {
-        return signal();
-      },
-      queue: bullQueueName,
-      jobId,
-      attempt,
-      maxAttempts,
-      deadlineAt,
-      progress: async (update: Progress) => {
-        try {
-          const at = Date.now();
-          // Each new phase is also a line of the job's log (Bull Board's Logs tab, `fleet jobs show`).
-          if (update.step !== lastStep) {
-            lastStep = update.step;
-            await job.log(`${new Date(at).toISOString()} ${update.step} (${at - started} ms)`);
-          }
-          await job.updateProgress({ ...update, at });
-        } catch (error) {
-          logger().warn({ err: error }, 'progress update failed');
-        }
-      },
-    };
+    const ctx = new JobContext(logger, signal, job, bullQueueName, jobId, attempt, maxAttempts, deadlineAt, started);
 
     try {
       const result = await new Promise<unknown>((resolve, reject) => {

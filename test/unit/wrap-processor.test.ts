@@ -8,7 +8,7 @@ import { JobDataUnreadableError } from '../../src/errors/job-data-unreadable-err
 import { PayloadInvalidError } from '../../src/errors/payload-invalid-error.js';
 import { createLogger } from '../../src/logger.js';
 import { QUEUES } from '../../src/queues/index.js';
-import type { ProcessorContext } from '../../src/jobs/processor-context.js';
+import { withSignal, type ProcessorContext } from '../../src/jobs/processor-context.js';
 import { wrapProcessor, type WrapOptions } from '../../src/workers/wrap-processor.js';
 import { UnreadableJobData } from '../../src/workers/unreadable-job-data.js';
 import { JobCancellation } from '../../src/workers/job-cancellation.js';
@@ -264,5 +264,25 @@ describe('wrapProcessor', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it('a context given another signal (withSignal) keeps the job logger, fields and progress; only the signal differs', async () => {
+    const progressed: unknown[] = [];
+    const logged: string[] = [];
+    const other = new AbortController();
+    let seen: ProcessorContext | undefined;
+    const { fn, out } = wrap(async (_payload, ctx) => {
+      seen = withSignal(ctx, other.signal);
+      seen.logger.info('from the derived context');
+      await seen.progress({ step: 'copy', percent: 10 });
+    });
+    const j = job(PAYLOAD, { id: '7' });
+    Object.assign(j, { updateProgress: async (p: unknown) => void progressed.push(p), log: async (line: string) => void logged.push(line) });
+    await fn(j);
+    expect(seen).toMatchObject({ queue: 'persist@h1', jobId: '7', attempt: 1, maxAttempts: 3, deadlineAt: expect.any(Number) });
+    expect(seen!.signal).toBe(other.signal);
+    expect(out.lines.find((l) => l.msg === 'from the derived context')).toMatchObject({ jobId: '7', queue: 'persist@h1', workspaceId: 'ws-1' });
+    expect(progressed).toEqual([expect.objectContaining({ step: 'copy', percent: 10 })]);
+    expect(logged).toEqual([expect.stringMatching(/ copy \(\d+ ms\)$/)]);
   });
 });

@@ -18,7 +18,7 @@ import type { Config } from '../../config.js';
 import type { SingleFlight } from '../../locks/single-flight.js';
 import type { AddressStore } from '../../state/address-store.js';
 import type { PersistIntentStore, PersistJobRef } from '../../state/persist-intent.js';
-import type { Processor } from '../../jobs/processor-context.js';
+import { withSignal, type Processor } from '../../jobs/processor-context.js';
 import { stopWorkspace, type StopDeps } from './stop-workspace.js';
 import { recordPersist, type RecordPersistDeps } from '../../metrics/record-persist.js';
 import { anySignal } from '../../lib/any-signal.js';
@@ -55,7 +55,7 @@ export function persistProcessor(deps: PersistProcessorDeps): Processor<PersistP
     if (payload.rollbackTo) {
       const revision = payload.rollbackTo;
       return exclusive(payload.workspaceId, (lockSignal) =>
-        rollbackWorkspace(deps.rollback, { workspaceId: payload.workspaceId, generation: payload.generation, revision }, { ...ctx, signal: anySignal([ctx.signal, lockSignal]) }),
+        rollbackWorkspace(deps.rollback, { workspaceId: payload.workspaceId, generation: payload.generation, revision }, withSignal(ctx, anySignal([ctx.signal, lockSignal]))),
       );
     }
     const job: PersistJobRef = { queue: ctx.queue, jobId: ctx.jobId };
@@ -75,7 +75,7 @@ export function persistProcessor(deps: PersistProcessorDeps): Processor<PersistP
         return persistWorkspace(
           deps.persist,
           request,
-          { ...ctx, signal: anySignal([ctx.signal, lockSignal]) },
+          withSignal(ctx, anySignal([ctx.signal, lockSignal])),
         );
       });
       const covered = request!;
