@@ -22,7 +22,7 @@ import { withBenchEnv, type BenchEnv } from './lib/bench-env.js';
 import { interleave } from './lib/interleave.js';
 import { target, type BenchContext, type BenchResult } from './lib/report.js';
 import { pairedRatios, summarize } from './lib/stats.js';
-import type { JobsOptions } from 'bullmq';
+import type { Job, JobsOptions } from 'bullmq';
 import type { Config } from '../src/config.js';
 import { scaled } from './lib/scale.js';
 
@@ -71,17 +71,30 @@ interface Fleet {
   readonly createRedis: (typeof import('../src/redis.js'))['createRedis'];
   readonly queues: typeof import('../src/queues/index.js');
   readonly startWorkers: (typeof import('../src/workers/run-workers.js'))['startWorkers'];
+  readonly wrapProcessor: (typeof import('../src/workers/wrap-processor.js'))['wrapProcessor'];
+  readonly JobCancellation: (typeof import('../src/workers/job-cancellation.js'))['JobCancellation'];
 }
 
 async function loadFleet(): Promise<Fleet> {
-  const [client, logger, redis, queues, workers] = await Promise.all([
+  const [client, logger, redis, queues, workers, wrap, cancellation] = await Promise.all([
     importBuilt<typeof import('../src/producers/fleet-client.js')>('producers/fleet-client.js'),
     importBuilt<typeof import('../src/logger.js')>('logger.js'),
     importBuilt<typeof import('../src/redis.js')>('redis.js'),
     importBuilt<typeof import('../src/queues/index.js')>('queues/index.js'),
     importBuilt<typeof import('../src/workers/run-workers.js')>('workers/run-workers.js'),
+    importBuilt<typeof import('../src/workers/wrap-processor.js')>('workers/wrap-processor.js'),
+    importBuilt<typeof import('../src/workers/job-cancellation.js')>('workers/job-cancellation.js'),
   ]);
-  return { createFleetClient: client.createFleetClient, createLogger: logger.createLogger, closeRedis: redis.closeRedis, createRedis: redis.createRedis, queues, startWorkers: workers.startWorkers };
+  return {
+    createFleetClient: client.createFleetClient,
+    createLogger: logger.createLogger,
+    closeRedis: redis.closeRedis,
+    createRedis: redis.createRedis,
+    queues,
+    startWorkers: workers.startWorkers,
+    wrapProcessor: wrap.wrapProcessor,
+    JobCancellation: cancellation.JobCancellation,
+  };
 }
 
 // The fleet path: fleet producer plumbing + startWorkers.
@@ -144,6 +157,30 @@ async function runBare(env: BenchEnv, concurrency: number, opts: JobsOptions | u
   }
 }
 
+const WRAPPER_CALLS = scaled(100_000, 10_000);
+
+/**
+ * The wrapper alone, without Redis: microseconds a job of the fleet's wrapped no-op processor
+ * against the bare no-op, called alternately with a job object as BullMQ hands it over.
+ */
+async function wrapperCost(fleet: Fleet, rounds: number): Promise<{ wrapped: number[]; bare: number[] }> {
+  const logger = fleet.createLogger({ level: 'info', destination: pino.destination({ dest: '/dev/null', sync: true }) });
+  const bare = async (): Promise<void> => undefined;
+  const wrapped = fleet.wrapProcessor({ definition: fleet.queues.QUEUES.gc, bullQueueName: 'gc', processor: bare, deadlineMs: 60_000, logger, cancellation: new fleet.JobCancellation() });
+  const data = { kind: 'litter', dryRun: true };
+  const time = async (call: (job: Job) => Promise<unknown>): Promise<number> => {
+    const started = process.hrtime.bigint();
+    for (let i = 0; i < WRAPPER_CALLS; i++) await call({ id: String(i), data, opts: { attempts: 3 }, attemptsMade: 0 } as unknown as Job);
+    return Number(process.hrtime.bigint() - started) / 1_000 / WRAPPER_CALLS;
+  };
+  const out = { wrapped: [] as number[], bare: [] as number[] };
+  for (let r = 0; r < rounds; r++) {
+    out.bare.push(await time(bare));
+    out.wrapped.push(await time(wrapped));
+  }
+  return out;
+}
+
 export default async function queueBench(ctx: BenchContext): Promise<BenchResult> {
   const repeats = ctx.repeats ?? 7;
   await ensureBuilt(ctx.log);
@@ -165,11 +202,14 @@ export default async function queueBench(ctx: BenchContext): Promise<BenchResult
       },
       (variant, repeat, r) => ctx.log(`repeat ${repeat + 1}: ${variant} ${r.jobsPerS.toFixed(0)} jobs/s, ${r.nodeCpuUsPerJob.toFixed(0)} us node CPU + ${r.redisCpuUsPerJob.toFixed(0)} us redis CPU per job`),
     );
+    const wrapper = await wrapperCost(fleet, Math.max(3, Math.min(repeats, 7)));
     const pick = (key: keyof RunResult) => Object.fromEntries(Object.entries(runs).map(([variant, list]) => [variant, (list as RunResult[]).map((r) => r[key])])) as Record<keyof typeof runs, number[]>;
     const tput = pick('jobsPerS');
     const nodeCpu = pick('nodeCpuUsPerJob');
     const redisCpu = pick('redisCpuUsPerJob');
     const ratio = summarize(pairedRatios(tput.fleet, tput.bare), 'fleet/bare');
+    const ratioSameOptions = summarize(pairedRatios(tput.fleet, tput.bare_fleet_job_options), 'fleet/bare with the same job options');
+    const retentionRatio = summarize(pairedRatios(tput.bare_fleet_job_options, tput.bare), 'bare with the fleet job options/bare');
     const extra = (a: number[], b: number[]) => summarize(a.map((v, i) => v - b[i]!), 'us/job');
     return {
       params: { jobs: JOBS, concurrency, repeats, addBulkChunk: CHUNK, fleetQueue: GC, fleetLogLevel: 'info (to /dev/null)' },
@@ -177,6 +217,9 @@ export default async function queueBench(ctx: BenchContext): Promise<BenchResult
         fleet_jobs_per_s: summarize(tput.fleet, 'jobs/s'),
         bare_jobs_per_s: summarize(tput.bare, 'jobs/s'),
         ratio,
+        ratio_same_job_options: ratioSameOptions,
+        wrapper_us_per_job: summarize(wrapper.wrapped, 'us'),
+        bare_processor_us_per_job: summarize(wrapper.bare, 'us'),
         fleet_node_cpu_per_job: summarize(nodeCpu.fleet, 'us'),
         bare_node_cpu_per_job: summarize(nodeCpu.bare, 'us'),
         fleet_redis_cpu_per_job: summarize(redisCpu.fleet, 'us'),
@@ -184,6 +227,7 @@ export default async function queueBench(ctx: BenchContext): Promise<BenchResult
       },
       profile: {
         bare_fleet_job_options_jobs_per_s: summarize(tput.bare_fleet_job_options, 'jobs/s'),
+        'job options alone: bare with the fleet job options / bare': retentionRatio,
         fleet_logging_off_jobs_per_s: summarize(tput.fleet_logging_off, 'jobs/s'),
         'job options: extra redis CPU (bare+fleet opts - bare)': extra(redisCpu.bare_fleet_job_options, redisCpu.bare),
         'job options: extra node CPU (bare+fleet opts - bare)': extra(nodeCpu.bare_fleet_job_options, nodeCpu.bare),
@@ -195,6 +239,8 @@ export default async function queueBench(ctx: BenchContext): Promise<BenchResult
         'CPU per job is the steadier figure on a shared machine: node = this process (producer and worker), redis = the private redis-server',
         'job options: the fleet bounds retention (removeOnComplete count/age, removeOnFail), so completions also trim old jobs in Redis',
         'wrapper: payload validation, deadline timer, cancellation entry; the AbortController and child logger only when the processor uses them (a no-op uses neither)',
+        `wrapper_us_per_job: ${WRAPPER_CALLS} calls of the wrapped no-op without Redis, against the bare no-op called the same way (bare_processor_us_per_job)`,
+        'ratio_same_job_options: the fleet against bare BullMQ given the fleet job options (bounded retention); ratio: against bare BullMQ defaults, which keep every completed job forever',
         "logging: what the fleet logs per job at info (since issue 16 nothing for a success: 'job completed' is at debug)",
       ],
     };
