@@ -15,6 +15,7 @@ export const BENCHMARKS: Readonly<Record<string, () => Promise<{ default: Benchm
   dedup: () => import('./dedup.js'),
   'sandbox-exec': () => import('./sandbox-exec.js'),
   'vercel-persist': () => import('./vercel-persist.js'),
+  'vercel-restore': () => import('./vercel-restore.js'),
   'loss-window': () => import('./loss-window.js'),
   capacity: () => import('./capacity.js'),
   'key-split': () => import('./key-split.js'),

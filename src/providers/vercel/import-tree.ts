@@ -10,7 +10,10 @@ import { DirHandle } from '../../tree/dir-handle.js';
 import { removeTree } from '../../tree/remove-tree.js';
 import type { Sandbox } from '@vercel/sandbox';
 import { clearReady } from './ready-marker.js';
-import { packTree } from './pack-tree.js';
+import { MAX_ARCHIVE_BYTES, PACK_TIMEOUT_MS, packTree } from './pack-tree.js';
+import { packRevisionObjects } from './pack-revision.js';
+import { ProviderBusyError } from '../provider-errors.js';
+import { deadlineSignal } from '../../lib/any-signal.js';
 import { runScript } from './run-script.js';
 import { IMPORT_SCRIPT } from './tree-scripts.js';
 import { FLEET_DIR, sandboxPath } from './vercel-paths.js';
@@ -33,11 +36,19 @@ export async function importTree(sandbox: Sandbox, from: string, signal: AbortSi
 
 /**
  * Packs a format 2 revision (its record at `from`, `{archiveRoot}/{ws}/revs/{revision}.rev.json`):
- * materialized into a private temporary directory first.
+ * straight from its trees and objects (pack-revision.ts); a revision that packer cannot write
+ * exactly (a name that is not UTF-8) is materialized into a private temporary directory and packed
+ * by the host's `tar`.
  */
 async function packRevision(from: string, signal: AbortSignal, systemPath: string): Promise<Buffer> {
   const record = parseRevisionRecord(await readFile(from), from);
   const store = new ObjectStore(path.dirname(path.dirname(path.dirname(from))));
+  const deadline = deadlineSignal(signal, PACK_TIMEOUT_MS);
+  const packed = await packRevisionObjects(store, record.root, { maxBytes: MAX_ARCHIVE_BYTES }, deadline).catch((error: unknown) => {
+    if (!deadline.aborted) throw error;
+    throw new ProviderBusyError('vercel', 'importTree', 'packing the revision timed out', { cause: error, context: { from } });
+  });
+  if (packed) return packed;
   const dir = await mkdtemp(path.join(tmpdir(), 'fleet-vercel-import-'));
   try {
     const dest = await DirHandle.open(dir);

@@ -2,10 +2,10 @@ import { runCommand } from '../../lib/run-command.js';
 import { ProviderBusyError, ProviderPermanentError } from '../provider-errors.js';
 import { anySignal } from '../../lib/any-signal.js';
 
-// The SDK uploads from memory (tar-stream into one buffer), so the archive must fit there too.
-const MAX_ARCHIVE_BYTES = 1024 ** 3;
-// A local tar of a workspace that takes longer than this is stuck, not slow.
-const PACK_TIMEOUT_MS = 10 * 60_000;
+/** The SDK uploads from memory (tar-stream into one buffer), so the archive must fit there too. */
+export const MAX_ARCHIVE_BYTES = 1024 ** 3;
+/** A local tar of a workspace that takes longer than this is stuck, not slow. */
+export const PACK_TIMEOUT_MS = 10 * 60_000;
 // What runCommand keeps of tar's output as text: its stderr for the error (the archive is collected here).
 const MAX_MESSAGE_BYTES = 64 * 1024;
 

@@ -1,0 +1,231 @@
+/**
+ * Packs a format 2 revision for `importTree` straight from the archive: a gzip'd pax tar of its
+ * trees and objects, entry for entry what `tar -czf - --format=posix --hard-dereference` makes of
+ * the revision materialised into a fresh directory (pack-tree.ts), without writing every file
+ * to the host's disk and reading it back (at 100,000 files, most of a Vercel restore's host time).
+ *
+ * Each entry as materializeRevision would have made it and GNU tar recorded it:
+ * - the root `./` and every directory with the time of packing (materialised directories keep the
+ *   time they were made), the root 0700 (a private staging directory), others their mode;
+ * - a file with its mode, size and content and the modification time Node would have set
+ *   (`storedMtimeNs`, given to nanoseconds in a pax record, as GNU tar records it); every name of
+ *   a hard-linked inode as a file of its own (`--hard-dereference`);
+ * - a symlink with its target, a FIFO with its mode and time.
+ *
+ * tar-stream's headers are strings, so a name or a symlink target that is not valid UTF-8 (which a
+ * sandbox may create) cannot be written exactly: the packer then returns `null` and the caller
+ * packs the materialised tree with the host's `tar`, as before. So does a time before 1970.
+ * An object shorter or longer than its tree says fails the restore (`StorageIoError`).
+ */
+import { once } from 'node:events';
+import { closeSync, constants, openSync, readSync } from 'node:fs';
+import { Transform } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import { pack as tarPack, type Headers as TarHeaders } from 'tar-stream';
+import type { ObjectStore } from '../../archive/object-store.js';
+import type { TreeNode } from '../../archive/tree-object.js';
+import { StorageIoError } from '../../errors/storage-io-error.js';
+import { storedMtimeNs } from '../../tree/file-times.js';
+import { ProviderPermanentError } from '../provider-errors.js';
+
+/** tar-stream's headers with the pax records it writes (its types lack them). */
+type Headers = TarHeaders & { pax?: Record<string, string> };
+
+/** What packRevisionObjects cannot write exactly (the caller falls back to the host's tar). */
+class NotRepresentable extends Error {}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** Bytes of an object read at once. */
+const READ_BYTES = 256 * 1024;
+/** Objects up to this size are read whole and synchronously. */
+const SMALL_BYTES = 64 * 1024;
+
+function text(bytes: Buffer): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new NotRepresentable();
+  }
+}
+
+// A nanosecond time as a pax decimal (`1700000000.123456789`); times before 1970 are not written here.
+function paxTime(ns: bigint): string {
+  if (ns < 0n) throw new NotRepresentable();
+  const whole = ns / 1_000_000_000n;
+  const frac = ns % 1_000_000_000n;
+  return frac === 0n ? String(whole) : `${whole}.${String(frac).padStart(9, '0')}`;
+}
+
+// The ustar time field and the exact time in a pax record.
+function timed(ns: bigint): Pick<Headers, 'mtime' | 'pax'> {
+  const stored = storedMtimeNs(ns);
+  return { mtime: new Date(Number(stored / 1_000_000n)), pax: { mtime: paxTime(stored) } };
+}
+
+/**
+ * Joins tar-stream's small pieces (a 512-byte header, a kilobyte of content, its padding) into
+ * chunks of `COALESCE_BYTES` for gzip: every write into a zlib stream is a round trip through the
+ * thread pool, and one per piece made the packing wait on zlib most of the time.
+ */
+const COALESCE_BYTES = 256 * 1024;
+
+function coalescer(): Transform {
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      if (pendingBytes >= COALESCE_BYTES) {
+        this.push(Buffer.concat(pending, pendingBytes));
+        pending = [];
+        pendingBytes = 0;
+      }
+      callback();
+    },
+    flush(callback) {
+      if (pendingBytes > 0) this.push(Buffer.concat(pending, pendingBytes));
+      callback();
+    },
+  });
+}
+
+/** Limits of one packed archive. */
+export interface PackLimits {
+  /** The gzip'd archive may not exceed this (the SDK uploads from memory). */
+  readonly maxBytes: number;
+}
+
+/**
+ * The gzip'd tar of revision tree `root` of `store`, or `null` when a name, symlink target or
+ * time in it cannot be written by this packer (the caller then materialises and uses `tar`).
+ */
+export async function packRevisionObjects(store: ObjectStore, root: string, limits: PackLimits, signal: AbortSignal): Promise<Buffer | null> {
+  const pack = tarPack();
+  const gzip = createGzip();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // Every wait below races this: a failure anywhere (the pack, gzip, the size cap, the caller's
+  // signal) ends the packing instead of leaving a write waiting for a drain that never comes.
+  let fail!: (error: unknown) => void;
+  const failure = new Promise<never>((_, reject) => (fail = reject));
+  failure.catch(() => undefined);
+  const until = <T>(work: Promise<T>): Promise<T> => Promise.race([work, failure]);
+  const onAbort = () => fail(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  pack.on('error', (error: unknown) => fail(error));
+  gzip.on('error', (error) => fail(error));
+  gzip.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= limits.maxBytes) chunks.push(chunk);
+    else fail(new ProviderPermanentError('vercel', 'importTree', `cannot pack the revision: the archive exceeds ${limits.maxBytes} bytes`, { context: { maxBytes: limits.maxBytes } }));
+  });
+  const ended = once(gzip, 'end');
+  const joined = coalescer();
+  joined.on('error', (error) => fail(error));
+  pack.pipe(joined).pipe(gzip);
+
+  // An entry without content (directory, symlink, FIFO), or with all of it.
+  const add = (header: Headers, content?: Buffer): Promise<void> =>
+    until(
+      new Promise<void>((resolve, reject) => {
+        const done = (error?: Error | null) => (error ? reject(error) : resolve());
+        if (content) pack.entry(header, content, done);
+        else pack.entry(header, done);
+      }),
+    );
+
+  // A small file: its object read whole, synchronously (a few microseconds from the page cache,
+  // where each round trip through the thread pool costs more than the read).
+  const addSmallFile = async (header: Headers, object: string): Promise<void> => {
+    const path = store.objectPath(object);
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    let content: Buffer;
+    try {
+      const buffer = Buffer.allocUnsafe(header.size! + 1);
+      let read = 0;
+      for (let n = -1; n !== 0 && read < buffer.length; read += n) n = readSync(fd, buffer, read, buffer.length - read, null);
+      content = buffer.subarray(0, read);
+    } finally {
+      closeSync(fd);
+    }
+    if (content.length !== header.size) {
+      throw new StorageIoError({ operation: 'restore read', path, errno: 'EIO' }, `object holds ${content.length > header.size! ? `more than ${header.size}` : content.length} bytes, its tree says ${header.size}`);
+    }
+    await add(header, content);
+  };
+
+  // A file: the object's bytes, read in pieces; an object of another size than the tree's fails.
+  const addFile = async (header: Headers, object: string): Promise<void> => {
+    const path = store.objectPath(object);
+    const short = (held: string) => new StorageIoError({ operation: 'restore read', path, errno: 'EIO' }, `object holds ${held} bytes, its tree says ${header.size}`);
+    const input = await store.openObject(object);
+    try {
+      let done!: Promise<void>;
+      const entry = pack.entry(header, (error) => void (error ? fail(error) : undefined));
+      done = new Promise<void>((resolve, reject) => {
+        entry.once('close', resolve);
+        entry.once('error', reject);
+      });
+      let read = 0;
+      for (;;) {
+        const buffer = Buffer.allocUnsafe(Math.min(READ_BYTES, header.size! - read + 1));
+        const { bytesRead } = await until(input.read(buffer, 0, buffer.length, null));
+        if (bytesRead === 0) break;
+        read += bytesRead;
+        if (read > header.size!) throw short(`more than ${header.size}`);
+        if (!entry.write(buffer.subarray(0, bytesRead))) await until(once(entry, 'drain'));
+      }
+      if (read !== header.size) throw short(String(read));
+      entry.end();
+      await until(done);
+    } finally {
+      await input.close();
+    }
+  };
+
+  const now = new Date();
+  const dir = (name: string, mode: number): Headers => ({ name, type: 'directory', mode, mtime: now, uid: 0, gid: 0 });
+  const walk = async (tree: string, prefix: string): Promise<void> => {
+    for (const node of await until(store.readTree(tree))) {
+      signal.throwIfAborted();
+      await entry(node, prefix);
+    }
+  };
+  const entry = async (node: TreeNode, prefix: string): Promise<void> => {
+    const name = `${prefix}${text(node.name)}`;
+    switch (node.type) {
+      case 'd':
+        await add(dir(`${name}/`, node.mode));
+        await walk(node.tree, `${name}/`);
+        return;
+      case 'f': {
+        const header: Headers = { name, type: 'file', mode: node.mode, size: node.size, uid: 0, gid: 0, ...timed(node.mtimeNs) };
+        await (node.size <= SMALL_BYTES ? addSmallFile(header, node.object) : addFile(header, node.object));
+        return;
+      }
+      case 'l':
+        await add({ name, type: 'symlink', linkname: text(node.target), mode: 0o777, mtime: now, uid: 0, gid: 0 });
+        return;
+      case 'p':
+        await add({ name, type: 'fifo', mode: node.mode, uid: 0, gid: 0, ...timed(node.mtimeNs) });
+        return;
+    }
+  };
+
+  try {
+    await add(dir('./', 0o700));
+    await walk(root, './');
+    pack.finalize();
+    await until(ended);
+  } catch (error) {
+    pack.destroy();
+    joined.destroy();
+    gzip.destroy();
+    if (error instanceof NotRepresentable) return null;
+    throw error;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+  return Buffer.concat(chunks, size);
+}
