@@ -6,10 +6,9 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verifyRevisions } from '../../src/archive/verify-revisions.js';
-import { provisionWorkspace } from '../../src/provision/provision-workspace.js';
 import { tempDir } from '../helpers/fleet-env.js';
 import { archiveHolds, treeFacts } from '../helpers/hostile-tree.js';
-import { createVercelHarness } from '../helpers/vercel-harness.js';
+import { createVercelHarness, vercelShell } from '../helpers/vercel-harness.js';
 
 const CANARY = `CANARY-VERCEL-${process.pid}-${Date.now()}`;
 
@@ -22,12 +21,7 @@ describe('hostile tree on Vercel (stand-in)', () => {
     await mkdir(path.join(outside, 'sub'));
     await writeFile(path.join(outside, 'sub', 'keep.txt'), CANARY);
     const vercel = h.services.providers.get('vercel');
-    const provision = (workspaceId: string) => provisionWorkspace(h.services, { workspaceId, provider: 'vercel', lane: 'default' }, h.ctx());
-    const sh = async (handle: string, script: string) => {
-      const ran = await vercel.exec(handle, { cmd: ['sh', '-c', script], timeoutMs: 30_000, signal: AbortSignal.timeout(30_000) });
-      expect(ran.exitCode, `${script}: ${ran.stderr}`).toBe(0);
-      return ran.stdout;
-    };
+    const { provision, sh } = vercelShell(h);
 
     const victim = await provision('victim');
     await sh(victim.handle, 'echo victim > notes.txt');

@@ -5,20 +5,14 @@
 // byte. (That both paths write the same entries, times to the nanosecond included, is shown
 // against the host's tar in pack-revision.test.ts.)
 import { describe, expect, it } from 'vitest';
-import { provisionWorkspace } from '../../src/provision/provision-workspace.js';
 import { storedMtimeNs } from '../../src/tree/file-times.js';
-import { createVercelHarness } from '../helpers/vercel-harness.js';
+import { createVercelHarness, vercelShell } from '../helpers/vercel-harness.js';
 
 describe('Vercel restore of a format 2 revision', () => {
   it('streams a UTF-8 tree from the objects and falls back to tar for a name that is not UTF-8; both restore exactly', { timeout: 120_000 }, async () => {
     const { h } = await createVercelHarness();
     const vercel = h.services.providers.get('vercel');
-    const provision = (workspaceId: string) => provisionWorkspace(h.services, { workspaceId, provider: 'vercel', lane: 'default' }, h.ctx());
-    const sh = async (handle: string, script: string) => {
-      const ran = await vercel.exec(handle, { cmd: ['sh', '-c', script], timeoutMs: 30_000, signal: AbortSignal.timeout(30_000) });
-      expect(ran.exitCode, `${script}: ${ran.stderr}`).toBe(0);
-      return ran.stdout;
-    };
+    const { provision, sh } = vercelShell(h);
     // What a restore must give back: names (as hex, so bytes show), types, modes, sizes; and each
     // file's time as the fleet sets it (`storedMtimeNs`: through Node's double, cut to microseconds).
     const entries = (handle: string) => sh(handle, "find . -mindepth 1 ! -path './.fleet*' ! -name '.fleet*' -printf '%P|%y|%m|%s|%l\\n' | sort | od -An -tx1 | tr -d ' \\n'");
