@@ -39,6 +39,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 const READ_BYTES = 256 * 1024;
 /** Objects up to this size are read whole and synchronously. */
 const SMALL_BYTES = 64 * 1024;
+/** Entries between two turns of the event loop. */
+const YIELD_EVERY = 256;
 
 function text(bytes: Buffer): string {
   try {
@@ -161,9 +163,8 @@ export async function packRevisionObjects(store: ObjectStore, root: string, limi
     const short = (held: string) => new StorageIoError({ operation: 'restore read', path, errno: 'EIO' }, `object holds ${held} bytes, its tree says ${header.size}`);
     const input = await store.openObject(object);
     try {
-      let done!: Promise<void>;
       const entry = pack.entry(header, (error) => void (error ? fail(error) : undefined));
-      done = new Promise<void>((resolve, reject) => {
+      const done = new Promise<void>((resolve, reject) => {
         entry.once('close', resolve);
         entry.once('error', reject);
       });
@@ -186,9 +187,12 @@ export async function packRevisionObjects(store: ObjectStore, root: string, limi
 
   const now = new Date();
   const dir = (name: string, mode: number): Headers => ({ name, type: 'directory', mode, mtime: now, uid: 0, gid: 0 });
+  let entries = 0;
   const walk = async (tree: string, prefix: string): Promise<void> => {
     for (const node of await until(store.readTree(tree))) {
       signal.throwIfAborted();
+      // Small files are read synchronously: let timers (a job's lock renewal) run now and then.
+      if (++entries % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
       await entry(node, prefix);
     }
   };
