@@ -81,6 +81,8 @@ describe.each(['single-slot', 'per-queue', 'sharded'] as const)('the fleet on a 
     expect(listed.workspaces.map((w) => w.workspaceId).sort()).toEqual(['dedup', 'from-base']);
     expect(await ok(['workspace', 'reset', 'from-base', '--confirm'])).toMatchObject({ workspaceId: 'from-base' });
     expect(await ok(['provision', 'from-base', '--wait'])).toMatchObject({ outcome: 'created-from-base' });
+    // Its head exists once a persist committed (a checkpoint tick may or may not have yet): take one.
+    await ok(['persist', 'from-base', '--delete', '--reason', 'turn-end', '--wait']);
     if (layout === 'sharded') {
       // The state is where the layout puts it: in the workspace's bucket, nothing under the prefix's one tag.
       const client = new Cluster(cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port })), { redisOptions: { password: cluster.password } });
