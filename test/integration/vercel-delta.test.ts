@@ -122,7 +122,14 @@ describe('Vercel persist moves only the change (stand-in)', () => {
     // rewritten from the current revision where the sandbox lists its files unchanged, nothing crosses.
     const index = JSON.parse(await readFile(ws.mirror.index, 'utf8')) as { boot: string };
     await writeFile(ws.mirror.index, JSON.stringify({ ...index, boot: 'an-earlier-boot' }));
+    // Names a seeded copy takes that the mirror already holds: a symlink out of the mirror and a
+    // stale copy. Both are replaced beneath the directory's handle; nothing outside is written.
+    await rm(mirrored('src/f5.txt'));
+    await symlink(path.join(outside, 'keep.txt'), mirrored('src/f5.txt'));
+    await writeFile(mirrored('src/f6.txt'), 'stale');
     expect((await ws.persist()).result).toMatchObject({ unchanged: true, transferredFiles: 0, seededFiles: 32 });
+    expect(await liveFacts(ws.mirror.tree, { stored: true })).toEqual(await liveFacts(ws.live));
+    expect(await treeFacts(outside)).toBe(outsideBefore);
 
     // The whole mirror gone: rebuilt the same way.
     await removeTree(ws.mirror.dir);

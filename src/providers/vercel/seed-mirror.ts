@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { chmod, copyFile, utimes } from 'node:fs/promises';
 import { errnoOf } from '../../errors/classify-storage-error.js';
-import { mapBounded } from '../../lib/map-bounded.js';
+import { TaskPool } from '../../lib/task-pool.js';
 import type { DirCursor } from '../../tree/dir-cursor.js';
 import type { DirHandle } from '../../tree/dir-handle.js';
 import { nodeTime, sameMtime } from '../../tree/file-times.js';
@@ -28,7 +28,7 @@ import type { ListedEntry } from './parse-listing.js';
 import { settled, type DeltaPlan } from './plan-delta.js';
 import { splitRelative } from './safe-relative.js';
 
-/** Files copied from the archive at once (within one directory). */
+/** Files copied from the archive at once (across directories). */
 const SEED_CONCURRENCY = 16;
 /** Errors of an object that is not there to copy (the file is transferred instead). */
 const LOST_OBJECT = new Set(['ENOENT', 'EISDIR', 'ELOOP', 'EACCES']);
@@ -79,30 +79,77 @@ export async function seedMirror(options: SeedMirrorOptions): Promise<SeedOutcom
   const tag = randomBytes(4).toString('hex');
   const seeded = new Map<string, SeededCopy>();
   let n = 0;
-  for (const { parent, entries } of byParent.values()) {
-    signal.throwIfAborted();
-    const dir = await options.cursor.at(parent);
-    await mapBounded(entries, SEED_CONCURRENCY, async ({ entry, file }) => {
-      const temp = Buffer.from(`seed-${tag}-${n++}`);
-      // One copy (a reflink where the filesystem has them) into the private staging directory;
-      // an object the archive cannot give (damaged, lost) leaves the file to the transfer.
-      const staged = options.staging.entry(temp);
+  // One pool across directories: a directory of a few files does not hold the next one back.
+  const pool = new TaskPool(SEED_CONCURRENCY, signal);
+  const closing: Promise<void>[] = [];
+  try {
+    for (const { parent, entries } of byParent.values()) {
+      pool.check();
+      const dir = await ownHandle(options.cursor, parent);
+      const group: Promise<void>[] = [];
       try {
-        await copyFile(file.path, staged, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
-      } catch (error) {
-        if (LOST_OBJECT.has(errnoOf(error) ?? '')) return;
-        throw error;
+        for (const { entry, file } of entries) {
+          await pool.schedule(group, async () => {
+            const copy = await seedFile(options.staging, dir, entry, file, () => Buffer.from(`seed-${tag}-${n++}`));
+            if (copy) seeded.set(entry.key, { entry, copy, settled: settled(entry.ctimeNs, options.clockNs) });
+          });
+        }
+      } finally {
+        // The directory's handle is closed once its own files are done (never under a running copy).
+        closing.push(Promise.all(group).then(() => (dir === options.cursor.root ? undefined : dir.close())));
       }
-      await chmod(staged, fileMode(entry.mode));
-      const time = nodeTime(entry.mtimeNs);
-      await utimes(staged, time, time);
-      const { name } = splitRelative(entry.rel);
-      await placeStaged(options.staging, temp, dir, name);
-      const stats = await dir.lstat(name);
-      if (Number(stats.size) !== entry.size) return removeEntry(dir, name);
-      seeded.set(entry.key, { entry, copy: { ino: stats.ino, ctimeNs: stats.ctimeNs }, settled: settled(entry.ctimeNs, options.clockNs) });
-    });
+    }
+    await pool.drain();
+  } finally {
+    await Promise.all(closing);
   }
   const fetch = new Map([...plan.fetch].filter(([key]) => !seeded.has(key)));
   return { plan: { ...plan, fetch }, seeded };
+}
+
+// A handle of its own on the directory at `rel` (the cursor's chain moves on while its files are copied).
+async function ownHandle(cursor: DirCursor, rel: Buffer): Promise<DirHandle> {
+  if (rel.length === 0) return cursor.root;
+  const { parent, name } = splitRelative(rel);
+  return (await cursor.at(parent)).openDir(name);
+}
+
+/**
+ * One seeded file: a copy of the object (a reflink where the filesystem has them) made under
+ * its own name, exclusively, then its mode and time; the mirror is the fleet's alone, so the new
+ * name is reached by nothing else in between. A name already there (a copy left by an update
+ * killed halfway) is replaced through the staging directory. Null when the archive cannot give
+ * the object (damaged, lost: the file is transferred instead) or the copy is not its size.
+ */
+async function seedFile(staging: DirHandle, dir: DirHandle, entry: ListedEntry, file: SeedFile, temp: () => Buffer): Promise<WrittenCopy | null> {
+  const { name } = splitRelative(entry.rel);
+  const mode = fileMode(entry.mode);
+  const time = nodeTime(entry.mtimeNs);
+  try {
+    const made = dir.entry(name);
+    await copyFile(file.path, made, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+    await chmod(made, mode);
+    await utimes(made, time, time);
+  } catch (error) {
+    const code = errnoOf(error) ?? '';
+    if (LOST_OBJECT.has(code)) return null;
+    if (code !== 'EEXIST') throw error;
+    const staged = temp();
+    try {
+      await copyFile(file.path, staging.entry(staged), constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+    } catch (error) {
+      if (LOST_OBJECT.has(errnoOf(error) ?? '')) return null;
+      throw error;
+    }
+    await chmod(staging.entry(staged), mode);
+    await utimes(staging.entry(staged), time, time);
+    await placeStaged(staging, staged, dir, name);
+  }
+  // One syscall on the inode just written: cheaper here than a thread-pool round trip.
+  const stats = dir.lstatSync(name);
+  if (!stats.isFile() || Number(stats.size) !== entry.size) {
+    await removeEntry(dir, name);
+    return null;
+  }
+  return { ino: stats.ino, ctimeNs: stats.ctimeNs };
 }
