@@ -10,6 +10,7 @@
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { ClusterNode } from './config/config-rules.js';
+import { typeRedisCommandTimeouts } from './lib/redis-command-timeout.js';
 import type { Logger } from './logger.js';
 
 export type ConnectionRole = 'worker' | 'client';
@@ -57,6 +58,8 @@ export function redisOptions(role: ConnectionRole, commandTimeoutMs: number): Re
 
 /** Creates a connection; call `.connect()` or let the first command connect it. */
 export function createRedis({ target: given, url, role, commandTimeoutMs, name, logger }: RedisConnectionOptions): RedisClient {
+  // A command without an answer within commandTimeout fails typed (RedisCommandTimeoutError).
+  typeRedisCommandTimeouts();
   const target: RedisTarget = given ?? { url: url ?? null, clusterNodes: null };
   const options: RedisOptions = { ...redisOptions(role, commandTimeoutMs), connectionName: name };
   let redis: RedisClient;

@@ -9,8 +9,10 @@ export const REDIS_RETRY_AFTER_S = 5;
 
 /**
  * Thrown when Redis refused a command (`OOM`, `READONLY`, `MISCONF`, `LOADING`, ...) or could not
- * be reached. Nothing was changed by the refused command; retrying later may succeed (HTTP 503
- * with `Retry-After`).
+ * be reached, or gave no answer in time (`NOANSWER`). A refused command changed nothing; one
+ * without an answer may have been applied once Redis woke, so a retry must be idempotent, as the
+ * fleet's requests are (a persist request merges into the pending one). Retrying later may
+ * succeed (HTTP 503 with `Retry-After`).
  */
 export class RedisUnavailableError extends FleetError {
   readonly code = 'RedisUnavailable';

@@ -8,10 +8,12 @@
  * refused inside a Lua script keeps its code too (`OOM command not allowed ... script: ...`).
  * A transaction refused while it was queued (`EXECABORT`) is classified by the error that
  * refused it. Failures without a reply are classified by their class (ioredis's
- * `MaxRetriesPerRequestError`: no answer within the retries) or by Node's system error code.
+ * `MaxRetriesPerRequestError`: no answer within the retries; redis-command-timeout.ts: none within
+ * the command timeout) or by Node's system error code.
  */
 import { ReplyError as IoRedisReplyError } from 'ioredis';
 import { MaxRetriesPerRequestError } from 'ioredis/built/errors/index.js';
+import { RedisCommandTimeoutError } from './redis-command-timeout.js';
 
 // ioredis types its re-export of redis-errors' ReplyError as `any`.
 const ReplyError = IoRedisReplyError as new (message: string) => Error;
@@ -22,7 +24,7 @@ const CODE_TOKEN = /^([A-Z][A-Z0-9_]*)(?:\s|$)/;
 /** Node system error codes of a connection that could not be made or was lost. */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ECONNABORTED']);
 
-/** Code given to a command that got no answer within ioredis's retries (Redis down or unreachable). */
+/** Code given to a command that got no answer within ioredis's retries or the command timeout (Redis down, paused or unreachable). */
 export const NO_ANSWER = 'NOANSWER';
 
 /**
@@ -66,6 +68,7 @@ export function classifyRedisFailure(error: unknown): RedisFailure | null {
     return { code, error };
   }
   if (error instanceof MaxRetriesPerRequestError) return { code: NO_ANSWER, error: error as unknown as Error };
+  if (error instanceof RedisCommandTimeoutError) return { code: NO_ANSWER, error };
   const systemCode = (error as { code?: unknown } | null)?.code;
   if (error instanceof Error && typeof systemCode === 'string' && CONNECTION_CODES.has(systemCode)) return { code: systemCode, error };
   return null;

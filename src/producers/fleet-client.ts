@@ -8,6 +8,7 @@
 import type { RedisClient } from '../redis.js';
 import type { JobsOptions, QueueEvents } from 'bullmq';
 import type { Config } from '../config.js';
+import { RedisUnavailableError } from '../errors/redis-unavailable-error.js';
 import { WorkspaceNotFoundError } from '../errors/workspace-not-found-error.js';
 import { fleetKeys, type FleetKeys } from '../keys.js';
 import { createRedis, duplicateRedis, redisAddress, redisOptions, redisResolved } from '../redis.js';
@@ -170,6 +171,19 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
   const checkpoints = new CheckpointStore(redis, keys);
   const turns = { addresses, activity: new ActivityStore(redis, keys, { turnTtlMs: config.turnTtlMs, leaseMs: config.worker.heartbeatIntervalMs * 3 }), turnTtlMs: config.turnTtlMs };
 
+  // Every call's Redis failure (a refusal, no answer within the command timeout, no connection)
+  // reaches the caller as RedisUnavailableError (retryable, naming the address), never as
+  // ioredis's untyped error; a job's own typed failure passes through unchanged.
+  const typed =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await call(...args);
+      } catch (error) {
+        throw RedisUnavailableError.from(error, redisAddress(redis)) ?? error;
+      }
+    };
+
   // Adds a job and optionally waits for it.
   async function add<R>(bullName: string, name: string, data: unknown, opts: JobsOptions, options: WaitOptions): Promise<Enqueued<R>> {
     const queue = pool.queue(bullName);
@@ -201,12 +215,12 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
     intents,
     pool,
 
-    provision: enqueueCall(async (input: ProvisionInput, options: WaitOptions = {}) => {
+    provision: enqueueCall(typed(async (input: ProvisionInput, options: WaitOptions = {}) => {
       const payload = parsePayload('provision payload', ProvisionPayload, input);
       return add<ProvisionResult>(PROVISION, PROVISION, payload, { ...provisionJobOptions, deduplication: { id: provisionDedupId(payload.workspaceId) } }, options);
-    }),
+    })),
 
-    persist: enqueueCall(async (input: PersistInput, options: WaitOptions = {}) => {
+    persist: enqueueCall(typed(async (input: PersistInput, options: WaitOptions = {}) => {
       const payload = parsePayload('persist payload', PersistPayload, input);
       const { bullName } = await hostQueue(PERSIST, payload.workspaceId);
       const events = options.wait ? await pool.events(bullName) : null;
@@ -238,9 +252,9 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
       } finally {
         stop();
       }
-    }),
+    })),
 
-    async startCheckpoints(workspaceId, options = {}) {
+    startCheckpoints: typed(async (workspaceId: string, options: { generation?: number; everyMs?: number } = {}) => {
       parsePayload('checkpoint workspaceId', WorkspaceId, workspaceId);
       const { address, bullName } = await hostQueue(CHECKPOINT, workspaceId);
       const generation = options.generation ?? address.generation;
@@ -248,9 +262,9 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
       // Not re-upserted when already current: an upsert sets off a checkpoint at once (ensure-checkpoint-scheduler.ts).
       await ensureCheckpointScheduler(pool.queue(bullName), schedulerId, options.everyMs ?? config.checkpointIntervalMs, { name: CHECKPOINT, data: { workspaceId, generation }, opts: checkpointJobOptions });
       return { schedulerId, queue: bullName };
-    },
+    }),
 
-    async stopCheckpoints(workspaceId, options = {}) {
+    stopCheckpoints: typed(async (workspaceId: string, options: { hostId?: string } = {}) => {
       parsePayload('checkpoint workspaceId', WorkspaceId, workspaceId);
       const address = options.hostId ? null : await addresses.get(workspaceId);
       const hosts = options.hostId ? [options.hostId] : address ? [address.hostId] : await knownHosts(redis, keys, config.hostId);
@@ -259,13 +273,13 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
         removed = (await pool.queue(queueNameFor(CHECKPOINT, hostId)).removeJobScheduler(checkpointSchedulerId(workspaceId))) || removed;
       }
       return removed;
-    },
+    }),
 
-    openTurn: (input) => openTurn(turns, input),
-    closeTurn: (input) => closeTurn(turns, input),
-    rejectCheckpoint: (input) => rejectCheckpoint({ checkpoints }, input),
+    openTurn: typed((input: TurnInput) => openTurn(turns, input)),
+    closeTurn: typed((input: Omit<TurnInput, 'ttlMs'>) => closeTurn(turns, input)),
+    rejectCheckpoint: typed((input: RejectCheckpointInput) => rejectCheckpoint({ checkpoints }, input)),
 
-    rollback: enqueueCall(async (input: RollbackInput, options: WaitOptions = {}) => {
+    rollback: enqueueCall(typed(async (input: RollbackInput, options: WaitOptions = {}) => {
       const payload = parsePayload('rollback payload', RollbackInput, input);
       const { address, bullName } = await hostQueue(PERSIST, payload.workspaceId);
       const generation = payload.generation ?? address.generation;
@@ -276,26 +290,26 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
         { ...persistJobOptions, deduplication: { id: rollbackDedupId(payload.workspaceId) } },
         options,
       );
-    }),
+    })),
 
-    backfill: enqueueCall(async (input: BackfillInput, options: WaitOptions = {}) => {
+    backfill: enqueueCall(typed(async (input: BackfillInput, options: WaitOptions = {}) => {
       const payload = parsePayload('backfill payload', BackfillPayload, input);
       return add<unknown>(BACKFILL, BACKFILL, payload, { ...backfillJobOptions, deduplication: backfillDeduplication(payload) }, options);
-    }),
+    })),
 
-    gc: enqueueCall(async (input: GcInput, options: WaitOptions = {}) => {
+    gc: enqueueCall(typed(async (input: GcInput, options: WaitOptions = {}) => {
       const payload = parsePayload('gc payload', GcPayload, input);
       return add<unknown>(GC, GC, payload, { ...gcJobOptions, deduplication: { id: gcDedupId(payload) } }, options);
-    }),
+    })),
 
-    bake: enqueueCall(async (input: BakeInput, options: WaitOptions = {}) => {
+    bake: enqueueCall(typed(async (input: BakeInput, options: WaitOptions = {}) => {
       const payload = parsePayload('bake payload', BakePayload, input);
       const hash = manifestHash(payload.manifest);
       const enqueued = await add<unknown>(BAKE, BAKE, payload, { ...bakeJobOptions, deduplication: { id: bakeDedupId(hash) } }, options);
       return { ...enqueued, manifestHash: hash };
-    }),
+    })),
 
-    async enqueue(queue, data, options = {}) {
+    enqueue: typed(async (queue: QueueName, data: unknown, options: WaitOptions = {}): Promise<Enqueued<unknown>> => {
       switch (queue) {
         case 'provision':
           return client.provision(data as ProvisionInput, options);
@@ -313,7 +327,7 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
         case 'bake':
           return client.bake(data as BakeInput, options);
       }
-    },
+    }),
 
     async close() {
       await pool.close();

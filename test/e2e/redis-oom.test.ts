@@ -1,7 +1,8 @@
 // Redis out of memory under a running `fleet up` (its own redis-server, noeviction): the HTTP API
 // answers 503 RedisUnavailable with Retry-After, /readyz reports Redis not writable, the CLI names
 // Redis, its address and the refusal, and no persist request is half written. Memory back: the
-// fleet recovers without a restart.
+// fleet recovers without a restart. And Redis paused (no answer in time): the same typed 503 and
+// CLI error, not an untyped 500.
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -55,6 +56,36 @@ describe('Redis out of memory', () => {
     expect(await written()).toEqual(before);
 
     await admin.config('SET', 'maxmemory', '0');
+    await waitFor('/readyz to recover', async () => ((await fetch(`${web}/readyz`)).status === 200 ? true : undefined));
+    const persisted = await answer(post('/v1/workspaces/ws/persist?wait=true', { generation: 1, delete: true, reason: 'turn-end' }));
+    expect(persisted).toMatchObject({ status: 200, body: { result: { workspaceId: 'ws', generation: 1 } } });
+  });
+
+  it('Redis paused (no answer within the command timeout): HTTP 503 RedisUnavailable (NOANSWER), the CLI names Redis and its address; then recovery', async () => {
+    const server = new RedisServer(await freePort(), await tempDir('redis-paused'), false);
+    await server.start();
+    addCleanup(() => server.stop());
+    const env = await testEnv({ REDIS_URL: server.url, FLEET_HTTP_PORT: '0', FLEET_REDIS_COMMAND_TIMEOUT_MS: '500' });
+    const up = startFleet(['up'], env);
+    await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);
+    const web = /web\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(up.stdout())![1]!;
+    const post = (path: string, body: unknown) => fetch(`${web}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await answer(post('/v1/workspaces/ws/provision?wait=true', {}))).status).toBe(200);
+
+    // SIGSTOP: connections stay open and nothing answers (a stalled restart, a frozen host).
+    server.child!.kill('SIGSTOP');
+    const resume = () => server.child!.kill('SIGCONT');
+    addCleanup(resume);
+    const refused = await answer(post('/v1/workspaces/ws/persist', { generation: 1, delete: true, reason: 'turn-end' }));
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe(String(REDIS_RETRY_AFTER_S));
+    expect(refused.body.error.code).toBe('RedisUnavailable');
+    expect(refused.body.error.message).toMatch(new RegExp(`^Redis at 127\\.0\\.0\\.1:${server.port} could not be reached \\(NOANSWER\\): Redis gave no answer to \\w+ within 500 ms`));
+    const cli = await runFleet(['persist', 'ws', '--delete'], env);
+    expect(cli.code).toBe(1);
+    expect(cli.stderr.trim()).toMatch(new RegExp(`^fleet: RedisUnavailable: Redis at 127\\.0\\.0\\.1:${server.port} could not be reached \\(NOANSWER\\)`));
+
+    resume();
     await waitFor('/readyz to recover', async () => ((await fetch(`${web}/readyz`)).status === 200 ? true : undefined));
     const persisted = await answer(post('/v1/workspaces/ws/persist?wait=true', { generation: 1, delete: true, reason: 'turn-end' }));
     expect(persisted).toMatchObject({ status: 200, body: { result: { workspaceId: 'ws', generation: 1 } } });

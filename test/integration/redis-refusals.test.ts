@@ -8,6 +8,7 @@ import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { RedisUnavailableError } from '../../src/errors/redis-unavailable-error.js';
 import { fleetKeys } from '../../src/keys.js';
+import { RedisCommandTimeoutError } from '../../src/lib/redis-command-timeout.js';
 import { redisErrorCode } from '../../src/lib/redis-error-code.js';
 import { createFleetClient } from '../../src/producers/fleet-client.js';
 import { PERSIST, persistDeduplication, persistJobOptions } from '../../src/queues/persist.js';
@@ -123,6 +124,27 @@ describe('the fleet client while Redis refuses writes', () => {
     addCleanup(() => admin.call('REPLICAOF', 'NO', 'ONE'));
     await expect(client.persist({ workspaceId: 'ws', generation: 1, delete: true })).rejects.toMatchObject({ code: 'RedisUnavailable', refusal: 'READONLY' });
     expect(await written()).toEqual(before);
+  });
+
+  it('a paused Redis (no answer within the command timeout): persist fails as RedisUnavailable (NOANSWER), typed by class; once Redis answers, the retry lands once', async () => {
+    const { server, client, written, port } = await ownRedis({ FLEET_REDIS_COMMAND_TIMEOUT_MS: '300' });
+    await client.persist({ workspaceId: 'ws', generation: 1, delete: false, reason: 'checkpoint' });
+    // SIGSTOP: the connection stays up and nothing answers (a restart's stall, a long fork, a freeze).
+    process.kill(server.child!.pid!, 'SIGSTOP');
+    const resume = () => process.kill(server.child!.pid!, 'SIGCONT');
+    addCleanup(resume);
+    const error = await client.persist({ workspaceId: 'ws', generation: 1, delete: true, reason: 'turn-end' }).catch((e: unknown) => e);
+    resume();
+    expect(error).toBeInstanceOf(RedisUnavailableError);
+    expect(error).toMatchObject({ code: 'RedisUnavailable', retryable: true, refusal: 'NOANSWER', address: `127.0.0.1:${port}` });
+    expect((error as RedisUnavailableError).cause).toBeInstanceOf(RedisCommandTimeoutError);
+    expect(redisErrorCode((error as RedisUnavailableError).cause)).toBe('NOANSWER');
+    // The timed-out request may have been applied once Redis woke: the retry finds the same
+    // pending persist (one job, the intent covering both requests), never a second one.
+    const retried = await client.persist({ workspaceId: 'ws', generation: 1, delete: true, reason: 'turn-end' });
+    const after = await written();
+    expect(after).toMatchObject({ lastSeq: String(retried.seq), waiting: 1 });
+    expect(after.intent).toMatchObject({ delete: '1' });
   });
 });
 

@@ -4,6 +4,7 @@ import { ReplyError } from 'ioredis';
 import { MaxRetriesPerRequestError } from 'ioredis/built/errors/index.js';
 import { describe, expect, it } from 'vitest';
 import { RedisUnavailableError } from '../../src/errors/redis-unavailable-error.js';
+import { RedisCommandTimeoutError } from '../../src/lib/redis-command-timeout.js';
 import { NO_ANSWER, classifyRedisFailure, redisErrorCode, redisRefusal } from '../../src/lib/redis-error-code.js';
 
 const reply = (text: string): Error => new ReplyError(text) as Error;
@@ -30,6 +31,9 @@ describe('redisErrorCode', () => {
 
   it('classifies failures without a reply by class and by system error code', () => {
     expect(redisErrorCode(new MaxRetriesPerRequestError(1))).toBe(NO_ANSWER);
+    expect(redisErrorCode(new RedisCommandTimeoutError('hgetall', 300))).toBe(NO_ANSWER);
+    // ioredis's own bare timeout error is text only: not classified (the fleet's connections never raise it).
+    expect(redisErrorCode(new Error('Command timed out'))).toBeNull();
     expect(redisErrorCode(systemError('ECONNREFUSED'))).toBe('ECONNREFUSED');
     expect(redisErrorCode(systemError('ETIMEDOUT'))).toBe('ETIMEDOUT');
   });
