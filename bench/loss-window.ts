@@ -13,6 +13,13 @@
  * restarts (SIGTERM of every group in turn, then its disk is lost). After each fault the
  * affected workspaces are provisioned again through the fleet client and judged from outside
  * (bench/lib/loss-faults.ts): loss window, acknowledged turns lost, mixed trees, lag claimed.
+ *
+ * A fault that hits a workspace restored after the previous fault before any of its turns was
+ * acknowledged again is a *compound* fault: its window also spans the outage and the restore,
+ * so it is reported apart (what it loses is the work since the restore), and the loss targets
+ * judge the host kills of recovered workspaces. `recovery` is the restore → first acknowledged
+ * turn. `LOSS_WINDOW_AFTER_RECOVERY=1` waits for every workspace of a group to recover before
+ * the next fault on it (then the random delay), so every fault is an independent one.
  */
 import { AgentSim } from './lib/agent-sim.js';
 import { withBenchEnv } from './lib/bench-env.js';
@@ -32,14 +39,25 @@ const BYTES_PER_FILE = 1_024;
 
 // Per provider: the percentiles of the loss window of host kills, and the counts that must be 0.
 function providerFigures(obs: readonly Observation[]) {
-  const kills = obs.filter((o) => o.kind === 'hostKill').map((o) => o.lossMs);
-  const spans = obs.filter((o) => o.kind === 'hostKill').map((o) => o.lostSpanMs);
+  // Host kills of a recovered workspace (the targets), and those that came before it had recovered from the last one.
+  const independent = obs.filter((o) => o.kind === 'hostKill' && !o.compound);
+  const compound = obs.filter((o) => o.kind === 'hostKill' && o.compound);
+  const kills = independent.map((o) => o.lossMs);
+  const spans = independent.map((o) => o.lostSpanMs);
+  const recoveries = obs.flatMap((o) => (o.recoveryMs === null ? [] : [o.recoveryMs]));
+  const spread = (xs: readonly number[]) => ({ n: xs.length, p50: percentile(xs, 0.5), p99: percentile(xs, 0.99), max: xs.length ? Math.max(...xs) : Number.NaN });
   return {
     observations: obs.length,
-    hostKill: { n: kills.length, p50: percentile(kills, 0.5), p99: percentile(kills, 0.99), max: kills.length ? Math.max(...kills) : Number.NaN },
+    hostKill: spread(kills),
     // The work lost: fault − the oldest operation the restored tree lacks (the loss window also
-    // counts time in which nothing was written, such as a restore after an earlier fault).
+    // counts time in which nothing was written).
     hostKillLostWork: { p50: percentile(spans, 0.5), p99: percentile(spans, 0.99), max: spans.length ? Math.max(...spans) : Number.NaN },
+    // A kill before the workspace had recovered from the previous fault: its window spans the
+    // outage and the restore too; what it loses is the work since that restore.
+    compoundHostKill: { loss: spread(compound.map((o) => o.lossMs)), lostWork: spread(compound.map((o) => o.lostSpanMs)) },
+    // Restore → the first acknowledged turn after it: how long a restored workspace goes without a
+    // durable state newer than its restore (measured at the next fault, for workspaces that had recovered).
+    recoveryMs: spread(recoveries),
     workerKillMaxMs: Math.max(0, ...obs.filter((o) => o.kind === 'workerKill').map((o) => o.lossMs)),
     rollingRestartLostBytes: obs.filter((o) => o.kind === 'rollingRestart').reduce((s, o) => s + o.lostBytes, 0),
     rollingRestartLostOps: obs.filter((o) => o.kind === 'rollingRestart').reduce((s, o) => s + o.lostOps, 0),
@@ -52,6 +70,17 @@ function providerFigures(obs: readonly Observation[]) {
   };
 }
 
+/** The longest wait for a restored workspace's first acknowledged turn before the next fault is injected anyway. */
+const RECOVERY_WAIT_MS = 15 * 60_000;
+
+// Waits until every workspace of `affected` has an acknowledged turn since its last restore (or the cap).
+async function recovered(affected: readonly Tracked[], ctx: BenchContext, label: string): Promise<void> {
+  const deadline = Date.now() + RECOVERY_WAIT_MS;
+  const pending = () => affected.filter((t) => t.agent.restoredAt !== null && t.agent.firstAckAt === null);
+  while (pending().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+  if (pending().length > 0) ctx.log(`${label}${pending().length} workspaces not recovered after ${RECOVERY_WAIT_MS} ms; injecting anyway`);
+}
+
 // LOSS_WINDOW_PROVIDERS (`local,vercel` by default): the providers workspaces alternate over.
 function providersFromEnv(): ('local' | 'vercel')[] {
   const raw = process.env.LOSS_WINDOW_PROVIDERS ?? 'local,vercel';
@@ -62,6 +91,7 @@ function providersFromEnv(): ('local' | 'vercel')[] {
 
 async function measure(ctx: BenchContext, files: number, label: string): Promise<SizeResult & { violations: number }> {
   const providers = providersFromEnv();
+  const afterRecovery = process.env.LOSS_WINDOW_AFTER_RECOVERY === '1';
   return withBenchEnv('loss-window', async (env) => {
     const faults = ctx.repeats ?? DEFAULT_FAULTS;
     const rolling = Math.max(1, Math.round(faults / 50));
@@ -98,15 +128,19 @@ async function measure(ctx: BenchContext, files: number, label: string): Promise
       injected[kind] += 1;
       observations.push(...obs);
       const worst = obs.reduce((m, o) => Math.max(m, o.lossMs), 0);
-      ctx.log(`${label}${kind} ${group}: ${obs.length} workspaces, worst loss ${worst} ms, lost ops ${obs.reduce((s, o) => s + o.lostOps, 0)}${obs.some((o) => o.detail) ? ` (${obs.filter((o) => o.detail).map((o) => o.detail).join('; ')})` : ''}`);
+      ctx.log(`${label}${kind} ${group}: ${obs.length} workspaces, worst loss ${worst} ms, lost ops ${obs.reduce((s, o) => s + o.lostOps, 0)}, not yet recovered from the fault before ${obs.filter((o) => o.compound).length}${obs.some((o) => o.detail) ? ` (${obs.filter((o) => o.detail).map((o) => o.detail).join('; ')})` : ''}`);
     };
     // The first faults kill each group's host once (so a short run measures every provider's
     // host-kill loss); the rest are drawn at random.
     const groups = [...new Set(tracked.map(groupOf))];
     for (let i = 0; i < faults; i++) {
-      await new Promise((resolve) => setTimeout(resolve, rng.int(1_000, 10_000)));
-      if (i < groups.length) await run('hostKill', groups[i]!);
-      else await run(rng() < 0.7 ? 'hostKill' : 'workerKill', rng.pick(groups));
+      const delay = rng.int(1_000, 10_000);
+      const kind: FaultKind = i < groups.length || rng() < 0.7 ? 'hostKill' : 'workerKill';
+      const group = i < groups.length ? groups[i]! : rng.pick(groups);
+      // LOSS_WINDOW_AFTER_RECOVERY=1: every fault hits workspaces that have recovered from the last one.
+      if (afterRecovery) await recovered(tracked.filter((t) => groupOf(t) === group), ctx, label);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      await run(kind, group);
     }
     for (let r = 0; r < rolling; r++) {
       for (const group of ['host-a', 'host-b', 'vercel'] as const) {
@@ -123,9 +157,14 @@ async function measure(ctx: BenchContext, files: number, label: string): Promise
     const metrics: Record<string, Summary> = { turn_end_persist_ms: summarize(persistMs, 'ms') };
     for (const p of ['local', 'vercel'] as const) {
       const of = (kind: FaultKind) => observations.filter((o) => o.provider === p && o.kind === kind);
-      metrics[`${p}:host_kill_loss_ms`] = summarize(of('hostKill').map((o) => o.lossMs), 'ms');
-      metrics[`${p}:host_kill_lost_work_ms`] = summarize(of('hostKill').map((o) => o.lostSpanMs), 'ms');
-      metrics[`${p}:host_kill_lag_claimed_ms`] = summarize(of('hostKill').map((o) => o.lagMs ?? Number.NaN), 'ms');
+      const independent = of('hostKill').filter((o) => !o.compound);
+      const compound = of('hostKill').filter((o) => o.compound);
+      metrics[`${p}:host_kill_loss_ms`] = summarize(independent.map((o) => o.lossMs), 'ms');
+      metrics[`${p}:host_kill_lost_work_ms`] = summarize(independent.map((o) => o.lostSpanMs), 'ms');
+      metrics[`${p}:host_kill_lag_claimed_ms`] = summarize(independent.map((o) => o.lagMs ?? Number.NaN), 'ms');
+      metrics[`${p}:compound_host_kill_loss_ms`] = summarize(compound.map((o) => o.lossMs), 'ms');
+      metrics[`${p}:compound_host_kill_lost_work_ms`] = summarize(compound.map((o) => o.lostSpanMs), 'ms');
+      metrics[`${p}:recovery_ms`] = summarize(observations.filter((o) => o.provider === p && o.recoveryMs !== null).map((o) => o.recoveryMs!), 'ms');
       metrics[`${p}:worker_kill_loss_ms`] = summarize(of('workerKill').map((o) => o.lossMs), 'ms');
       metrics[`${p}:rolling_restart_lost_bytes`] = summarize(of('rollingRestart').map((o) => o.lostBytes), 'bytes');
     }
@@ -153,6 +192,7 @@ async function measure(ctx: BenchContext, files: number, label: string): Promise
         shutdownFlushMs: fleet.config.shutdown.flushMs,
         seed: SEED + files,
         faults: injected,
+        faultsAfterRecovery: afterRecovery,
         workerRestarts: fleet.processes.reduce((s, p) => s + p.restarts, 0),
         turns: tracked.reduce((s, t) => s + t.agent.turns, 0),
         acknowledgedTurns: tracked.reduce((s, t) => s + t.agent.acks, 0),
@@ -171,6 +211,7 @@ async function measure(ctx: BenchContext, files: number, label: string): Promise
         'host kill: SIGKILL of every process of the host and removal of its disk (live trees); Vercel: SIGKILL of the pod serving persist@vercel and checkpoint@vercel and destroy of its sandboxes',
         'the agent pauses writes while its turn-end reconcile runs (the turn is over); checkpoints run while it writes',
         'a restored tree is judged consistent (a state the agent had), upload-only residue (such a state plus files deleted or renamed before it: an upload-only checkpoint keeps files the live tree no longer has) or torn (neither); torn trees and acknowledged turns lost fail the run',
+        'compound host kill: the workspace had not recovered from its previous fault (restored from the archive, and no turn of its agent acknowledged since), so its loss window also spans the outage and the restore; reported apart, the loss targets judge host kills of recovered workspaces; recovery = restore → first acknowledged turn',
         'lag check: the lag the metric claimed at the fault must cover the span of lost work (fault time − completion of the oldest lost operation); the loss window itself also counts the idle time before the last persist began',
       ],
       violations,

@@ -43,6 +43,10 @@ export class AgentSim {
   turns = 0;
   acks = 0;
   failedTurns = 0;
+  /** When the current incarnation, restored from the archive, started writing (epoch ms); null for the first one and a live tree that survived. */
+  restoredAt: number | null = null;
+  /** When its first turn end was acknowledged (null: none yet, so nothing of it is durable beyond the restored state). */
+  firstAckAt: number | null = null;
   /** Operations that failed because the live tree changed under the agent (someone else wrote it). */
   readonly interference: string[] = [];
   files = new Map<string, string>();
@@ -80,6 +84,10 @@ export class AgentSim {
       this.files = new Map(restored.files);
       this.log = [];
       this.ackedSeq = restored.seq;
+    }
+    if (restored) {
+      this.restoredAt = Date.now();
+      this.firstAckAt = null;
     }
     this.#stopped = false;
     this.#loop = this.#run(root, generation);
@@ -128,6 +136,7 @@ export class AgentSim {
           // An ack that arrives after a restore replaced the tree says nothing about the new one.
           if (this.#restores !== restores) return;
           this.acks += 1;
+          this.firstAckAt ??= Date.now();
           this.ackedSeq = Math.max(this.ackedSeq, covered);
         },
         () => {

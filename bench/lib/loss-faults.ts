@@ -48,6 +48,25 @@ export interface Observation {
   readonly baseIntact: boolean;
   readonly outcome: string;
   readonly detail: string | null;
+  /**
+   * The fault hit the workspace before it had recovered from the one before: it was restored
+   * from the archive and no turn of its agent since had been acknowledged (nothing written since
+   * the restore was durable yet). The loss window of such a fault also spans the time the workspace was down and being
+   * restored, so it is reported apart from faults on a recovered workspace.
+   */
+  readonly compound: boolean;
+  /** Its last restore → the first acknowledged turn after it (null when it was not restored, or none was acknowledged before this fault). */
+  readonly recoveryMs: number | null;
+}
+
+/** What a fault found: the lag claimed, and whether the workspace had recovered from the fault before. */
+export interface FaultAt {
+  readonly kind: FaultKind;
+  readonly at: number;
+  readonly lagMs: number | null;
+  readonly checkBase: boolean;
+  readonly compound: boolean;
+  readonly recoveryMs: number | null;
 }
 
 export const groupOf = (t: Tracked): GroupId => (t.provider === 'vercel' ? 'vercel' : (t.result!.hostId as GroupId));
@@ -60,7 +79,7 @@ async function countBaseFiles(root: string): Promise<number> {
 }
 
 /** Provisions `t` through the fleet client and starts (or restarts) its agent on the tree it got. */
-export async function provisionAndJudge(fleet: ProcessFleet, t: Tracked, fault: { kind: FaultKind; at: number; lagMs: number | null; checkBase: boolean } | null): Promise<Observation | null> {
+export async function provisionAndJudge(fleet: ProcessFleet, t: Tracked, fault: FaultAt | null): Promise<Observation | null> {
   const { result } = await fleet.client.provision({ workspaceId: t.workspaceId, provider: t.provider }, { wait: true, timeoutMs: 30 * 60_000 });
   t.result = result as ProvisionResult;
   const root = await fleet.liveRoot(t.result);
@@ -94,6 +113,8 @@ export async function provisionAndJudge(fleet: ProcessFleet, t: Tracked, fault: 
     baseIntact: base === t.baseFiles,
     outcome: t.result.outcome,
     detail,
+    compound: fault.compound,
+    recoveryMs: fault.recoveryMs,
   };
 }
 
@@ -110,6 +131,11 @@ async function claimedLagMs(fleet: ProcessFleet, workspaceId: string, now: numbe
  */
 export async function injectAndJudge(fleet: ProcessFleet, kind: FaultKind, group: GroupId, victim: number, tracked: readonly Tracked[]): Promise<Observation[]> {
   const affected = tracked.filter((t) => groupOf(t) === group);
+  // Read before the agents stop: had each workspace recovered from its last restart?
+  const recovery = affected.map(({ agent }) => ({
+    compound: agent.restoredAt !== null && agent.firstAckAt === null,
+    ms: agent.restoredAt !== null && agent.firstAckAt !== null ? agent.firstAckAt - agent.restoredAt : null,
+  }));
   await Promise.all(affected.map((t) => t.agent.stop()));
   const at = Date.now();
   const lags = await Promise.all(affected.map((t) => claimedLagMs(fleet, t.workspaceId, at)));
@@ -124,6 +150,6 @@ export async function injectAndJudge(fleet: ProcessFleet, kind: FaultKind, group
     await fleet.restartGroup(group, how, group !== 'vercel');
   }
   // Every agent of the group comes back at once, as after a real outage.
-  const observations = await Promise.all(affected.map((t, i) => provisionAndJudge(fleet, t, { kind, at, lagMs: lags[i]!, checkBase: kind !== 'workerKill' })));
+  const observations = await Promise.all(affected.map((t, i) => provisionAndJudge(fleet, t, { kind, at, lagMs: lags[i]!, checkBase: kind !== 'workerKill', compound: recovery[i]!.compound, recoveryMs: recovery[i]!.ms })));
   return observations.map((o) => o!);
 }
