@@ -8,7 +8,6 @@
 import type { BigIntStats } from 'node:fs';
 import { keyOf } from '../../archive/prior-index.js';
 import { childRel, typeOf, vanished, type EntryType } from '../../archive/tree-walk.js';
-import { mapBounded } from '../../lib/map-bounded.js';
 import type { DirHandle } from '../../tree/dir-handle.js';
 import { removeEntry } from '../../tree/remove-tree.js';
 import type { ListedType, Listing } from './parse-listing.js';
@@ -32,21 +31,32 @@ export interface MirrorSurvey {
   readonly removed: number;
 }
 
-// lstat calls of one directory in flight at once (as the persist walk does).
-const LSTAT_CONCURRENCY = 16;
+/** Entries looked at between two yields to the event loop (timers, lock renewals, aborts). */
+const YIELD_EVERY = 512;
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const MIRROR_TYPE: Readonly<Record<ListedType, EntryType>> = { file: 'file', dir: 'dir', 'closed-dir': 'dir', symlink: 'symlink', fifo: 'fifo' };
 
 export async function surveyMirror(root: DirHandle, listing: Listing, signal: AbortSignal): Promise<MirrorSurvey> {
   const entries = new Map<string, MirrorEntry>();
   let removed = 0;
+  let seen = 0;
+  // Listing and lstat without the thread pool, as the persist walk does (describe-source.ts): one
+  // syscall on a cached inode costs less than a round trip, and every entry of the mirror is looked at.
   const visit = async (dir: DirHandle, rel: Buffer): Promise<void> => {
     signal.throwIfAborted();
-    const names = await dir.names();
-    const stats = await mapBounded(names, LSTAT_CONCURRENCY, (name) => dir.lstat(name).catch((error: unknown) => (vanished(error) ? null : Promise.reject(error))));
-    for (const [i, name] of names.entries()) {
-      const stat = stats[i];
-      if (!stat) continue;
+    for (const name of dir.namesSync()) {
+      if (++seen % YIELD_EVERY === 0) {
+        await yieldToLoop();
+        signal.throwIfAborted();
+      }
+      let stat: BigIntStats;
+      try {
+        stat = dir.lstatSync(name);
+      } catch (error) {
+        if (vanished(error)) continue;
+        throw error;
+      }
       const childPath = childRel(rel, name);
       const key = keyOf(childPath);
       const listed = listing.entries.get(key);
@@ -56,7 +66,7 @@ export async function surveyMirror(root: DirHandle, listing: Listing, signal: Ab
         removed += 1;
         continue;
       }
-      entries.set(key, await describe(dir, name, stat));
+      entries.set(key, describe(dir, name, stat));
       if (listed.type !== 'dir') continue;
       const sub = await dir.openDir(name);
       try {
@@ -71,7 +81,7 @@ export async function surveyMirror(root: DirHandle, listing: Listing, signal: Ab
 }
 
 // The facts the update compares (a symlink's target too).
-async function describe(dir: DirHandle, name: Buffer, stat: BigIntStats): Promise<MirrorEntry> {
+function describe(dir: DirHandle, name: Buffer, stat: BigIntStats): MirrorEntry {
   const entry = { type: typeOf(stat), mode: Number(stat.mode & 0o7777n), size: Number(stat.size), mtimeNs: stat.mtimeNs, ctimeNs: stat.ctimeNs, ino: stat.ino };
-  return stat.isSymbolicLink() ? { ...entry, target: await dir.readlink(name) } : entry;
+  return stat.isSymbolicLink() ? { ...entry, target: dir.readlinkSync(name) } : entry;
 }
