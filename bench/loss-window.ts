@@ -136,7 +136,9 @@ async function measure(ctx: BenchContext, files: number, label: string): Promise
     for (let i = 0; i < faults; i++) {
       const delay = rng.int(1_000, 10_000);
       const kind: FaultKind = i < groups.length || rng() < 0.7 ? 'hostKill' : 'workerKill';
-      const group = i < groups.length ? groups[i]! : rng.pick(groups);
+      // Only groups that hold a workspace now (a restored local workspace may have moved host).
+      const live = [...new Set(tracked.map(groupOf))];
+      const group = i < groups.length && live.includes(groups[i]!) ? groups[i]! : rng.pick(live);
       // LOSS_WINDOW_AFTER_RECOVERY=1: every fault hits workspaces that have recovered from the last one.
       if (afterRecovery) await recovered(tracked.filter((t) => groupOf(t) === group), ctx, label);
       await new Promise((resolve) => setTimeout(resolve, delay));
