@@ -134,6 +134,11 @@ describe('the fleet client while Redis refuses writes', () => {
     const resume = () => process.kill(server.child!.pid!, 'SIGCONT');
     addCleanup(resume);
     const error = await client.persist({ workspaceId: 'ws', generation: 1, delete: true, reason: 'turn-end' }).catch((e: unknown) => e);
+    // Every call of the client types it the same way, not only persist.
+    const noAnswer = { code: 'RedisUnavailable', refusal: 'NOANSWER', address: `127.0.0.1:${port}` };
+    await expect(client.provision({ workspaceId: 'ws2' })).rejects.toMatchObject(noAnswer);
+    await expect(client.openTurn({ workspaceId: 'ws', turnId: 't1' })).rejects.toMatchObject(noAnswer);
+    await expect(client.startCheckpoints('ws')).rejects.toMatchObject(noAnswer);
     resume();
     expect(error).toBeInstanceOf(RedisUnavailableError);
     expect(error).toMatchObject({ code: 'RedisUnavailable', retryable: true, refusal: 'NOANSWER', address: `127.0.0.1:${port}` });
