@@ -9,6 +9,7 @@
  * lacks.
  */
 import type { BigIntStats } from 'node:fs';
+import { setImmediate } from 'node:timers/promises';
 import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
 import type { DirHandle } from '../tree/dir-handle.js';
 import { UNREADABLE } from './copy-entry.js';
@@ -34,7 +35,6 @@ export interface DescribedDirectory {
 
 /** Entries described between two yields to the event loop (timers, lock renewals, aborts). */
 const YIELD_EVERY = 512;
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export async function describeSource(src: DirHandle, rel: Buffer, tally: WalkTally, maxEntries: number): Promise<DescribedDirectory> {
   const refused = new Set<string>();
@@ -48,7 +48,7 @@ export async function describeSource(src: DirHandle, rel: Buffer, tally: WalkTal
   if (names.truncated) tally.refuse('entries', rel, `directory has more entries than the ${maxEntries}-entry limit leaves; the rest were not read`);
   const items: LiveItem[] = [];
   for (let i = 0; i < names.length; i++) {
-    if (i > 0 && i % YIELD_EVERY === 0) await yieldToLoop();
+    if (i > 0 && i % YIELD_EVERY === 0) await setImmediate();
     const name = names[i]!;
     try {
       const stats = src.lstatSync(name);

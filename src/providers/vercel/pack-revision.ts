@@ -20,6 +20,7 @@
 import { once } from 'node:events';
 import { closeSync, constants, openSync, readSync } from 'node:fs';
 import { Transform } from 'node:stream';
+import { setImmediate } from 'node:timers/promises';
 import { createGzip } from 'node:zlib';
 import { pack as tarPack, type Headers as TarHeaders } from 'tar-stream';
 import type { ObjectStore } from '../../archive/object-store.js';
@@ -192,7 +193,7 @@ export async function packRevisionObjects(store: ObjectStore, root: string, limi
     for (const node of await until(store.readTree(tree))) {
       signal.throwIfAborted();
       // Small files are read synchronously: let timers (a job's lock renewal) run now and then.
-      if (++entries % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      if (++entries % YIELD_EVERY === 0) await setImmediate();
       await entry(node, prefix);
     }
   };

@@ -123,26 +123,28 @@ async function ownHandle(cursor: DirCursor, rel: Buffer): Promise<DirHandle> {
  */
 async function seedFile(staging: DirHandle, dir: DirHandle, entry: ListedEntry, file: SeedFile, temp: () => Buffer): Promise<WrittenCopy | null> {
   const { name } = splitRelative(entry.rel);
-  const mode = fileMode(entry.mode);
   const time = nodeTime(entry.mtimeNs);
-  try {
-    const made = dir.entry(name);
+  // The object copied to a new kernel path `made`, with the listed mode and time.
+  const copyTo = async (made: Buffer) => {
     await copyFile(file.path, made, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
-    await chmod(made, mode);
+    await chmod(made, fileMode(entry.mode));
     await utimes(made, time, time);
+  };
+  // An object the archive cannot give: null (the file is transferred); anything else is thrown.
+  const lost = (error: unknown) => {
+    if (LOST_OBJECT.has(errnoOf(error) ?? '')) return null;
+    throw error;
+  };
+  try {
+    await copyTo(dir.entry(name));
   } catch (error) {
-    const code = errnoOf(error) ?? '';
-    if (LOST_OBJECT.has(code)) return null;
-    if (code !== 'EEXIST') throw error;
+    if (errnoOf(error) !== 'EEXIST') return lost(error);
     const staged = temp();
     try {
-      await copyFile(file.path, staging.entry(staged), constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+      await copyTo(staging.entry(staged));
     } catch (error) {
-      if (LOST_OBJECT.has(errnoOf(error) ?? '')) return null;
-      throw error;
+      return lost(error);
     }
-    await chmod(staging.entry(staged), mode);
-    await utimes(staging.entry(staged), time, time);
     await placeStaged(staging, staged, dir, name);
   }
   // One syscall on the inode just written: cheaper here than a thread-pool round trip.

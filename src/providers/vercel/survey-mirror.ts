@@ -6,6 +6,7 @@
  * incomplete listing (`truncated`) removes nothing it does not name.
  */
 import type { BigIntStats } from 'node:fs';
+import { setImmediate } from 'node:timers/promises';
 import { keyOf } from '../../archive/prior-index.js';
 import { childRel, typeOf, vanished, type EntryType } from '../../archive/tree-walk.js';
 import type { DirHandle } from '../../tree/dir-handle.js';
@@ -33,7 +34,6 @@ export interface MirrorSurvey {
 
 /** Entries looked at between two yields to the event loop (timers, lock renewals, aborts). */
 const YIELD_EVERY = 512;
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const MIRROR_TYPE: Readonly<Record<ListedType, EntryType>> = { file: 'file', dir: 'dir', 'closed-dir': 'dir', symlink: 'symlink', fifo: 'fifo' };
 
@@ -47,7 +47,7 @@ export async function surveyMirror(root: DirHandle, listing: Listing, signal: Ab
     signal.throwIfAborted();
     for (const name of dir.namesSync()) {
       if (++seen % YIELD_EVERY === 0) {
-        await yieldToLoop();
+        await setImmediate();
         signal.throwIfAborted();
       }
       let stat: BigIntStats;
