@@ -1,4 +1,4 @@
-// Scripts run with EVALSHA, and EVAL again after Redis forgot the
+// Scripts run through ioredis defineCommand: EVALSHA, and EVAL again after Redis forgot the
 // script (SCRIPT FLUSH, as after a restart); two scripts with one name never collide.
 import { describe, expect, it } from 'vitest';
 import { luaScript } from '../../src/lib/lua-script.js';
