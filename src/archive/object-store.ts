@@ -6,7 +6,7 @@
  * Durability is the caller's: one `syncfs` of the archive before the revision record is written.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, statSync } from 'node:fs';
 import { mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
@@ -19,6 +19,8 @@ const SMALL_OBJECT_BYTES = 1024 * 1024;
 const TREE_CACHE_ENTRIES = 20_000;
 /** The shared store's directory under the archive root: `.` is not a workspace-id character, so no workspace can collide with it. */
 export const STORE_DIR = '.store';
+/** Contents up to this size are gathered in memory before they are stored (`putContent`). */
+const IN_MEMORY_BYTES = 1024 * 1024;
 /** Objects and trees are read-only on disk. */
 const OBJECT_MODE = 0o444;
 
@@ -65,6 +67,14 @@ export class ObjectStore {
 
   async hasObject(id: string): Promise<boolean> {
     return exists(this.objectPath(checkId(id)));
+  }
+
+  /**
+   * `hasObject` as one synchronous stat (no thread-pool round trip: for checks of many objects
+   * in a row, which the dentry cache answers in microseconds).
+   */
+  hasObjectSync(id: string): boolean {
+    return statSync(this.objectPath(checkId(id)), { throwIfNoEntry: false }) !== undefined;
   }
 
   async hasTree(id: string): Promise<boolean> {
@@ -169,6 +179,29 @@ export class ObjectStore {
     });
     const id = hash.digest('hex');
     return { id, bytes, written: await this.#place(tmp.path, this.objectPath(id)) };
+  }
+
+  /**
+   * Stores a stream's bytes as an object: up to `IN_MEMORY_BYTES` gathered and stored as bytes (a
+   * content the store has already costs no file), anything longer streamed through a temporary.
+   */
+  async putContent(source: AsyncIterable<Buffer>): Promise<StoredObject> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const input = source[Symbol.asyncIterator]();
+    for (;;) {
+      const next = await input.next();
+      if (next.done) return this.putBytes(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      chunks.push(next.value);
+      size += next.value.length;
+      if (size > IN_MEMORY_BYTES) break;
+    }
+    return this.putStream(
+      (async function* () {
+        yield* chunks;
+        for (let next = await input.next(); !next.done; next = await input.next()) yield next.value;
+      })(),
+    );
   }
 
   /** Stores bytes as an object. */

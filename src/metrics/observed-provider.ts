@@ -5,11 +5,11 @@
  */
 import { isProviderError } from '../providers/provider-errors.js';
 import { inSpan } from '../observability/tracing.js';
-import { PROVIDER_METHODS, type SandboxProvider } from '../providers/sandbox-provider.js';
+import { OPTIONAL_PROVIDER_METHODS, PROVIDER_METHODS, type SandboxProvider } from '../providers/sandbox-provider.js';
 import type { MetricsRecorder, ProviderOutcome } from './metrics-recorder.js';
 
-/** Every method of the provider interface (each is timed). */
-export const PROVIDER_OPERATIONS = PROVIDER_METHODS;
+/** Every method of the provider interface (each is timed where the provider has it). */
+export const PROVIDER_OPERATIONS = [...PROVIDER_METHODS, ...OPTIONAL_PROVIDER_METHODS] as const;
 
 // The outcome label of a failed call.
 function outcomeOf(error: unknown): ProviderOutcome {
@@ -19,7 +19,8 @@ function outcomeOf(error: unknown): ProviderOutcome {
 export function observedProvider(provider: SandboxProvider, metrics: MetricsRecorder): SandboxProvider {
   const wrapped: Record<string, unknown> = { name: provider.name, handleKind: provider.handleKind };
   for (const operation of PROVIDER_OPERATIONS) {
-    const method = provider[operation] as (...args: unknown[]) => Promise<unknown>;
+    const method = provider[operation] as ((...args: unknown[]) => Promise<unknown>) | undefined;
+    if (!method) continue;
     // One span per call (tracing.ts; a non-recording one while tracing is off).
     wrapped[operation] = (...args: unknown[]) =>
       inSpan(`provider ${operation}`, { 'fleet.provider': provider.name, 'fleet.operation': operation }, async () => {

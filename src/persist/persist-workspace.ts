@@ -35,6 +35,7 @@ import { DirHandle } from '../tree/dir-handle.js';
 import { removeTree } from '../tree/remove-tree.js';
 import { vanishedTolerance, type TreeLimits } from '../tree/tree-limits.js';
 import { buildRevisionTree, type BuiltTree } from '../archive/build-revision-tree.js';
+import { persistListed } from './persist-listed.js';
 import { persistToStore } from './persist-to-store.js';
 import type { StoreWriters } from '../state/store-writers.js';
 import type { StatCaches } from '../archive/stat-caches.js';
@@ -120,6 +121,15 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
 
   const paths = await deps.archive.ensure(workspaceId);
   const { head, revision: currentRevision } = await resolveHead(deps, workspaceId, ctx.logger);
+  if (deps.archiveFormat === 2 && provider.listTree) {
+    // A remote tree without a host copy: listed, its changes fetched into the store (persist-listed.ts).
+    const tree = await provider.listTree(address.handle, ctx.signal);
+    try {
+      return await persistListed(deps, request, ctx, { head, currentRevision, tree, revision: newRevisionId(generation), started });
+    } finally {
+      await tree.release();
+    }
+  }
   if (deps.archiveFormat === 2) {
     // A checkpoint of a remote tree settles there (a local one is settled by the walk).
     // A remote provider that lost its copy of the tree takes what the current revision has first.

@@ -6,7 +6,7 @@
  */
 import type { ActivityKind, ActivityStore } from '../state/activity-store.js';
 import type { AddressStore } from '../state/address-store.js';
-import { PROVIDER_METHODS, type SandboxProvider } from './sandbox-provider.js';
+import { OPTIONAL_PROVIDER_METHODS, PROVIDER_METHODS, type SandboxProvider } from './sandbox-provider.js';
 
 export interface ActivityDeps {
   readonly activity: ActivityStore;
@@ -32,5 +32,6 @@ export function activityTrackedProvider(provider: SandboxProvider, deps: Activit
       }
     };
   }
+  for (const method of OPTIONAL_PROVIDER_METHODS) if (provider[method]) wrapped[method] = provider[method].bind(provider);
   return wrapped as unknown as SandboxProvider;
 }

@@ -12,6 +12,8 @@
  * - tree: the workspace files (what the archive stores); the ready marker lives outside it.
  */
 import type { SeedFile, TreeSeed } from '../archive/tree-seed.js';
+import type { FetchedFile, ListedIndex } from '../archive/listing-builder.js';
+import type { ListedEntry, Listing } from '../tree/listing.js';
 
 export type { SeedFile, TreeSeed };
 
@@ -137,6 +139,42 @@ export interface TreeSource {
   release(): Promise<void>;
 }
 
+/** Stores one file's content into the archive (the store hashes it as it streams). */
+export type ObjectSink = (content: AsyncIterable<Buffer>) => Promise<{ readonly id: string; readonly bytes: number }>;
+
+/** One listing of a remote tree. */
+export interface TreeListing {
+  readonly listing: Listing;
+  /** May the index record this entry's listed version (not racily clean against the listing's clock)? */
+  readonly settled: (entry: ListedEntry) => boolean;
+}
+
+/** What a fetch of listed files gave: each stored file's object, by key. */
+export interface FetchedFiles {
+  readonly stored: ReadonlyMap<string, FetchedFile>;
+  /** Files that changed between their listing and the fetch (left out: taken by the next persist). */
+  readonly unstable: number;
+  /** Archive entries that were not asked for (ignored). */
+  readonly unexpected: number;
+}
+
+/**
+ * A remote tree read without a host copy (`SandboxProvider.listTree`): listings, and the files a
+ * persist asks for, streamed into the archive's store. Valid until `release()`.
+ */
+export interface ListedTree {
+  /** Lists the tree (the only transfer when nothing changed). */
+  list(signal: AbortSignal): Promise<TreeListing>;
+  /** Fetches the listed files `wanted` into `sink`; a file that is not the version listed is left out. */
+  fetch(wanted: readonly ListedEntry[], sink: ObjectSink, signal: AbortSignal): Promise<FetchedFiles>;
+  /** The index this incarnation wrote for `revision` (null: none, or another incarnation's). */
+  loadIndex(revision: string): Promise<ListedIndex | null>;
+  saveIndex(revision: string, index: ListedIndex): Promise<void>;
+  /** What crossed the boundary so far. */
+  transfer(): TreeTransfer;
+  release(): Promise<void>;
+}
+
 export interface OpenTreeOptions {
   /**
    * A remote provider lists the tree again after bringing it here, and transfers again until
@@ -187,6 +225,11 @@ export interface SandboxProvider {
 
   /** Exposes the tree as a local directory for persist (local: the live tree itself). */
   openTree(handle: string, signal: AbortSignal, options?: OpenTreeOptions): Promise<TreeSource>;
+  /**
+   * Remote providers: the tree as listings, its changed files fetched straight into the archive
+   * (a format 2 persist then needs no host copy of the tree). Absent: persist uses `openTree`.
+   */
+  listTree?(handle: string, signal: AbortSignal): Promise<ListedTree>;
   /** Replaces the tree with the contents of a local directory (restore). Clears the ready marker first. */
   importTree(handle: string, from: string, signal: AbortSignal): Promise<void>;
 
@@ -233,3 +276,6 @@ export const PROVIDER_METHODS = [
   'stop',
   'destroy',
 ] as const satisfies readonly Exclude<keyof SandboxProvider, 'name'>[];
+
+/** Methods only some providers have (decorators forward each where the provider has it). */
+export const OPTIONAL_PROVIDER_METHODS = ['listTree'] as const satisfies readonly Exclude<keyof SandboxProvider, 'name'>[];

@@ -8,6 +8,7 @@
  *   {root}/{key}/stat-cache.json   the archive's stat cache of the mirror (`TreeSource.statCache`)
  *   {root}/{key}/staging/          files of a delta being written, renamed into tree/ when complete
  *   {root}/{key}/lock/             held while a persist uses the mirror (mirror-lock.ts)
+ *   {root}/{key}/listed-index.json the file versions a revision holds, for a persist without the mirror (listed-index.ts)
  *
  * `key` is the workspace's durable sandbox name (a legacy name without its `-g<generation>`
  * suffix), so a workspace's next incarnation reuses (and corrects) the same directory instead of
@@ -23,6 +24,7 @@ export interface MirrorPaths {
   readonly statCache: string;
   readonly staging: string;
   readonly lock: string;
+  readonly listedIndex: string;
 }
 
 /** The mirror directory key of a handle: its durable name (`vercel:fleet-ws:g3` → `fleet-ws`; legacy `fleet-ws-g3` → `fleet-ws`). */
@@ -41,5 +43,6 @@ export function mirrorPaths(root: string, handle: string): MirrorPaths {
     statCache: path.join(dir, 'stat-cache.json'),
     staging: path.join(dir, 'staging'),
     lock: path.join(dir, 'lock'),
+    listedIndex: path.join(dir, 'listed-index.json'),
   };
 }

@@ -7,8 +7,10 @@
  *   (`generation-fence.ts`); to an old handle a replaced incarnation is gone.
  * - tree = `/vercel/sandbox/workspace`; ready marker = `/vercel/sandbox/.fleet/ready.json`
  *   (`vercel-paths.ts` explains why the marker sits outside the tree).
- * - `openTree` returns the host's mirror of the tree, brought up to date by transferring only
- *   what changed (`sync-mirror.ts`); `destroy` removes that mirror.
+ * - `listTree` lists the tree and streams the files a persist asks for straight into the
+ *   archive's store (`list-tree.ts`: a format 2 persist needs no host copy);
+ * - `openTree` returns the host's mirror of the tree (format 1 and backfill), brought up to date
+ *   by transferring only what changed (`sync-mirror.ts`); `destroy` removes that mirror.
  * - Every method wraps its SDK calls in `withDeadline` (caller's signal + `operationTimeoutMs`)
  *   and throws only classified provider errors (`classify-vercel-error.ts`).
  * - Session calls on a stopped sandbox resume it (the SDK's auto-resume on HTTP 410).
@@ -27,6 +29,7 @@ import type {
   SnapshotStatus,
   OpenTreeOptions,
   TreeSource,
+  ListedTree,
   TakenSnapshot,
 } from '../sandbox-provider.js';
 import { SnapshotUnavailableError } from '../snapshot-unavailable-error.js';
@@ -45,6 +48,7 @@ import { GENERATION_TAG } from './sandbox-info.js';
 import { removeMirror } from './remove-mirror.js';
 import { snapshotSandbox } from './snapshot-sandbox.js';
 import { syncMirror, type MirrorOptions } from './sync-mirror.js';
+import { listTree } from './list-tree.js';
 import { PREPARE_SCRIPT } from './tree-scripts.js';
 import { vercelConnection, type VercelConnection } from './vercel-connection.js';
 import { treePath, treeRelativePath } from './vercel-paths.js';
@@ -152,6 +156,11 @@ export class VercelProvider implements SandboxProvider {
 
   async openTree(handle: string, signal: AbortSignal, options: OpenTreeOptions = {}): Promise<TreeSource> {
     return this.run('openTree', signal, async (deadline) => syncMirror(await this.sandbox(handle, deadline), handle, { ...this.options.mirror, settle: options.settle === true, ...(options.seed ? { seed: options.seed } : {}) }, deadline));
+  }
+
+  async listTree(handle: string, signal: AbortSignal): Promise<ListedTree> {
+    const { root, limits } = this.options.mirror;
+    return this.run('openTree', signal, async (deadline) => listTree(await this.sandbox(handle, deadline), handle, { root, limits, call: (s, fn) => this.run('openTree', s, fn) }));
   }
 
   async importTree(handle: string, from: string, signal: AbortSignal): Promise<void> {
