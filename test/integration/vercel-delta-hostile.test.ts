@@ -1,17 +1,19 @@
 // A hostile Vercel sandbox lies in its listing, its delta archive and its second look at the
 // files (an agent can replace find and tar; here the stand-in sandbox's PATH leads to fakes that
-// print what the test planted), against the real SDK and the real fleet: nothing is ever written
-// outside the host's mirror, nothing is followed, refused input commits nothing, and with the
-// real tools back the next persist makes the mirror and the archive exactly the tree again.
+// print what the test planted), against the real SDK and the real fleet: nothing is written on the
+// host but objects in the archive and the index (no host path is made from a sandbox name),
+// nothing is followed, refused input commits nothing, and with the real tools back the next
+// persist makes the archive exactly the tree again.
 import { execFileSync } from 'node:child_process';
-import { lstat, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { lookupPath } from '../../src/archive/revision-reader.js';
 import { LISTING_RECORD } from '../../src/providers/vercel/tree-scripts.js';
 import { tempDir } from '../helpers/fleet-env.js';
 import { startSwapper, treeFacts } from '../helpers/hostile-tree.js';
-import { liveFacts, revisionFacts } from '../helpers/revision-facts.js';
+import { revisionFacts } from '../helpers/revision-facts.js';
 import { tarArchive, tarEntry } from '../helpers/vercel-standin/tar-fixture.js';
 import { vercelWorkspace, type VercelWorkspace } from '../helpers/vercel-workspace.js';
 
@@ -69,13 +71,20 @@ describe('hostile Vercel listing and delta (stand-in, real SDK)', () => {
     await ws.sh('mkdir -p d closed && printf real > d/file && printf keep > closed/inner.txt && printf a > a.txt');
     await ws.persist();
     await ws.persist();
-    const revision = await ws.h.services.archive.current(ws.workspaceId);
+    const { archive } = ws.h.services;
+    const revision = await archive.current(ws.workspaceId);
+    // The content the current revision holds at `rel` (null: no file there).
+    const archivedContent = async (rel: string) => {
+      const record = (await archive.readRecord(ws.workspaceId, (await archive.current(ws.workspaceId))!))!;
+      const node = await lookupPath(archive.objects, record.root, Buffer.from(rel));
+      return node?.type === 'f' ? (await archive.objects.readObject(node.object)).toString() : null;
+    };
     const base = realListing(ws);
     const fakes = await fakeTools(ws);
     const nothingOutside = async () => {
       expect(await treeFacts(outside)).toBe(outsideBefore);
       expect(await readdir(ws.h.config.paths.vercelMirrorRoot)).toEqual([path.basename(ws.mirror.dir)]);
-      expect((await readdir(ws.mirror.dir)).filter((n) => !['tree', 'index.json', 'stat-cache.json', 'staging'].includes(n))).toEqual([]);
+      expect((await readdir(ws.mirror.dir)).filter((n) => n !== 'listed-index.json')).toEqual([]);
       expect(execFileSync('find', [ws.h.config.paths.home, ws.live, outside, '-name', 'escape*'], { encoding: 'utf8' })).toBe('');
     };
 
@@ -87,7 +96,7 @@ describe('hostile Vercel listing and delta (stand-in, real SDK)', () => {
       await nothingOutside();
     }
 
-    // Claims the mirror must not follow: a symlink out with a "file" below it, an archive with a
+    // Claims the host must not follow: a symlink out with a "file" below it, an archive with a
     // link, a hard link, a second copy and a file nobody asked for; a name with a newline; a file
     // whose second look differs (it changed while archived).
     const swFile = { type: 'f', path: 'sw/f', size: 2, ino: 900_001 };
@@ -111,20 +120,18 @@ describe('hostile Vercel listing and delta (stand-in, real SDK)', () => {
     const archived = await revisionFacts(ws.h.services.archive, ws.workspaceId);
     expect(archived.lnk).toBe(`l ${Buffer.from(outside).toString('hex')}`);
     expect(archived['sw/f']).toMatch(/^f 644 /);
-    expect(await readFile(path.join(ws.mirror.tree, 'sw/f'), 'utf8')).toBe('ok');
-    expect(await readFile(path.join(ws.mirror.tree, 'nl\nname'), 'utf8')).toBe('nl!');
-    expect(await readlink(path.join(ws.mirror.tree, 'lnk'))).toBe(outside);
+    expect(await archivedContent('sw/f')).toBe('ok');
+    expect(await archivedContent('nl\nname')).toBe('nl!');
     for (const absent of ['lnk/evil', 'unstable.txt', 'stray']) expect(archived[absent]).toBeUndefined();
     await nothingOutside();
 
-    // A directory the sandbox's user cannot read is listed as such: the mirror keeps it whole.
+    // A directory the sandbox's user cannot read is listed as such: the revision keeps it whole.
     await fakes.plant({ listing: Buffer.concat([realListing(ws, (rel) => rel === 'closed' || rel.startsWith('closed/')), record({ type: 'u', path: 'closed', mode: '0' })]) });
     await ws.persist();
-    expect(await readFile(path.join(ws.mirror.tree, 'closed/inner.txt'), 'utf8')).toBe('keep');
-    expect((await revisionFacts(ws.h.services.archive, ws.workspaceId))['closed/inner.txt']).toMatch(/^f /);
+    expect(await archivedContent('closed/inner.txt')).toBe('keep');
 
     // A delta with a planted .. after a good entry: refused halfway through (a.txt already
-    // replaced in the mirror), nothing committed, nothing outside.
+    // stored as an object, which nothing names), nothing committed, nothing outside.
     const newA = { type: 'f', path: 'a.txt', size: 2, ino: 900_010 };
     await fakes.plant({
       listing: Buffer.concat([realListing(ws, (rel) => rel === 'a.txt'), record(newA)]),
@@ -134,21 +141,21 @@ describe('hostile Vercel listing and delta (stand-in, real SDK)', () => {
     const before = await ws.h.services.archive.current(ws.workspaceId);
     await expect(ws.persist()).rejects.toMatchObject({ classification: 'permanent', cause: { code: 'UnsafeTarEntry' } });
     expect(await ws.h.services.archive.current(ws.workspaceId)).toBe(before);
-    expect(await readFile(path.join(ws.mirror.tree, 'a.txt'), 'utf8')).toBe('A!');
+    expect(await archivedContent('a.txt')).toBe('a');
     await nothingOutside();
 
-    // The real tools again: the half-applied mirror and the archive become exactly the tree.
+    // The real tools again: the archive becomes exactly the tree.
     fakes.restore();
     await ws.persist();
     await ws.expectArchived();
-    expect(await liveFacts(ws.mirror.tree, { stored: true })).toEqual(await liveFacts(ws.live));
-    expect((await lstat(path.join(ws.mirror.tree, 'lnk')).catch(() => null))).toBeNull();
+    expect(await archivedContent('a.txt')).toBe('a');
+    expect((await revisionFacts(archive, ws.workspaceId)).lnk).toBeUndefined();
     await nothingOutside();
 
     // Real tools, and the sandbox swaps a directory for a symlink out of the tree while it is
-    // listed and archived: whatever each persist sees, the host writes only into its mirror.
+    // listed and archived: whatever each persist sees, the host writes only into its archive.
     // (The stand-in's sandbox is the host, so its tar may read `outside` through the link; in a
-    // real sandbox that is the sandbox's own file. Writing is what must never leave the mirror.)
+    // real sandbox that is the sandbox's own file. Writing is what must never leave the archive.)
     await writeFile(path.join(outside, 'f'), 'outside f');
     const outsideWithF = await treeFacts(outside);
     await ws.sh(`mkdir -p swap-dir && printf inside > swap-dir/f && ln -s ${outside} swap-link`);
