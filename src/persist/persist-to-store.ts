@@ -129,9 +129,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     walks.push(built);
     // A checkpoint takes the tree exactly unless a reconcile would be refused; then it keeps what the tree lacks.
     let refused = exact ? await exactRefusal(deps, basis, built) : null;
-    // A remote tree was settled where it lives (OpenTreeOptions.settle): its mirror holds still.
-    if (exact && tree.transfer) pointInTime = tree.pointInTime;
-    else if (exact && !refused) {
+    if (exact && !refused) {
       // A checkpoint runs while the agent writes: walk again (against the walk before, so only
       // what changed is read) until two walks in a row agree. Then every entry had the state
       // read at the instant between them: the revision is a state the tree really had, not a

@@ -24,8 +24,7 @@ import { ShrinkGuardError } from '../errors/shrink-guard-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { Logger } from '../logger.js';
 import type { PersistReason, PersistResult } from '../queues/persist.js';
-import type { SandboxProvider, TreeTransfer } from '../providers/sandbox-provider.js';
-import { revisionSeed } from '../archive/revision-seed.js';
+import type { SandboxProvider } from '../providers/sandbox-provider.js';
 import type { Address, AddressStore } from '../state/address-store.js';
 import type { CheckpointStore } from '../state/checkpoint-store.js';
 import type { Progress } from '../jobs/processor-context.js';
@@ -131,15 +130,9 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
     }
   }
   if (deps.archiveFormat === 2) {
-    // A checkpoint of a remote tree settles there (a local one is settled by the walk).
-    // A remote provider that lost its copy of the tree takes what the current revision has first.
-    const seed = currentRevision ? revisionSeed(deps.archive, workspaceId, currentRevision) : undefined;
-    const tree = await provider.openTree(address.handle, ctx.signal, { settle: request.exact === true && !request.delete, ...(seed ? { seed } : {}) });
+    const tree = await provider.openTree(address.handle, ctx.signal);
     try {
-      const result = await persistToStore(deps, request, ctx, { head, currentRevision, tree, revision: newRevisionId(generation), started });
-      if (!tree.transfer) return result;
-      const { transfer } = tree;
-      return { ...result, transferredBytes: transferredBytes(transfer), transferredFiles: transfer.files, ...(transfer.seededFiles > 0 ? { seededFiles: transfer.seededFiles } : {}) };
+      return await persistToStore(deps, request, ctx, { head, currentRevision, tree, revision: newRevisionId(generation), started });
     } finally {
       await tree.release();
     }
@@ -245,10 +238,6 @@ export async function persistWorkspace(deps: PersistDeps, request: PersistReques
   }
 }
 
-// Everything that crossed a remote provider's boundary for the tree (listing, archive, request).
-function transferredBytes(transfer: TreeTransfer): number {
-  return transfer.listingBytes + transfer.archiveBytes + transfer.requestBytes;
-}
 
 // True when the live tree has no entries; a tree that cannot be opened as a real directory is an empty source.
 export async function isEmptyTree(root: string, workspaceId: string): Promise<boolean> {

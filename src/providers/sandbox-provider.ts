@@ -11,11 +11,8 @@
  *   vercel: the sandbox name).
  * - tree: the workspace files (what the archive stores); the ready marker lives outside it.
  */
-import type { SeedFile, TreeSeed } from '../archive/tree-seed.js';
 import type { FetchedFile, ListedIndex } from '../archive/listing-builder.js';
 import type { ListedEntry, Listing } from '../tree/listing.js';
-
-export type { SeedFile, TreeSeed };
 
 export type ProviderName = 'local' | 'vercel';
 
@@ -115,8 +112,6 @@ export interface TreeTransfer {
   readonly requestBytes: number;
   /** Files whose content was transferred. */
   readonly files: number;
-  /** Files written from the archive instead (`OpenTreeOptions.seed`: the host's copy was lost). */
-  readonly seededFiles: number;
   /** True when the host had nothing it could reuse (the first persist of an incarnation on this host, a rebuilt mirror). */
   readonly full: boolean;
 }
@@ -131,11 +126,6 @@ export interface TreeSource {
   readonly statCache?: string;
   /** Remote providers: what was transferred to bring the tree here. */
   readonly transfer?: TreeTransfer;
-  /**
-   * Remote providers asked to settle (`OpenTreeOptions.settle`): true when the tree was listed
-   * again after the transfer and the listings agreed (the copy is the tree at one instant).
-   */
-  readonly pointInTime?: boolean;
   release(): Promise<void>;
 }
 
@@ -175,22 +165,6 @@ export interface ListedTree {
   release(): Promise<void>;
 }
 
-export interface OpenTreeOptions {
-  /**
-   * A remote provider lists the tree again after bringing it here, and transfers again until
-   * two listings in a row agree (a checkpoint of a tree being written). A local tree is walked
-   * in place: the persist settles it itself.
-   */
-  readonly settle?: boolean;
-  /**
-   * The files the tree most likely holds already (the current revision, which a new incarnation
-   * was restored from): a remote provider whose host copy of the tree is lost takes a file from
-   * here instead of transferring it when the tree lists it with the same size, mode and mtime,
-   * the same quick check a local persist makes against its previous revision.
-   */
-  readonly seed?: TreeSeed;
-}
-
 /** A created incarnation: its handle and host, and the provider's session of it where sessions come and go. */
 export interface CreatedSandbox {
   readonly handle: string;
@@ -224,7 +198,7 @@ export interface SandboxProvider {
   readFile(handle: string, path: string, signal: AbortSignal): Promise<Buffer | null>;
 
   /** Exposes the tree as a local directory for persist (local: the live tree itself). */
-  openTree(handle: string, signal: AbortSignal, options?: OpenTreeOptions): Promise<TreeSource>;
+  openTree(handle: string, signal: AbortSignal): Promise<TreeSource>;
   /**
    * Remote providers: the tree as listings, its changed files fetched straight into the archive
    * (a format 2 persist then needs no host copy of the tree). Absent: persist uses `openTree`.

@@ -1,6 +1,8 @@
 /**
  * `openTree` on Vercel: brings the host's mirror of the sandbox's tree up to date, moving only
- * what changed, and hands it to persist (whose walk and stat cache then cost what changed too).
+ * what changed, and hands it to what needs the tree as a host directory: a format 1 persist and
+ * backfill (whose walk and stat cache then cost what changed too). A format 2 persist needs no
+ * host copy: it lists the tree and fetches the changed files into the store (list-tree.ts).
  *
  *  1. lock the mirror (mirror-lock.ts) until the persist releases the tree;
  *  2. list the tree in the sandbox and read the listing back (the only transfer when nothing changed);
@@ -25,7 +27,7 @@ import { DirCursor } from '../../tree/dir-cursor.js';
 import { DirHandle } from '../../tree/dir-handle.js';
 import { removeEntry, removeTree } from '../../tree/remove-tree.js';
 import type { TreeLimits } from '../../tree/tree-limits.js';
-import type { TreeSeed, TreeSource, TreeTransfer } from '../sandbox-provider.js';
+import type { TreeSource, TreeTransfer } from '../sandbox-provider.js';
 import { applyDelta, type DeltaOutcome } from './apply-delta.js';
 import { applyListing } from './apply-listing.js';
 import { fetchDelta } from './fetch-delta.js';
@@ -36,7 +38,6 @@ import { mirrorPaths, type MirrorPaths } from './mirror-paths.js';
 import { nextIndex, planDelta, type DeltaPlan } from './plan-delta.js';
 import { gunzipBounded } from './read-sandbox-file.js';
 import { runScript } from './run-script.js';
-import { seedMirror, type SeedOutcome } from './seed-mirror.js';
 import { splitRelative } from './safe-relative.js';
 import { surveyMirror, type MirrorSurvey } from './survey-mirror.js';
 import { REMOVE_SCRIPT } from './tree-scripts.js';
@@ -48,17 +49,10 @@ export interface MirrorOptions {
   readonly limits: TreeLimits;
   /** PATH for host tools (mkfifo). */
   readonly systemPath: string;
-  /** List again after the transfer until two listings agree (`OpenTreeOptions.settle`). */
-  readonly settle?: boolean;
-  /** Where a lost mirror takes files from before transferring (`OpenTreeOptions.seed`). */
-  readonly seed?: TreeSeed;
 }
 
 // Archive bytes allowed per file asked for beyond its size (headers, GNU long names).
 const ARCHIVE_OVERHEAD_PER_FILE = 16 * 1024;
-
-/** Listings of a settling sync at most (the first and those that check it). */
-const SETTLE_LISTINGS = 3;
 
 export async function syncMirror(sandbox: Sandbox, handle: string, options: MirrorOptions, signal: AbortSignal): Promise<TreeSource> {
   const paths = mirrorPaths(options.root, handle);
@@ -67,63 +61,31 @@ export async function syncMirror(sandbox: Sandbox, handle: string, options: Mirr
   const leftovers: string[] = [];
   try {
     const owner: MirrorOwner = { sandbox: handle, boot: await bootId() };
-    let index = await loadMirrorIndex(paths.index, owner);
+    const index = await loadMirrorIndex(paths.index, owner);
     const full = index === null;
     const root = await onHost(paths.tree, () => DirHandle.open(paths.tree));
     try {
-      const totals = { listingBytes: 0, archiveBytes: 0, requestBytes: 0, files: 0, seededFiles: 0 };
-      // One round: list the sandbox tree, bring what changed to the mirror, record the index.
-      const round = async (listed: Awaited<ReturnType<typeof fetchListing>>) => {
-        const prepared = await onHost(paths.tree, () => prepare(root, listed.listing, index, options, signal));
-        const { survey } = prepared;
-        let { plan } = prepared;
-        // A mirror with nothing it can vouch for takes what the archive has first (seed-mirror.ts).
-        let seeded: SeedOutcome['seeded'] = new Map();
-        if (index === null && options.seed && plan.fetch.size > 0) ({ plan, seeded } = await seedFrom(options.seed, root, paths, listed.clockNs, plan, signal));
-        let outcome: DeltaOutcome = { written: new Map(), unexpected: 0, unstable: 0 };
-        let clockNs = 0n;
-        if (plan.fetch.size > 0) {
-          const delta = await fetchDelta(sandbox, [...plan.fetch.values()], options.limits, signal);
-          leftovers.push(...delta.files);
-          clockNs = delta.clockNs;
-          outcome = await writeDelta(root, paths, plan, delta.restat, delta.archive.chunks, signal);
-          totals.archiveBytes += delta.archive.bytes() + delta.restatBytes;
-          totals.requestBytes += delta.requestBytes;
-        }
-        const next = nextIndex(listed.listing, index, survey, plan, outcome.written, clockNs);
-        for (const [key, { entry, copy, settled }] of seeded) if (settled) next.index.set(key, { listed: entry, mirrorIno: copy.ino, mirrorCtimeNs: copy.ctimeNs });
-        totals.seededFiles += seeded.size;
-        await onHost(paths.tree, () => removeUntrusted(root, next.untrusted));
-        await onHost(paths.index, () => saveMirrorIndex(paths.index, owner, next.index));
-        index = next.index;
-        totals.files += outcome.written.size;
-        return outcome.unexpected === 0 && outcome.unstable === 0;
-      };
-      const list = async () => {
-        const listed = await fetchListing(sandbox, options.limits, signal);
-        leftovers.push(...listed.files);
-        totals.listingBytes += listed.bytes;
-        return listed;
-      };
-      let listed = await list();
-      let steady = await round(listed);
-      let pointInTime: boolean | undefined;
-      if (options.settle) {
-        // A checkpoint of a tree being written: list again until a listing finds the tree as the
-        // one before it left it (then the mirror holds the tree of the instant between them).
-        pointInTime = false;
-        for (let listings = 1; listings < SETTLE_LISTINGS; listings++) {
-          const again = await list();
-          if (steady && sameListing(listed.listing, again.listing)) {
-            pointInTime = true;
-            break;
-          }
-          listed = again;
-          steady = await round(listed);
-        }
+      const totals = { listingBytes: 0, archiveBytes: 0, requestBytes: 0, files: 0 };
+      const listed = await fetchListing(sandbox, options.limits, signal);
+      leftovers.push(...listed.files);
+      totals.listingBytes += listed.bytes;
+      const { survey, plan } = await onHost(paths.tree, () => prepare(root, listed.listing, index, options, signal));
+      let outcome: DeltaOutcome = { written: new Map(), unexpected: 0, unstable: 0 };
+      let clockNs = 0n;
+      if (plan.fetch.size > 0) {
+        const delta = await fetchDelta(sandbox, [...plan.fetch.values()], options.limits, signal);
+        leftovers.push(...delta.files);
+        clockNs = delta.clockNs;
+        outcome = await writeDelta(root, paths, plan, delta.restat, delta.archive.chunks, signal);
+        totals.archiveBytes += delta.archive.bytes() + delta.restatBytes;
+        totals.requestBytes += delta.requestBytes;
       }
+      const next = nextIndex(listed.listing, index, survey, plan, outcome.written, clockNs);
+      await onHost(paths.tree, () => removeUntrusted(root, next.untrusted));
+      await onHost(paths.index, () => saveMirrorIndex(paths.index, owner, next.index));
+      totals.files += outcome.written.size;
       const transfer: TreeTransfer = { ...totals, full };
-      return { path: paths.tree, statCache: paths.statCache, transfer, release, ...(pointInTime === undefined ? {} : { pointInTime }) };
+      return { path: paths.tree, statCache: paths.statCache, transfer, release };
     } finally {
       await root.close();
     }
@@ -134,17 +96,6 @@ export async function syncMirror(sandbox: Sandbox, handle: string, options: Mirr
     // Best effort: a leftover transfer file only costs space in .fleet, never correctness.
     if (leftovers.length > 0 && !signal.aborted) await runScript(sandbox, { operation: 'openTree', script: REMOVE_SCRIPT, args: leftovers, signal }).catch(() => undefined);
   }
-}
-
-// True when two listings name the same entries with the same type, size, mode, times, inode and target.
-function sameListing(a: Listing, b: Listing): boolean {
-  if (a.truncated || b.truncated || a.entries.size !== b.entries.size) return false;
-  for (const [key, x] of a.entries) {
-    const y = b.entries.get(key);
-    if (!y || x.type !== y.type || x.size !== y.size || x.mode !== y.mode || x.mtimeNs !== y.mtimeNs || x.ctimeNs !== y.ctimeNs || x.ino !== y.ino || x.dev !== y.dev) return false;
-    if ((x.target === undefined) !== (y.target === undefined) || (x.target && !x.target.equals(y.target!))) return false;
-  }
-  return true;
 }
 
 // The mirror's directories, 0700 (the root too: it holds every workspace's files).
@@ -173,18 +124,6 @@ async function freshStaging(paths: MirrorPaths): Promise<DirHandle> {
     await mkdir(paths.staging, { mode: 0o700 });
   });
   return onHost(paths.staging, () => DirHandle.open(paths.staging));
-}
-
-// Step 4a': files of the seed the sandbox lists unchanged, from the archive into the mirror.
-async function seedFrom(seed: TreeSeed, root: DirHandle, paths: MirrorPaths, clockNs: bigint, plan: DeltaPlan, signal: AbortSignal): Promise<SeedOutcome> {
-  const staging = await freshStaging(paths);
-  const cursor = new DirCursor(root);
-  try {
-    return await onHost(paths.tree, () => seedMirror({ cursor, staging, clockNs, plan, seed, signal }));
-  } finally {
-    await cursor.close();
-    await staging.close();
-  }
 }
 
 // Step 4b: the archive's files into the mirror, through a fresh staging directory.

@@ -27,7 +27,6 @@ import type {
   SandboxInfo,
   SandboxProvider,
   SnapshotStatus,
-  OpenTreeOptions,
   TreeSource,
   ListedTree,
   TakenSnapshot,
@@ -154,8 +153,8 @@ export class VercelProvider implements SandboxProvider {
     return this.run('readFile', signal, async (deadline) => (await this.sandbox(handle, deadline)).readFileToBuffer({ path: treePath(relative) }, { signal: deadline }));
   }
 
-  async openTree(handle: string, signal: AbortSignal, options: OpenTreeOptions = {}): Promise<TreeSource> {
-    return this.run('openTree', signal, async (deadline) => syncMirror(await this.sandbox(handle, deadline), handle, { ...this.options.mirror, settle: options.settle === true, ...(options.seed ? { seed: options.seed } : {}) }, deadline));
+  async openTree(handle: string, signal: AbortSignal): Promise<TreeSource> {
+    return this.run('openTree', signal, async (deadline) => syncMirror(await this.sandbox(handle, deadline), handle, this.options.mirror, deadline));
   }
 
   async listTree(handle: string, signal: AbortSignal): Promise<ListedTree> {
