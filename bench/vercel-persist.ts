@@ -9,13 +9,14 @@
  * measures each size in turn, ~4 KB files at 100,000; random content, so compression hides
  * nothing), one per path:
  *
- * - delta: this fleet's `openTree` (listing, host mirror, a tar of just the changed files);
+ * - delta: this fleet's persist (`listTree`: the listing, a tar of just the changed files
+ *   streamed into the store, the revision built from the listing);
  * - whole_tree: the export every persist made before (bench/lib/whole-tree-export.ts: `tar -czf`
  *   of the whole tree in the sandbox, read back, unpacked, walked without a stat cache).
  *
  * The first persist of each is a full transfer. Then each repeat rewrites the same 1 % of the
  * files in both (one agent turn) and persists both, in rotating order: bytes moved by kind and
- * persist duration (openTree included; its share in the profile), against the changed bytes gzip-compressed and as the
+ * persist duration (the whole-tree export's `openTree` share in the profile), against the changed bytes gzip-compressed and as the
  * smallest tar.gz of just those files. After each turn the delta workspace persists once more
  * with nothing changed (a quiet persist: only the listing should move).
  */
@@ -66,7 +67,7 @@ function trafficSummaries(runs: readonly MeasuredPersist[], prefix: string): Rec
   return Object.fromEntries(kinds.map((k) => [`${prefix}${k}_bytes`, summarize(runs.map((r) => r.traffic[k]), 'bytes')]));
 }
 
-// Persist dependencies of each path (the fleet's Vercel provider, or the same one exporting the whole tree), and the last openTree's ms.
+// Persist dependencies of each path (the fleet's Vercel provider, or the same one exporting the whole tree, without `listTree`), and the last openTree's ms.
 function pathDeps(fleet: VercelBenchFleet): { deps: Record<PathName, PersistDeps>; lastOpenTreeMs: () => number } {
   const base = persistDeps(fleet.services);
   const vercel = fleet.services.providers.get('vercel');
@@ -79,8 +80,8 @@ function pathDeps(fleet: VercelBenchFleet): { deps: Record<PathName, PersistDeps
       last = performance.now() - started;
     }
   };
-  const delta = delegatingProvider(vercel, { openTree: timedOpenTree((handle, signal) => vercel.openTree(handle, signal)) });
-  const whole = delegatingProvider(vercel, { openTree: timedOpenTree(wholeTreeExport(fleet.connection)) });
+  const whole = delegatingProvider(vercel, { openTree: timedOpenTree(wholeTreeExport(fleet.connection)), listTree: undefined });
+  const delta = vercel;
   return { deps: { delta: { ...base, providerFor: () => delta }, whole_tree: { ...base, providerFor: () => whole } }, lastOpenTreeMs: () => last };
 }
 
@@ -107,7 +108,7 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
     }
 
     const turns: Record<PathName, MeasuredPersist[]> = { delta: [], whole_tree: [] };
-    const openTreeMs: Record<PathName, number[]> = { delta: [], whole_tree: [] };
+    const openTreeMs: number[] = [];
     const quiet: MeasuredPersist[] = [];
     const changed: Changed[] = [];
     for (let repeat = 0; repeat < repeats; repeat++) {
@@ -115,12 +116,12 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
       const chosen = await changeFiles(live.delta, tree, CHANGED, repeat, content);
       await changeFiles(live.whole_tree, tree, CHANGED, repeat, content);
       changed.push(await changedSizes(live.delta, chosen, scratch));
-      const turn = async (name: PathName) => ({ persisted: await fleet.persist(wsOf(name), deps[name]), openTreeMs: lastOpenTreeMs() });
+      const turn = async (name: PathName) => ({ persisted: await fleet.persist(wsOf(name), deps[name]), openTreeMs: name === 'whole_tree' ? lastOpenTreeMs() : 0 });
       const one = await interleave(1, { delta: () => turn('delta'), whole_tree: () => turn('whole_tree') }, undefined, repeat);
       for (const name of PATHS) {
         if (one[name][0]!.persisted.result.unchanged) throw new Error(`bench: the ${name} turn persist found no change`);
         turns[name].push(one[name][0]!.persisted);
-        openTreeMs[name].push(one[name][0]!.openTreeMs);
+        if (name === 'whole_tree') openTreeMs.push(one[name][0]!.openTreeMs);
       }
       quiet.push(await fleet.persist(wsOf('delta'), deps.delta));
       const [d, w] = [turns.delta[repeat]!, turns.whole_tree[repeat]!];
@@ -161,8 +162,7 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
         ...trafficSummaries(turns.delta, 'delta.turn.'),
         ...trafficSummaries(quiet, 'delta.quiet.'),
         ...trafficSummaries(turns.whole_tree, 'whole_tree.turn.'),
-        'delta.turn.open_tree_ms': summarize(openTreeMs.delta, 'ms'),
-        'whole_tree.turn.open_tree_ms': summarize(openTreeMs.whole_tree, 'ms'),
+        'whole_tree.turn.open_tree_ms': summarize(openTreeMs, 'ms'),
         'delta.turn.transferred_files': summarize(turns.delta.map((t) => t.result.transferredFiles ?? 0), 'files'),
       },
       targets: [

@@ -53,8 +53,8 @@ export interface ListingPlan {
   readonly fetch: ReadonlyMap<string, ListedEntry>;
   /** Files over the size limit (their basis node is kept). */
   readonly refused: ReadonlyMap<string, ListedEntry>;
-  /** Files the basis holds as listed: from the index, or from the seed check (`seeded`). */
-  readonly kept: ReadonlyMap<string, { readonly node: FileNode; readonly seeded: boolean }>;
+  /** Files the basis holds as listed: from the index (its `row`), or from the seed check (`seeded`). */
+  readonly kept: ReadonlyMap<string, { readonly node: FileNode; readonly seeded: boolean; readonly row?: ListedIndexRow }>;
 }
 
 /** The basis's directories by key, read once each (through the store's tree cache). */
@@ -121,7 +121,7 @@ export async function planListing(options: PlanListingOptions): Promise<ListingP
   const { basis, index } = options;
   const fetch = new Map<string, ListedEntry>();
   const refused = new Map<string, ListedEntry>();
-  const kept = new Map<string, { node: FileNode; seeded: boolean }>();
+  const kept = new Map<string, { node: FileNode; seeded: boolean; row?: ListedIndexRow }>();
   let n = 0;
   for (const entry of options.listing.entries.values()) {
     if (entry.type !== 'file') continue;
@@ -130,7 +130,7 @@ export async function planListing(options: PlanListingOptions): Promise<ListingP
     if (index) {
       const row = index.get(entry.key);
       if (row && sameVersion(entry, row.listed) && holds(prior, entry) && prior.object === row.object) {
-        kept.set(entry.key, { node: prior, seeded: false });
+        kept.set(entry.key, { node: prior, seeded: false, row });
         continue;
       }
     } else if (holds(prior, entry) && options.hasObject(prior.object)) {
@@ -182,6 +182,8 @@ export interface ListingBuild {
   readonly reusedDirs: number;
   /** The index for the built revision. */
   readonly index: Map<string, ListedIndexRow>;
+  /** False when `index` holds exactly the rows of the index the plan used (nothing to write). */
+  readonly indexChanged: boolean;
 }
 
 const sameAs = (node: TreeNode, before: TreeNode | undefined) => before !== undefined && sameNode(node, before);
@@ -277,7 +279,8 @@ export async function buildFromListing(options: BuildFromListingOptions): Promis
   const file = (entry: ListedEntry, name: Buffer, before: TreeNode | undefined): FileNode | null => {
     const kept = plan.kept.get(entry.key);
     if (kept) {
-      if (!kept.seeded || options.seedIndexable(entry)) index.set(entry.key, { listed: versionOf(entry), object: kept.node.object });
+      if (kept.row) index.set(entry.key, kept.row);
+      else if (options.seedIndexable(entry)) index.set(entry.key, { listed: versionOf(entry), object: kept.node.object });
       return kept.node;
     }
     const got = fetched.get(entry.key);
@@ -297,5 +300,7 @@ export async function buildFromListing(options: BuildFromListingOptions): Promis
   };
 
   const root = await directory('', Buffer.alloc(0), options.basisRoot);
-  return { root, index, ...out };
+  const before = options.index;
+  const indexChanged = !before || before.size !== index.size || [...index].some(([key, row]) => before.get(key) !== row);
+  return { root, index, indexChanged, ...out };
 }

@@ -67,7 +67,7 @@ export const CONFIG_SHAPE = deepFreeze({
     vercelMirrorRoot: root(
       'FLEET_VERCEL_MIRROR_ROOT',
       'vercel-mirrors',
-      'Host-side mirrors of Vercel sandbox trees, one per workspace (0700; a persist transfers only what changed into them; a lost one costs one full transfer)',
+      'Per-workspace host state of Vercel sandboxes (0700): the index of the file versions a format 2 persist archived, its lock, and the mirror of the tree that format 1 and backfill read',
     ),
   },
   checkpointIntervalMs: variable('FLEET_CHECKPOINT_INTERVAL_MS', durationMs(30_000, 1_000), { doc: 'Checkpoint interval per active workspace' }),

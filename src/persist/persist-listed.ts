@@ -194,7 +194,7 @@ async function listedAs(writer: StoreWriter, deps: PersistDeps, request: Persist
 
   await ctx.progress({ step: 'scan', percent: 50 });
   if (basis?.native && build.root === basis.root) {
-    await saveIndex(currentRevision!);
+    if (build.indexChanged) await saveIndex(currentRevision!);
     return { ...unchanged(), bytes: build.bytes, files: build.files, ...treeReport(scan), ...transferReport };
   }
   const removed = await countRemoved(store, basis?.root ?? null, build.root);
