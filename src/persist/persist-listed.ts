@@ -10,32 +10,21 @@
  * fetched by an earlier round is not fetched again while the sandbox lists the same version. A
  * checkpoint whose exact tree would be refused as a reconcile keeps what the tree lacks instead.
  */
-import { commitRecord } from '../archive/commit-record.js';
 import { BasisLookup, buildFromListing, planListing, type FetchedFile, type ListedIndex, type ListingBuild, type ListingPlan } from '../archive/listing-builder.js';
-import { countRemoved } from '../archive/revision-reader.js';
-import type { RevisionRecord } from '../archive/revision-record.js';
 import { WalkTally } from '../archive/walk-tally.js';
 import { EmptySourceError } from '../errors/empty-source-error.js';
-import { ShrinkGuardError } from '../errors/shrink-guard-error.js';
-import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { ListedTree, ObjectSink, TreeListing } from '../providers/sandbox-provider.js';
 import type { PersistResult } from '../queues/persist.js';
-import type { Checkpoint } from '../state/checkpoint-store.js';
 import { asStoreWriter, type StoreWriter } from '../state/store-writers.js';
 import { sameListed, type ListedEntry, type Listing } from '../tree/listing.js';
 import { checkSourceIntact, reportTree, treeReport, type PersistContext, type PersistDeps, type PersistRequest } from './persist-workspace.js';
-import { shrinkGuardRefusal } from './shrink-guard.js';
-import { basisOf, exactRefusal, type Basis } from './store-basis.js';
+import { commitBuiltRoot, declaredBasis, exactRefusal, unchangedStoreResult, type StoreRunBase } from './store-basis.js';
 
 /** Listings of a checkpoint at most (the first and those that check it). */
 const SETTLE_LISTINGS = 3;
 
-export interface ListedRun {
-  readonly head: Checkpoint | null;
-  readonly currentRevision: string | null;
+export interface ListedRun extends StoreRunBase {
   readonly tree: ListedTree;
-  readonly revision: string;
-  readonly started: number;
 }
 
 /** One listing built into trees. */
@@ -78,25 +67,8 @@ async function listedAs(writer: StoreWriter, deps: PersistDeps, request: Persist
   const { workspaceId, generation } = request;
   const { tree, currentRevision, revision } = run;
   const store = deps.archive.objects;
-  const basis: Basis | null = await basisOf(deps, workspaceId, currentRevision, ctx.signal);
-  // Unchanged files and directories are the basis's: it stays a root while this runs.
-  if (basis) await writer.declare(basis.root);
-  if (basis && basis.generation > generation) {
-    await deps.addresses.countFenceRejection();
-    throw new StaleGenerationError(workspaceId, generation, basis.generation);
-  }
-  const unchanged = (): PersistResult => ({
-    workspaceId,
-    revision: currentRevision,
-    generation,
-    files: basis?.files ?? 0,
-    bytes: 0,
-    changedFiles: 0,
-    deletedFiles: 0,
-    unchanged: true,
-    durationMs: Date.now() - run.started,
-    coveredSeq: request.coveredSeq,
-  });
+  const basis = await declaredBasis(writer, deps, request, currentRevision, ctx.signal);
+  const unchanged = () => unchangedStoreResult(request, run, basis);
 
   await ctx.progress({ step: 'link', percent: 10 });
   const index: ListedIndex | null = basis?.native && currentRevision ? await tree.loadIndex(currentRevision) : null;
@@ -197,32 +169,7 @@ async function listedAs(writer: StoreWriter, deps: PersistDeps, request: Persist
     if (build.indexChanged) await saveIndex(currentRevision!);
     return { ...unchanged(), bytes: build.bytes, files: build.files, ...treeReport(scan), ...transferReport };
   }
-  const removed = await countRemoved(store, basis?.root ?? null, build.root);
-  const refusal = request.delete ? shrinkGuardRefusal({ previousFiles: basis?.files ?? 0, removedFiles: removed.files, pct: deps.shrinkGuardPct, force: request.force }) : null;
-  if (refusal) throw new ShrinkGuardError(`workspace ${workspaceId}: ${refusal}`, { context: { workspaceId, revision: currentRevision } });
-
-  const record: RevisionRecord = {
-    format: 2,
-    workspaceId,
-    revision,
-    generation,
-    reason: request.reason,
-    turnId: request.turnId,
-    parent: currentRevision,
-    mode: reconcile ? 'reconcile' : 'upload-only',
-    createdAt: new Date().toISOString(),
-    scanStartedAt: scanStartedAt.toString(),
-    root: build.root,
-    files: build.files,
-    bytes: build.bytes,
-    entries: build.entries,
-  };
-  await commitRecord(deps, record, {
-    head: run.head,
-    sourceTurnId: request.turnId,
-    signal: ctx.signal,
-    onStep: (step) => ctx.progress({ step, percent: step === 'commit' ? 70 : 85 }),
-  });
+  const { removedEntries } = await commitBuiltRoot(deps, request, ctx, run, basis, { root: build.root, files: build.files, bytes: build.bytes, entries: build.entries, reconcile, scanStartedAt });
   await saveIndex(revision);
   await ctx.progress({ step: 'done', percent: 100 });
   return {
@@ -232,7 +179,7 @@ async function listedAs(writer: StoreWriter, deps: PersistDeps, request: Persist
     files: build.files,
     bytes: build.bytes,
     changedFiles: build.changedFiles,
-    deletedFiles: removed.entries,
+    deletedFiles: removedEntries,
     unchanged: false,
     durationMs: Date.now() - run.started,
     coveredSeq: request.coveredSeq,

@@ -6,33 +6,22 @@
  * quick check and of what upload-only keeps), so a workspace moves to format 2 with its next
  * persist and its history reads as one.
  */
-import { commitRecord } from '../archive/commit-record.js';
-import { countRemoved } from '../archive/revision-reader.js';
-import type { RevisionRecord } from '../archive/revision-record.js';
 import type { StatCache, StatCacheEntry } from '../archive/stat-cache.js';
 import { RACY_MARGIN_NS, StoreBuilder, type StoreBasis } from '../archive/store-builder.js';
 import { FULL_WALK_EVERY_MS, scanChangedDirs, type ChangedDirs } from '../archive/changed-dirs.js';
 import { EmptySourceError } from '../errors/empty-source-error.js';
 import { asStoreWriter, type StoreWriter } from '../state/store-writers.js';
-import { ShrinkGuardError } from '../errors/shrink-guard-error.js';
-import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { PersistResult } from '../queues/persist.js';
 import type { TreeSource } from '../providers/sandbox-provider.js';
-import type { Checkpoint } from '../state/checkpoint-store.js';
 import { DirHandle, stillAt } from '../tree/dir-handle.js';
 import { checkSourceIntact, isEmptyTree, reportTree, treeReport, type PersistContext, type PersistDeps, type PersistRequest } from './persist-workspace.js';
-import { shrinkGuardRefusal } from './shrink-guard.js';
-import { basisOf, exactRefusal } from './store-basis.js';
+import { commitBuiltRoot, declaredBasis, exactRefusal, unchangedStoreResult, type StoreRunBase } from './store-basis.js';
 
 /** Walks of a checkpoint at most (the first and those that check it); see persistAs. */
 const SETTLE_WALKS = 3;
 
-export interface StoreRun {
-  readonly head: Checkpoint | null;
-  readonly currentRevision: string | null;
+export interface StoreRun extends StoreRunBase {
   readonly tree: TreeSource;
-  readonly revision: string;
-  readonly started: number;
 }
 
 /**
@@ -46,25 +35,8 @@ export async function persistToStore(deps: PersistDeps, request: PersistRequest,
 async function persistAs(writer: StoreWriter, deps: PersistDeps, request: PersistRequest, ctx: PersistContext, run: StoreRun): Promise<PersistResult> {
   const { workspaceId, generation } = request;
   const { tree, currentRevision, revision } = run;
-  const basis = await basisOf(deps, workspaceId, currentRevision, ctx.signal);
-  // Unchanged files and directories are referenced from the basis, not refreshed: it stays a root while this runs.
-  if (basis) await writer.declare(basis.root);
-  if (basis && basis.generation > generation) {
-    await deps.addresses.countFenceRejection();
-    throw new StaleGenerationError(workspaceId, generation, basis.generation);
-  }
-  const unchanged = (): PersistResult => ({
-    workspaceId,
-    revision: currentRevision,
-    generation,
-    files: basis?.files ?? 0,
-    bytes: 0,
-    changedFiles: 0,
-    deletedFiles: 0,
-    unchanged: true,
-    durationMs: Date.now() - run.started,
-    coveredSeq: request.coveredSeq,
-  });
+  const basis = await declaredBasis(writer, deps, request, currentRevision, ctx.signal);
+  const unchanged = () => unchangedStoreResult(request, run, basis);
   if (await isEmptyTree(tree.path, workspaceId)) {
     if (basis && basis.entries > 0) {
       throw new EmptySourceError(`workspace ${workspaceId}: live tree is empty but revision ${currentRevision} has ${basis.files} files; refusing to persist (unmounted or wiped?)`, {
@@ -173,35 +145,10 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     if (tree.statCache && currentRevision && loaded && fullWalkAt !== loaded.facts.fullWalkAt) deps.statCaches.save(tree.statCache, currentRevision, src.stats, [...built.entries.values()], { exact: built.exact, fullWalkAt });
     return { ...unchanged(), bytes: builder.bytes, files: builder.files, ...treeReport(scan), ...walkReport };
   }
-  const removed = await countRemoved(deps.archive.objects, basis?.root ?? null, root);
-  const refusal = request.delete ? shrinkGuardRefusal({ previousFiles: basis?.files ?? 0, removedFiles: removed.files, pct: deps.shrinkGuardPct, force: request.force }) : null;
-  if (refusal) throw new ShrinkGuardError(`workspace ${workspaceId}: ${refusal}`, { context: { workspaceId, revision: currentRevision } });
-
-  const record: RevisionRecord = {
-    format: 2,
-    workspaceId,
-    revision,
-    generation,
-    reason: request.reason,
-    turnId: request.turnId,
-    parent: currentRevision,
-    mode: reconcile ? 'reconcile' : 'upload-only',
-    createdAt: new Date().toISOString(),
-    scanStartedAt: scanStartedAt.toString(),
-    root,
-    files: builder.files,
-    bytes: builder.bytes,
-    entries: builder.entries,
-  };
-  await commitRecord(deps, record, {
-    head: run.head,
-    sourceTurnId: request.turnId,
-    signal: ctx.signal,
-    // Last look before the revision becomes visible: a tree wiped since the walk is not committed.
-    beforeRecord: async () => {
-      if (!(await stillAt(tree.path, src))) checkSourceIntact({ ...request, delete: reconcile }, { ...scan, rootChanged: true });
-    },
-    onStep: (step) => ctx.progress({ step, percent: step === 'commit' ? 70 : 85 }),
+  const rootBuilt = { root, files: builder.files, bytes: builder.bytes, entries: builder.entries, reconcile, scanStartedAt };
+  // Last look before the revision becomes visible: a tree wiped since the walk is not committed.
+  const { removedEntries } = await commitBuiltRoot(deps, request, ctx, run, basis, rootBuilt, async () => {
+    if (!(await stillAt(tree.path, src))) checkSourceIntact({ ...request, delete: reconcile }, { ...scan, rootChanged: true });
   });
   // The stat cache is a hint for the next persist (kept in memory, its file written after this returns).
   if (tree.statCache) deps.statCaches.save(tree.statCache, revision, src.stats, [...built.entries.values()], { exact: built.exact, fullWalkAt });
@@ -213,7 +160,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     files: builder.files,
     bytes: builder.bytes,
     changedFiles: sum((b) => b.changedFiles),
-    deletedFiles: removed.entries,
+    deletedFiles: removedEntries,
     unchanged: false,
     durationMs: Date.now() - run.started,
     coveredSeq: request.coveredSeq,

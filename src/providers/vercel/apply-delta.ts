@@ -1,30 +1,24 @@
 /**
  * Writes the files of a delta archive (made in the sandbox, so untrusted) into the mirror.
  *
- * - Entry paths follow the extract rules (`checkRelative`): an absolute path or a `..` refuses
- *   the archive (`UnsafeTarEntryError`).
- * - Only regular files that were asked for are taken, each once; anything else in the archive
- *   (links, devices, directories, files nobody asked for, a second copy) is skipped and counted.
- * - A file is taken only when the sandbox's second look after archiving it saw the very version
- *   the listing named (same size, mode, times, inode): otherwise it may be torn or newer than its
- *   listing, so the mirror keeps what it had and the next persist takes the file again.
+ * - Which entries may be taken is delta-entries.ts (extract rules, asked for, once, the second
+ *   look agrees); a file that may not is left as the mirror had it, and the next persist takes
+ *   it again.
  * - Content is written to a new file in the staging directory (`O_EXCL | O_NOFOLLOW`), given the
  *   listed mode and mtime, and renamed over the mirror's entry beneath its parent's handle; every
  *   parent is opened by `DirCursor` (no symlink on the way is ever followed).
  */
 import { randomBytes } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
-import { keyOf } from '../../archive/prior-index.js';
 import { errnoOf } from '../../errors/classify-storage-error.js';
 import { CREATE_FILE_FLAGS, type DirHandle } from '../../tree/dir-handle.js';
 import type { DirCursor } from '../../tree/dir-cursor.js';
 import { setFileTime } from '../../tree/file-times.js';
 import { removeEntry } from '../../tree/remove-tree.js';
 import { fileMode } from './mirror-modes.js';
-import { sameListed, type ListedEntry } from './parse-listing.js';
-import { readTar } from './read-tar.js';
-import { checkRelative, splitRelative } from './safe-relative.js';
-import { UnsafeTarEntryError } from './unsafe-tar-entry-error.js';
+import type { ListedEntry } from './parse-listing.js';
+import { wantedEntries, type DeltaCounts } from './delta-entries.js';
+import { splitRelative } from './safe-relative.js';
 
 export interface ApplyDeltaOptions {
   /** The uncompressed archive. */
@@ -56,32 +50,17 @@ export interface DeltaOutcome {
 export async function applyDelta(options: ApplyDeltaOptions): Promise<DeltaOutcome> {
   const written = new Map<string, WrittenCopy>();
   const tag = randomBytes(4).toString('hex');
-  let unexpected = 0;
-  let unstable = 0;
-  for await (const { entry, content } of readTar(options.source)) {
-    options.signal.throwIfAborted();
-    const checked = checkRelative(entry.pathBytes);
-    if (!checked.ok) throw new UnsafeTarEntryError(entry.path, checked.reason);
-    const key = keyOf(checked.rel);
-    const want = options.wanted.get(key);
-    if (entry.type !== 'file' || want === undefined || written.has(key)) {
-      unexpected += 1;
-      continue;
-    }
-    const again = options.restat.get(key);
-    if (again === undefined || !sameListed(again, want) || entry.size !== want.size) {
-      unstable += 1;
-      continue;
-    }
+  const counts: DeltaCounts = { unexpected: 0, unstable: 0 };
+  for await (const { key, rel, want, content } of wantedEntries(options.source, options.wanted, options.restat, counts, options.signal)) {
     const temp = Buffer.from(`delta-${tag}-${written.size}`);
     await writeStaged(options.staging, temp, content, want);
-    const { parent, name } = splitRelative(checked.rel);
+    const { parent, name } = splitRelative(rel);
     const dir = await options.cursor.at(parent);
     await placeStaged(options.staging, temp, dir, name);
     const stats = await dir.lstat(name);
     written.set(key, { ino: stats.ino, ctimeNs: stats.ctimeNs });
   }
-  return { written, unexpected, unstable };
+  return { written, ...counts };
 }
 
 // Writes one file's content into the staging directory with its listed mode and mtime.
