@@ -22,6 +22,8 @@ import { commitBuiltRoot, declaredBasis, exactRefusal, unchangedStoreResult, typ
 
 /** Listings of a checkpoint at most (the first and those that check it). */
 const SETTLE_LISTINGS = 3;
+/** Files stored between two progress reports of a fetch. */
+const PROGRESS_EVERY = 1_000;
 
 export interface ListedRun extends StoreRunBase {
   readonly tree: ListedTree;
@@ -101,7 +103,14 @@ async function listedAs(writer: StoreWriter, deps: PersistDeps, request: Persist
     let steady = true;
     if (wanted.length > 0) {
       await ctx.progress({ step: 'link', done: 0, total: wanted.length, percent: 20 });
-      const got = await tree.fetch(wanted, sink, ctx.signal);
+      // Progress as the files arrive (a first full persist of a large tree is one long fetch).
+      let done = 0;
+      const reporting: ObjectSink = async (content) => {
+        const object = await sink(content);
+        if (++done % PROGRESS_EVERY === 0) void ctx.progress({ step: 'link', done, total: wanted.length, percent: 20 + Math.floor((30 * done) / wanted.length) });
+        return object;
+      };
+      const got = await tree.fetch(wanted, reporting, ctx.signal);
       steady = got.unstable === 0 && got.unexpected === 0;
       for (const [key, file] of got.stored) {
         fetched.set(key, file);
