@@ -8,11 +8,14 @@
  * A checkpoint (exact) lists again after its build, and builds again from the new listing until
  * two listings in a row agree: the revision is then the tree of the instant between them. A file
  * fetched by an earlier round is not fetched again while the sandbox lists the same version. A
- * checkpoint whose exact tree would be refused as a reconcile keeps what the tree lacks instead.
+ * checkpoint that never settles commits its newest round that took every file it asked for (its
+ * listing's tree), never one that left changed files out, and fails retryably when there is none.
+ * A checkpoint whose exact tree would be refused as a reconcile keeps what the tree lacks instead.
  */
 import { BasisLookup, buildFromListing, planListing, type FetchedFile, type ListedIndex, type ListingBuild, type ListingPlan } from '../archive/listing-builder.js';
 import { WalkTally } from '../archive/walk-tally.js';
 import { EmptySourceError } from '../errors/empty-source-error.js';
+import { TreeChangedError } from '../errors/tree-changed-error.js';
 import type { ListedTree, ObjectSink, TreeListing } from '../providers/sandbox-provider.js';
 import type { PersistResult } from '../queues/persist.js';
 import { asStoreWriter, type StoreWriter } from '../state/store-writers.js';
@@ -148,6 +151,18 @@ async function listedAs(writer: StoreWriter, deps: PersistDeps, request: Persist
       rounds.push(built);
       refused = await exactRefusal(deps, basis, { root: built.build.root, scan: built.scan });
       if (refused) break;
+    }
+    if (!pointInTime && !refused && !built.steady) {
+      // The last round left out files that changed before they were read (new ones missing, changed
+      // ones at their old version): a mix of two moments. The newest round that took every file
+      // it asked for is the listed tree as it was; with none, nothing is committed.
+      const whole = rounds.filter((r) => r.steady && r.keepMissing === false).at(-1);
+      if (!whole) {
+        throw new TreeChangedError(`workspace ${workspaceId}: files changed before they were read in every one of ${rounds.length} listings; not committing a torn checkpoint`, {
+          context: { workspaceId, listings: rounds.length },
+        });
+      }
+      built = whole;
     }
   }
   if (refused) {
