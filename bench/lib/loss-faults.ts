@@ -11,6 +11,7 @@ import type { ProviderName } from '../../src/providers/sandbox-provider.js';
 import type { ProvisionResult } from '../../src/queues/provision.js';
 import { AGENT_DIR, readAgentFiles, type AgentSim } from './agent-sim.js';
 import { judgeRestored } from './loss-judge.js';
+import { keepForensics } from './loss-forensics.js';
 import type { GroupId, ProcessFleet } from './process-fleet.js';
 
 export type FaultKind = 'hostKill' | 'workerKill' | 'rollingRestart';
@@ -89,6 +90,19 @@ export async function provisionAndJudge(fleet: ProcessFleet, t: Tracked, fault: 
   if (process.env.LOSS_WINDOW_DEBUG) process.stderr.write(`[debug] ${t.workspaceId} ${t.result.outcome} ${t.result.handle} g${t.result.generation} judged ${judged.seq} consistent ${judged.consistent}\n`);
   // Counted before the agent writes again (a walk of a tree being written sees files vanish).
   const base = fault?.checkBase ? await countBaseFiles(root) : t.baseFiles;
+  const forensics = process.env.LOSS_WINDOW_FORENSICS;
+  if (forensics && (!judged.consistent || judged.seq < acked)) {
+    const kept = await keepForensics(forensics, fleet.config, AGENT_DIR, {
+      workspaceId: t.workspaceId,
+      provision: t.result,
+      ackedSeq: acked,
+      judgedSeq: judged.seq,
+      detail: judged.tornDiff ?? null,
+      restoredFiles: [...restored.keys()].sort(),
+      recentOps: t.agent.log.slice(-400).map((op) => ({ seq: op.seq, ts: op.ts, kind: op.kind, path: op.path, ...('to' in op ? { to: op.to } : {}) })),
+    });
+    process.stderr.write(`[loss-window] forensics of ${t.workspaceId} kept in ${kept}\n`);
+  }
   // A reused (or resumed) sandbox kept its live tree: the agent's history goes on.
   const survived = t.result.outcome === 'reused' || t.result.outcome === 'resumed';
   t.agent.start(root, t.result.generation, survived ? null : { files: restored, seq: judged.seq, ts: judged.ts });
