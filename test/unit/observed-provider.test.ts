@@ -37,4 +37,35 @@ describe('observedProvider', () => {
       ['local', 'resume', 'error'],
     ]);
   });
+
+  it('times the listings and fetches of a listed tree, and passes the rest through', async () => {
+    const calls: [string, string, ProviderOutcome][] = [];
+    const metrics: MetricsRecorder = { ...noopMetrics, providerCall: async (provider, operation, outcome) => void calls.push([provider, operation, outcome]) };
+    const busy = new ProviderBusyError('vercel', 'openTree', 'slow');
+    const listing = { listing: { entries: new Map(), skipped: { special: 0 }, truncated: false }, settled: () => true };
+    let released = 0;
+    const tree = {
+      list: async () => listing,
+      fetch: async () => {
+        throw busy;
+      },
+      loadIndex: async () => null,
+      saveIndex: async () => undefined,
+      transfer: () => ({ listingBytes: 7, archiveBytes: 0, requestBytes: 0, files: 0, seededFiles: 0, full: true }),
+      release: async () => void (released += 1),
+    };
+    const provider = observedProvider({ name: 'vercel', listTree: async () => tree } as unknown as SandboxProvider, metrics);
+    const signal = AbortSignal.timeout(1000);
+    const opened = await provider.listTree!('vercel:ws:g1', signal);
+    expect(await opened.list(signal)).toBe(listing);
+    await expect(opened.fetch([], async () => ({ id: 'x', bytes: 0, written: false }), signal)).rejects.toBe(busy);
+    expect(opened.transfer().listingBytes).toBe(7);
+    await opened.release();
+    expect(released).toBe(1);
+    expect(calls).toEqual([
+      ['vercel', 'listTree', 'ok'],
+      ['vercel', 'listTree.list', 'ok'],
+      ['vercel', 'listTree.fetch', 'busy'],
+    ]);
+  });
 });
