@@ -5,12 +5,16 @@
  * listing (`buildFromListing`), then the same checks and commit as a walk of a host tree
  * (persist-to-store.ts): torn source, shrink guard, revision record, fenced attach.
  *
- * A checkpoint (exact) lists again after its build, and builds again from the new listing until
- * two listings in a row agree: the revision is then the tree of the instant between them. A file
- * fetched by an earlier round is not fetched again while the sandbox lists the same version. A
- * checkpoint that never settles commits its newest round that took every file it asked for (its
- * listing's tree), never one that left changed files out, and fails retryably when there is none.
- * A checkpoint whose exact tree would be refused as a reconcile keeps what the tree lacks instead.
+ * A checkpoint (exact) runs while the agent writes, and commits only a tree the sandbox really
+ * had at one instant: a round whose listing shows nothing changed while it was walked
+ * (`TreeListing.oneInstant`) and whose fetch took every file it asked for as listed; or two
+ * listings in a row that agree (the tree of the instant between them). Otherwise it lists and
+ * builds again, and after `SETTLE_LISTINGS` listings it fails retryably (`TreeChanged`) and
+ * commits nothing: a listing of a tree that moved while `find` walked it can lack a file that was
+ * renamed across directories, or hold a delete without the write before it (a torn tree, seen in
+ * the loss-window benchmark). A file fetched by an earlier round is not fetched again while the
+ * sandbox lists the same version. A checkpoint whose exact tree would be refused as a reconcile
+ * keeps what the tree lacks instead.
  */
 import { BasisLookup, buildFromListing, planListing, type FetchedFile, type ListedIndex, type ListingBuild, type ListingPlan } from '../archive/listing-builder.js';
 import { WalkTally } from '../archive/walk-tally.js';
@@ -140,9 +144,11 @@ async function listedAs(writer: StoreWriter, deps: PersistDeps, request: Persist
   let refused = exact ? await exactRefusal(deps, basis, { root: built.build.root, scan: built.scan }) : null;
   let pointInTime: boolean | undefined;
   if (exact && !refused) {
-    pointInTime = false;
-    while (rounds.length < SETTLE_LISTINGS) {
+    let listings = 1;
+    pointInTime = built.steady && built.listed.oneInstant;
+    while (!pointInTime && listings < SETTLE_LISTINGS) {
       const again = await tree.list(ctx.signal);
+      listings += 1;
       if (built.steady && sameListing(built.listed.listing, again.listing)) {
         pointInTime = true;
         break;
@@ -151,18 +157,12 @@ async function listedAs(writer: StoreWriter, deps: PersistDeps, request: Persist
       rounds.push(built);
       refused = await exactRefusal(deps, basis, { root: built.build.root, scan: built.scan });
       if (refused) break;
+      pointInTime = built.steady && again.oneInstant;
     }
-    if (!pointInTime && !refused && !built.steady) {
-      // The last round left out files that changed before they were read (new ones missing, changed
-      // ones at their old version): a mix of two moments. The newest round that took every file
-      // it asked for is the listed tree as it was; with none, nothing is committed.
-      const whole = rounds.filter((r) => r.steady && r.keepMissing === false).at(-1);
-      if (!whole) {
-        throw new TreeChangedError(`workspace ${workspaceId}: files changed before they were read in every one of ${rounds.length} listings; not committing a torn checkpoint`, {
-          context: { workspaceId, listings: rounds.length },
-        });
-      }
-      built = whole;
+    if (!pointInTime && !refused) {
+      throw new TreeChangedError(`workspace ${workspaceId}: the tree changed while each of ${listings} listings was taken or read; not committing a checkpoint that may mix two moments`, {
+        context: { workspaceId, listings },
+      });
     }
   }
   if (refused) {
@@ -171,7 +171,6 @@ async function listedAs(writer: StoreWriter, deps: PersistDeps, request: Persist
     rounds.push(built);
     pointInTime = undefined;
   }
-  if (pointInTime === false) ctx.logger.info({ workspaceId, listings: rounds.length }, 'checkpoint is not point-in-time: the tree changed between every two listings');
   const { build, scan, plan } = built;
   const reconcile = !built.keepMissing;
   checkSourceIntact({ ...request, delete: reconcile }, scan);

@@ -137,6 +137,8 @@ export interface TreeListing {
   readonly listing: Listing;
   /** May the index record this entry's listed version (not racily clean against the listing's clock)? */
   readonly settled: (entry: ListedEntry) => boolean;
+  /** Nothing listed changed while the tree was walked: the listing is the tree at one instant. */
+  readonly oneInstant: boolean;
 }
 
 /** What a fetch of listed files gave: each stored file's object, by key. */

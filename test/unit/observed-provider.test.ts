@@ -42,7 +42,7 @@ describe('observedProvider', () => {
     const calls: [string, string, ProviderOutcome][] = [];
     const metrics: MetricsRecorder = { ...noopMetrics, providerCall: async (provider, operation, outcome) => void calls.push([provider, operation, outcome]) };
     const busy = new ProviderBusyError('vercel', 'openTree', 'slow');
-    const listing = { listing: { entries: new Map(), skipped: { special: 0 }, truncated: false }, settled: () => true };
+    const listing = { listing: { entries: new Map(), skipped: { special: 0 }, truncated: false }, settled: () => true, oneInstant: true };
     let released = 0;
     const tree = {
       list: async () => listing,

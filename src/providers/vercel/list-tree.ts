@@ -22,6 +22,7 @@ import { fetchListing } from './fetch-listing.js';
 import { loadListedIndex, saveListedIndex } from './listed-index.js';
 import { lockMirror } from './mirror-lock.js';
 import { mirrorPaths } from './mirror-paths.js';
+import { listedAtOneInstant } from './one-instant.js';
 import { settled } from './plan-delta.js';
 import { gunzipBounded } from './read-sandbox-file.js';
 import { runScript } from './run-script.js';
@@ -56,7 +57,11 @@ export async function listTree(sandbox: Sandbox, handle: string, options: ListTr
         const listed = await fetchListing(sandbox, options.limits, deadline);
         leftovers.push(...listed.files);
         totals.listingBytes += listed.bytes;
-        return { listing: listed.listing, settled: (entry: ListedEntry) => settled(entry.ctimeNs, listed.clockNs) };
+        return {
+          listing: listed.listing,
+          settled: (entry: ListedEntry) => settled(entry.ctimeNs, listed.clockNs),
+          oneInstant: listedAtOneInstant(listed.listing, listed.clockNs, listed.dirsMoved),
+        };
       }),
     fetch: (wanted, sink, signal) =>
       options.call(signal, async (deadline) => {

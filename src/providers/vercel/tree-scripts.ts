@@ -25,17 +25,25 @@ export const RESTAT_RECORD = '%y %s %m %T@ %C@ %i %D\\0%p\\0%l\\0';
  * Lists the tree into `$1` (gzip of `LISTING_RECORD`s), without descending into directories the
  * user cannot read (they are listed as `u`: kept as the host has them, never taken as emptied).
  * find exits 1 when an entry vanished while it walked (a live tree): the listing is still good.
- * stdout: the sandbox clock before the listing began (ns).
+ * stdout: the sandbox clock before the listing began (ns), then one line for each margin given
+ * (`$2`, `$3`, ns): `1` when a directory's ctime, looked at again after the walk, is not older
+ * than the clock less that margin (an entry was created, removed or renamed in it since the walk
+ * began, or may have been), `0` when none is, `1` too when that look failed. With every listed
+ * entry also older than the clock less the margin, the listing is the tree at one instant.
  */
 export const LIST_SCRIPT = [
   'mkdir -p workspace .fleet || exit 90',
   'cd workspace || exit 90',
-  'date +%s%N || exit 91',
+  'clock=$(date +%s%N) || exit 91',
+  'echo "$clock"',
   `find . -mindepth 1 \\( -type d ! \\( -readable -executable \\) -prune -printf '${CLOSED_DIR_RECORD}' \\) -o -printf '${LISTING_RECORD}' > "../$1.raw"`,
   'rc=$?',
   'gzip -c < "../$1.raw" > "../$1" || exit 92',
   'rm -f "../$1.raw"',
   '[ "$rc" -le 1 ] || exit 93',
+  'moved() { t=$((clock - $1)); s=$(find . -type d \\( ! \\( -readable -executable \\) -prune -o -true \\) -newerct "@$((t / 1000000000)).$(printf %09d $((t % 1000000000)))" -printf x -quit 2>/dev/null) || s=x; [ -z "$s" ] && echo 0 || echo 1; }',
+  'moved "$2"',
+  'moved "$3"',
 ].join('\n');
 
 /**
