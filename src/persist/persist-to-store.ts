@@ -10,6 +10,7 @@ import type { StatCache, StatCacheEntry } from '../archive/stat-cache.js';
 import { RACY_MARGIN_NS, StoreBuilder, type StoreBasis } from '../archive/store-builder.js';
 import { FULL_WALK_EVERY_MS, scanChangedDirs, type ChangedDirs } from '../archive/changed-dirs.js';
 import { EmptySourceError } from '../errors/empty-source-error.js';
+import { TreeChangedError } from '../errors/tree-changed-error.js';
 import { asStoreWriter, type StoreWriter } from '../state/store-writers.js';
 import type { PersistResult } from '../queues/persist.js';
 import type { TreeSource } from '../providers/sandbox-provider.js';
@@ -105,7 +106,9 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
       // A checkpoint runs while the agent writes: walk again (against the walk before, so only
       // what changed is read) until two walks in a row agree. Then every entry had the state
       // read at the instant between them: the revision is a state the tree really had, not a
-      // mix of two moments. A tree that keeps changing is committed as its last walk found it.
+      // mix of two moments. A tree that keeps changing commits nothing (TreeChanged, retried): its
+      // last walk may hold a file's rename into a directory walked before without the file, or a
+      // delete without the write before it (seen on Vercel's listings, possible here too).
       pointInTime = false;
       while (walks.length < SETTLE_WALKS) {
         const again = await walk(false, { root: built.root, scanStartedAt: built.startedAt }, built.entries, built.exact, false);
@@ -120,6 +123,11 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
         refused = await exactRefusal(deps, basis, built);
         if (refused) break;
       }
+      if (!pointInTime && !refused) {
+        throw new TreeChangedError(`workspace ${workspaceId}: the tree changed during each of ${walks.length} walks; not committing a checkpoint that may mix two moments`, {
+          context: { workspaceId, walks: walks.length },
+        });
+      }
     }
     if (refused) {
       ctx.logger.info({ workspaceId, reason: refused }, 'checkpoint keeps what the live tree lacks (a reconcile would be refused)');
@@ -130,7 +138,6 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
   } finally {
     await src.close();
   }
-  if (pointInTime === false) ctx.logger.info({ workspaceId, walks: walks.length }, 'checkpoint is not point-in-time: the tree changed during every walk');
   const { builder, root, scan } = built;
   // What this run did across its walks: the first compares with the basis, each later one with the walk before.
   const sum = (count: (b: StoreBuilder) => number) => walks.reduce((total, w) => total + count(w.builder), 0);

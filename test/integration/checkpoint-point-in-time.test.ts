@@ -1,5 +1,5 @@
 // A checkpoint of a tree being written is a state the tree really had: it walks again until two
-// walks agree (or says it is not point-in-time). The writer is a separate process, really
+// walks agree, and commits nothing (TreeChanged, retried) when they never do. The writer is a separate process, really
 // concurrent with the walk: it replaces `a` then `b` with one counter, so every state it produces
 // has b = a or b = a - 1. The pauses between its bursts come from a seeded stream
 // (FLEET_POINT_IN_TIME_SEED replays them; the seed is in every assertion message).
@@ -56,7 +56,7 @@ describe('checkpoints of a tree being written', () => {
     expect(turn.pointInTime).toBeUndefined();
   });
 
-  it('under a concurrent writer, every point-in-time checkpoint holds a state the writer produced', { timeout: 120_000 }, async () => {
+  it('under a concurrent writer, every checkpoint that commits is point-in-time and holds a state the writer produced', { timeout: 120_000 }, async () => {
     const h = await createHarness();
     await h.provision('ws');
     await h.write('ws', { 'd0/a': '0', 'd1/b': '0' });
@@ -68,7 +68,7 @@ describe('checkpoints of a tree being written', () => {
     const ws = await vercelWorkspace('pit');
     await ws.sh('mkdir -p d0 d1 && printf 0 > d0/a && printf 0 > d1/b');
     await ws.persist();
-    await checkpointsUnderWriter({ live: ws.live, perBurst: 1, pausesMs: [20, 400], checkpoints: 12, onlyPointInTime: true }, async (options) => (await ws.persist(options)).result, (rel, revision) => archivedText(ws.h.services.archive, ws.workspaceId, rel, revision));
+    await checkpointsUnderWriter({ live: ws.live, perBurst: 1, pausesMs: [20, 400], checkpoints: 12 }, async (options) => (await ws.persist(options)).result, (rel, revision) => archivedText(ws.h.services.archive, ws.workspaceId, rel, revision));
   });
 });
 
@@ -79,13 +79,11 @@ interface WriterShape {
   readonly pausesMs: readonly [number, number];
   /** Checkpoints that commit a revision to judge. */
   readonly checkpoints: number;
-  /** A checkpoint that cannot prove one instant commits nothing (Vercel's listed persist). */
-  readonly onlyPointInTime?: boolean;
 }
 
 // Runs the writer on `live` and takes checkpoints until enough of them committed a revision; each
 // one that says it is point-in-time must hold a state the writer produced.
-async function checkpointsUnderWriter({ live, perBurst, pausesMs: [minPause, maxPause], checkpoints, onlyPointInTime = false }: WriterShape, persist: (options: Partial<PersistRequest>) => Promise<PersistResult>, archived: (rel: string, revision: string) => Promise<string | null>): Promise<void> {
+async function checkpointsUnderWriter({ live, perBurst, pausesMs: [minPause, maxPause], checkpoints }: WriterShape, persist: (options: Partial<PersistRequest>) => Promise<PersistResult>, archived: (rel: string, revision: string) => Promise<string | null>): Promise<void> {
   const seed = seedFrom('FLEET_POINT_IN_TIME_SEED');
   const random = rng(seed);
   const pausesMs = Array.from({ length: 256 }, () => random.int(minPause, maxPause));
@@ -95,9 +93,9 @@ async function checkpointsUnderWriter({ live, perBurst, pausesMs: [minPause, max
   });
   // The writer is running once it replaced `a`.
   await waitFor('the writer to start', async () => ((await readFile(path.join(live, 'd0', 'a'), 'utf8')) !== '0' ? true : undefined));
-  const outcomes: { pointInTime: boolean | undefined; a: number; b: number }[] = [];
+  const outcomes: { a: number; b: number }[] = [];
   for (let i = 0; outcomes.length < checkpoints && i < 2_000; i++) {
-    // A checkpoint whose every round left changed files out commits nothing (Vercel: TreeChanged, retried).
+    // A checkpoint that cannot show one instant commits nothing (TreeChanged, retried).
     const checkpoint = await persist({ delete: false, exact: true, reason: 'checkpoint' }).catch((error: unknown) => {
       if ((error as { code?: string }).code === 'TreeChanged') return null;
       throw error;
@@ -105,11 +103,9 @@ async function checkpointsUnderWriter({ live, perBurst, pausesMs: [minPause, max
     if (checkpoint === null || checkpoint.unchanged) continue;
     const a = Number(await archived('d0/a', checkpoint.revision!));
     const b = Number(await archived('d1/b', checkpoint.revision!));
-    outcomes.push({ pointInTime: checkpoint.pointInTime, a, b });
-    expect(typeof checkpoint.pointInTime, `seed ${seed}: ${JSON.stringify(checkpoint)}`).toBe('boolean');
-    if (onlyPointInTime) expect(checkpoint.pointInTime, `seed ${seed}, checkpoint ${i}: ${JSON.stringify(checkpoint)}`).toBe(true);
-    if (checkpoint.pointInTime) expect([a, a - 1], `seed ${seed}, checkpoint ${i}: a=${a} b=${b} ${JSON.stringify(checkpoint)}`).toContain(b);
-    else expect(checkpoint.walks, `seed ${seed}, checkpoint ${i}`).toBe(3);
+    outcomes.push({ a, b });
+    expect(checkpoint.pointInTime, `seed ${seed}, checkpoint ${i}: ${JSON.stringify(checkpoint)}`).toBe(true);
+    expect([a, a - 1], `seed ${seed}, checkpoint ${i}: a=${a} b=${b} ${JSON.stringify(checkpoint)}`).toContain(b);
   }
   writer.kill('SIGKILL');
   expect(outcomes.length, `seed ${seed}`).toBe(checkpoints);
