@@ -5,16 +5,17 @@
  * listing (`buildFromListing`), then the same checks and commit as a walk of a host tree
  * (persist-to-store.ts): torn source, shrink guard, revision record, fenced attach.
  *
- * A checkpoint (exact) runs while the agent writes, and commits only a tree the sandbox really
- * had at one instant: a round whose listing shows nothing changed while it was walked
- * (`TreeListing.oneInstant`) and whose fetch took every file it asked for as listed; or two
- * listings in a row that agree (the tree of the instant between them). Otherwise it lists and
- * builds again, and after `SETTLE_LISTINGS` listings it fails retryably (`TreeChanged`) and
- * commits nothing: a listing of a tree that moved while `find` walked it can lack a file that was
- * renamed across directories, or hold a delete without the write before it (a torn tree, seen in
- * the loss-window benchmark). A file fetched by an earlier round is not fetched again while the
- * sandbox lists the same version. A checkpoint whose exact tree would be refused as a reconcile
- * keeps what the tree lacks instead.
+ * A reconcile (a turn end, or a checkpoint) takes a tree the sandbox really had at one instant:
+ * a round whose listing shows nothing changed while it was walked (`TreeListing.oneInstant`) and
+ * whose fetch took every file it asked for as listed; or two listings in a row that agree (the
+ * tree of the instant between them). Otherwise it lists and builds again, up to
+ * `SETTLE_LISTINGS` listings; then a checkpoint fails retryably (`TreeChanged`) and commits
+ * nothing, and a turn end (whose agent was to stop writing) commits its last listing and reports
+ * `pointInTime: false`. A listing of a tree that moved while `find` walked it can lack a file
+ * renamed across directories, or hold a delete without the write before it (torn trees, caught
+ * in the loss-window benchmark). A file fetched by an earlier round is not fetched again while
+ * the sandbox lists the same version. A checkpoint whose exact tree would be refused as a
+ * reconcile keeps what the tree lacks instead.
  */
 import { BasisLookup, buildFromListing, planListing, type FetchedFile, type ListedIndex, type ListingBuild, type ListingPlan } from '../archive/listing-builder.js';
 import { WalkTally } from '../archive/walk-tally.js';
@@ -143,26 +144,36 @@ async function listedAs(writer: StoreWriter, deps: PersistDeps, request: Persist
   // A checkpoint takes the tree exactly unless a reconcile would be refused; then it keeps what the tree lacks.
   let refused = exact ? await exactRefusal(deps, basis, { root: built.build.root, scan: built.scan }) : null;
   let pointInTime: boolean | undefined;
-  if (exact && !refused) {
+  // A reconcile takes the tree at one instant where it can show one (see the header).
+  if ((exact && !refused) || request.delete) {
     let listings = 1;
-    pointInTime = built.steady && built.listed.oneInstant;
-    while (!pointInTime && listings < SETTLE_LISTINGS) {
+    let proven = built.steady && built.listed.oneInstant;
+    while (!proven && listings < SETTLE_LISTINGS) {
       const again = await tree.list(ctx.signal);
       listings += 1;
       if (built.steady && sameListing(built.listed.listing, again.listing)) {
-        pointInTime = true;
+        proven = true;
         break;
       }
       built = await round(false, again);
       rounds.push(built);
-      refused = await exactRefusal(deps, basis, { root: built.build.root, scan: built.scan });
-      if (refused) break;
-      pointInTime = built.steady && again.oneInstant;
+      if (exact) {
+        refused = await exactRefusal(deps, basis, { root: built.build.root, scan: built.scan });
+        if (refused) break;
+      }
+      proven = built.steady && again.oneInstant;
     }
-    if (!pointInTime && !refused) {
-      throw new TreeChangedError(`workspace ${workspaceId}: the tree changed while each of ${listings} listings was taken or read; not committing a checkpoint that may mix two moments`, {
-        context: { workspaceId, listings },
-      });
+    if (exact) {
+      if (!proven && !refused) {
+        throw new TreeChangedError(`workspace ${workspaceId}: the tree changed while each of ${listings} listings was taken or read; not committing a checkpoint that may mix two moments`, {
+          context: { workspaceId, listings },
+        });
+      }
+      pointInTime = proven;
+    } else if (!proven) {
+      // A turn end promises a tree that stopped changing; this one did not, so it is taken as last listed.
+      pointInTime = false;
+      ctx.logger.warn({ workspaceId, listings }, 'the tree kept changing during a reconcile: committed as last listed, which may mix two moments');
     }
   }
   if (refused) {

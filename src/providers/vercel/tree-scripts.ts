@@ -29,11 +29,15 @@ export const RESTAT_RECORD = '%y %s %m %T@ %C@ %i %D\\0%p\\0%l\\0';
  * (`$2`, `$3`, ns): `1` when a directory's ctime, looked at again after the walk, is not older
  * than the clock less that margin (an entry was created, removed or renamed in it since the walk
  * began, or may have been), `0` when none is, `1` too when that look failed. With every listed
- * entry also older than the clock less the margin, the listing is the tree at one instant.
+ * entry also older than the clock less the margin, the listing is the tree at one instant. The
+ * script waits the fine margin (`SANDBOX_RACY_MARGIN_NS`, 20 ms) before it reads the clock, so a
+ * write that ended just before the listing began (a turn end's last one) does not count as moving.
  */
 export const LIST_SCRIPT = [
   'mkdir -p workspace .fleet || exit 90',
   'cd workspace || exit 90',
+  // Waits out the fine margin first: a write just before the listing is then older than the clock less it.
+  'sleep 0.02 2>/dev/null',
   'clock=$(date +%s%N) || exit 91',
   'echo "$clock"',
   `find . -mindepth 1 \\( -type d ! \\( -readable -executable \\) -prune -printf '${CLOSED_DIR_RECORD}' \\) -o -printf '${LISTING_RECORD}' > "../$1.raw"`,
