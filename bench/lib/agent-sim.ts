@@ -53,6 +53,8 @@ export class AgentSim {
   baseline: { files: ReadonlyMap<string, string>; seq: number; ts: number } = { files: new Map(), seq: 0, ts: 0 };
   log: AgentOp[] = [];
   #restores = 0;
+  /** The turn end in flight, if any: an agent whose sandbox survived a fault still waits for it. */
+  #pendingTurn: Promise<void> | null = null;
   #stopped = true;
   #wake: () => void = () => undefined;
   #loop: Promise<void> = Promise.resolve();
@@ -84,6 +86,7 @@ export class AgentSim {
       this.files = new Map(restored.files);
       this.log = [];
       this.ackedSeq = restored.seq;
+      this.#pendingTurn = null;
     }
     if (restored) {
       this.restoredAt = Date.now();
@@ -112,6 +115,11 @@ export class AgentSim {
   }
 
   async #run(root: string, generation: number): Promise<void> {
+    // Its turn was over when the fault stopped it: it writes again once that turn end is answered
+    // (a restored tree's agent has no turn in flight: that answer would be about the lost tree).
+    const pending = this.#pendingTurn;
+    if (pending) await Promise.race([pending, new Promise<void>((resolve) => (this.#wake = resolve))]);
+    if (this.#stopped) return;
     const dir = path.join(root, AGENT_DIR);
     for (let d = 0; d < DIRS; d++) await mkdir(path.join(dir, `d${d}`), { recursive: true });
     while (!this.#stopped) {
@@ -131,7 +139,7 @@ export class AgentSim {
       this.turns += 1;
       const covered = this.seq;
       const restores = this.#restores;
-      const acked = this.turnEnd(generation, `t${this.turns}`).then(
+      const acked: Promise<void> = this.turnEnd(generation, `t${this.turns}`).then(
         () => {
           // An ack that arrives after a restore replaced the tree says nothing about the new one.
           if (this.#restores !== restores) return;
@@ -143,6 +151,10 @@ export class AgentSim {
           this.failedTurns += 1;
         },
       );
+      this.#pendingTurn = acked;
+      void acked.then(() => {
+        if (this.#pendingTurn === acked) this.#pendingTurn = null;
+      });
       await Promise.race([acked, new Promise<void>((resolve) => (this.#wake = resolve))]);
     }
   }
