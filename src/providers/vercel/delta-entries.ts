@@ -8,7 +8,10 @@
  *   directories, files nobody asked for, a second copy) is skipped and counted as unexpected;
  * - a file is taken only when the sandbox's second look after archiving it saw the very version
  *   the listing named (same size, mode, times, inode) and the archive says that size: otherwise it
- *   may be torn or newer than its listing (counted unstable; the next persist takes it again).
+ *   may be torn or newer than its listing (counted unstable; the next persist takes it again);
+ * - a file asked for that the archive lacks and the second look does not see as listed (it
+ *   vanished or changed after its listing) is counted unstable too: a round that lost it is not
+ *   the listed tree.
  */
 import { keyOf } from '../../archive/prior-index.js';
 import { sameListed, type ListedEntry } from '../../tree/listing.js';
@@ -58,5 +61,12 @@ export async function* wantedEntries(
       continue;
     }
     yield { key, rel: checked.rel, want, content };
+  }
+  // Asked for and not in the archive: vanished, or changed so that tar could not read it, since
+  // its listing (a file the second look still sees as listed was only unreadable: not a change).
+  for (const [key, want] of wanted) {
+    if (seen.has(key)) continue;
+    const again = restat.get(key);
+    if (again === undefined || !sameListed(again, want)) counts.unstable += 1;
   }
 }
