@@ -85,25 +85,94 @@ class Store:
     def object_path(self, oid):
         return os.path.join(self.root, ".store", "objects", oid[:2], oid)
 
-    def read_tree(self, tid):
+    def _tree_bytes(self, tid):
         if not OBJECT_ID.match(tid):
             raise ArchiveError("not a tree id: %r" % (tid,))
         path = os.path.join(self.root, ".store", "trees", tid[:2], tid)
         try:
             with open(path, "rb") as f:
-                data = f.read()
+                return f.read()
         except FileNotFoundError:
             raise ArchiveError("tree %s is missing" % tid) from None
+
+    def read_tree(self, tid):
+        """A tree's entries, checked against its id; a tree stored as a patch is applied to its base first."""
+        data = self._tree_bytes(tid)
+        body = parse_json(data, tid)
+        if data.startswith(PATCH_PREFIX):
+            if set(body) != {"v", "b", "e", "r"} or body["v"] != 2 or not isinstance(body["b"], str) or not OBJECT_ID.match(body["b"]) \
+                    or not isinstance(body["e"], list) or not isinstance(body["r"], list):
+                raise ArchiveError("tree %s is not a format 2 tree patch" % tid)
+            base_id = body["b"]
+            try:
+                base_data = self._tree_bytes(base_id)
+            except ArchiveError:
+                raise ArchiveError("tree %s is a patch of %s, which is missing" % (tid, base_id)) from None
+            if base_data.startswith(PATCH_PREFIX):
+                raise ArchiveError("tree %s is a patch of %s, which is itself a patch" % (tid, base_id))
+            if hashlib.sha256(base_data).hexdigest() != base_id:
+                raise ArchiveError("tree %s (the base of %s) does not match its id" % (base_id, tid))
+            raw = apply_patch(whole_entries(parse_json(base_data, base_id), base_id), body["e"], body["r"], tid)
+            # The id is the SHA-256 of the whole tree's canonical bytes (JSON.stringify's form).
+            data = json.dumps({"v": 2, "e": raw}, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        else:
+            raw = whole_entries(body, tid)
         if hashlib.sha256(data).hexdigest() != tid:
             raise ArchiveError("tree %s does not match its id" % tid)
-        body = json.loads(data.decode("utf-8"))
-        if not isinstance(body, dict) or body.get("v") != 2 or not isinstance(body.get("e"), list):
-            raise ArchiveError("tree %s is not a format 2 tree" % tid)
-        entries = [parse_entry(e) for e in body["e"]]
-        names = [e["name"] for e in entries]
-        if any(a >= b for a, b in zip(names, names[1:])):
-            raise ArchiveError("tree %s: entries are not sorted by name bytes and unique" % tid)
+        entries = [parse_entry(e) for e in raw]
+        check_sorted([e["name"] for e in entries], "tree %s: entries are not sorted by name bytes and unique" % tid)
         return entries
+
+
+PATCH_PREFIX = b'{"v":2,"b":"'
+
+
+def parse_json(data, tid):
+    try:
+        body = json.loads(data.decode("utf-8"))
+    except ValueError:
+        raise ArchiveError("tree %s is not JSON" % tid) from None
+    if not isinstance(body, dict):
+        raise ArchiveError("tree %s is not a format 2 tree" % tid)
+    return body
+
+
+def whole_entries(body, tid):
+    """The raw entries of a tree stored whole."""
+    if body.get("v") != 2 or not isinstance(body.get("e"), list) or "b" in body:
+        raise ArchiveError("tree %s is not a format 2 tree" % tid)
+    return body["e"]
+
+
+def check_sorted(names, message):
+    if any(a >= b for a, b in zip(names, names[1:])):
+        raise ArchiveError(message)
+
+
+def apply_patch(base, set_entries, removed, tid):
+    """The raw entries of `base` with a patch applied (`set_entries` added or replacing by name, `removed` names gone)."""
+    by_name = {}
+    for raw in base:
+        if not isinstance(raw, list) or not raw:
+            raise ArchiveError("bad tree entry %r" % (raw,))
+        by_name[check_component(decode_name(raw[0]))] = raw
+    set_names = []
+    for raw in set_entries:
+        if not isinstance(raw, list) or not raw:
+            raise ArchiveError("bad tree entry %r" % (raw,))
+        set_names.append(check_component(decode_name(raw[0])))
+    gone = [check_component(decode_name(n)) if isinstance(n, str) else None for n in removed]
+    if None in gone:
+        raise ArchiveError("tree %s: bad removed name" % tid)
+    check_sorted(set_names, "tree %s: patch entries are not sorted by name bytes and unique" % tid)
+    check_sorted(gone, "tree %s: removed names are not sorted by name bytes and unique" % tid)
+    for name in gone:
+        if name not in by_name or name in set_names:
+            raise ArchiveError("tree %s: the patch removes %r, which its base lacks or it also sets" % (tid, name))
+        del by_name[name]
+    for name, raw in zip(set_names, set_entries):
+        by_name[name] = raw
+    return [by_name[name] for name in sorted(by_name)]
 
 
 def is_mode(value):

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { archivePaths, MANIFEST_SUFFIX, RECORD_SUFFIX, REVISION_ID_PATTERN, tempKindOf, type ArchivePaths, type ArchiveTempKind } from './archive-paths.js';
 import { fsyncDir } from './fsync.js';
 import { treeHashOf, type RevisionManifest } from './manifest.js';
-import { ObjectStore } from './object-store.js';
+import { ObjectStore, type ObjectStoreOptions } from './object-store.js';
 import { flattenTree } from './revision-reader.js';
 import { parseRevisionRecord, type RevisionRecord } from './revision-record.js';
 import { classifyStorageError } from '../errors/classify-storage-error.js';
@@ -41,8 +41,11 @@ export class ArchiveStore {
   /** Format 2's shared objects and trees. */
   readonly objects: ObjectStore;
 
-  constructor(readonly root: string) {
-    this.objects = new ObjectStore(root);
+  constructor(
+    readonly root: string,
+    options: ObjectStoreOptions = {},
+  ) {
+    this.objects = new ObjectStore(root, options);
   }
 
   paths(workspaceId: string): ArchivePaths {

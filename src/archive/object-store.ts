@@ -11,7 +11,8 @@ import { mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } 
 import path from 'node:path';
 import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
 import { copyFileData } from '../tree/copy-file-data.js';
-import { decodeTree, encodeSortedTree, OBJECT_ID_PATTERN, sha256, sortNodes, type TreeNode } from './tree-object.js';
+import { encodeSortedTree, OBJECT_ID_PATTERN, sha256, sortNodes, TreeFormatError, type TreeNode } from './tree-object.js';
+import { applyTreePatch, decodeStoredTree, encodeTreePatch, PATCH_PREFIX, patchBaseOf, patchBetween } from './tree-patch.js';
 
 /** Files up to this size are read whole and hashed before anything is written (a known object costs no write). */
 const SMALL_OBJECT_BYTES = 1024 * 1024;
@@ -23,6 +24,22 @@ export const STORE_DIR = '.store';
 const IN_MEMORY_BYTES = 1024 * 1024;
 /** Objects and trees are read-only on disk. */
 const OBJECT_MODE = 0o444;
+/** Bytes of a tree file that say whether it is a patch, and of what (tree-patch.ts). */
+const PATCH_HEAD_BYTES = PATCH_PREFIX.length + 64;
+
+export interface ObjectStoreOptions {
+  /**
+   * Store a changed directory as a patch of its previous tree when the patch is at most half the
+   * bytes of the whole tree (`FLEET_ARCHIVE_TREE_PATCHES`). Reading patches needs no option.
+   */
+  readonly treePatches?: boolean;
+}
+
+/** A tree as read from disk: its entries, and the tree it is a patch of (null: stored whole). */
+export interface LoadedTree {
+  readonly nodes: TreeNode[];
+  readonly base: string | null;
+}
 
 /** What the store holds: file contents (objects) and directories (trees). */
 export type StoredKind = 'object' | 'tree';
@@ -39,8 +56,15 @@ export class ObjectStore {
   readonly #trees = new Map<string, TreeNode[]>();
   #tmpReady = false;
 
+  readonly #treePatches: boolean;
+
   /** `root` is the archive root (the store lives in its `.store`). */
-  constructor(readonly root: string) {}
+  constructor(
+    readonly root: string,
+    options: ObjectStoreOptions = {},
+  ) {
+    this.#treePatches = options.treePatches ?? false;
+  }
 
   objectPath(id: string): string {
     return path.join(this.root, STORE_DIR, 'objects', id.slice(0, 2), id);
@@ -99,11 +123,11 @@ export class ObjectStore {
     return open(this.objectPath(checkId(id)), constants.O_RDONLY | constants.O_NOFOLLOW);
   }
 
-  /** Reads and verifies a tree (its bytes must hash to `id`). */
+  /** Reads and verifies a tree (its whole canonical bytes must hash to `id`). */
   async readTree(id: string): Promise<TreeNode[]> {
     const cached = this.#trees.get(id);
     if (cached) return cached;
-    const nodes = decodeTree(await readFile(this.treePath(checkId(id))), id);
+    const { nodes } = await this.loadTree(id);
     this.#remember(id, nodes);
     return nodes;
   }
@@ -115,10 +139,26 @@ export class ObjectStore {
 
   /**
    * Reads and verifies a tree from disk, never from the memory cache (GC and verify: a cached
-   * tree could hide a deletion or damage). Throws the read's errno error, or `TreeFormatError`.
+   * tree could hide a deletion or damage), with the base it is a patch of. Throws the read's
+   * errno error, or `TreeFormatError` (a patch whose base is missing, damaged or itself a patch).
    */
-  async loadTree(id: string): Promise<TreeNode[]> {
-    return decodeTree(await readFile(this.treePath(checkId(id))), id);
+  async loadTree(id: string): Promise<LoadedTree> {
+    const bytes = await readFile(this.treePath(checkId(id)));
+    const stored = decodeStoredTree(bytes);
+    if (stored.kind === 'whole') {
+      if (sha256(bytes) !== id) throw new TreeFormatError(`tree ${id} does not match its content`);
+      return { nodes: stored.nodes, base: null };
+    }
+    const baseId = stored.patch.base;
+    const baseBytes = await readFile(this.treePath(baseId)).catch((error: unknown) => {
+      throw errnoOf(error) === 'ENOENT' ? new TreeFormatError(`tree ${id} is a patch of ${baseId}, which is missing`) : error;
+    });
+    const base = decodeStoredTree(baseBytes);
+    if (base.kind !== 'whole') throw new TreeFormatError(`tree ${id} is a patch of ${baseId}, which is itself a patch`);
+    if (sha256(baseBytes) !== baseId) throw new TreeFormatError(`tree ${baseId} (the base of ${id}) does not match its content`);
+    const nodes = applyTreePatch(base.nodes, stored.patch);
+    if (sha256(encodeSortedTree(nodes)) !== id) throw new TreeFormatError(`tree ${id} does not match its content`);
+    return { nodes, base: baseId };
   }
 
   /**
@@ -128,20 +168,70 @@ export class ObjectStore {
    * unchanged directory costs no I/O). Any other id goes through the file, never the memory
    * cache: a cached tree may have been collected since it was read.
    */
-  async putTree(nodes: readonly TreeNode[], unchangedFrom?: string): Promise<{ id: string; written: boolean }> {
+  async putTree(nodes: readonly TreeNode[], unchangedFrom?: string): Promise<{ id: string; written: boolean; patch?: boolean }> {
     const sorted = sortNodes(nodes);
     const bytes = encodeSortedTree(sorted);
     const id = sha256(bytes);
     if (id === unchangedFrom) return { id, written: false };
     let written = false;
-    if (!(await this.#reuse(this.treePath(id)))) {
+    let patch = false;
+    if (!(await this.#reuseTree(id))) {
+      const patched = this.#treePatches && unchangedFrom !== undefined ? await this.#patchOf(sorted, bytes.length, unchangedFrom) : null;
+      patch = patched !== null;
       const tmp = await this.#tmpFile('t');
-      await this.#fill(tmp, () => tmp.handle.writeFile(bytes));
+      await this.#fill(tmp, () => tmp.handle.writeFile(patched ?? bytes));
       written = await this.#place(tmp.path, this.treePath(id), false);
     }
     // On disk now, and read back at once (the removal count, the next persist's basis).
     this.#remember(id, sorted);
-    return { id, written };
+    return { id, written, ...(patch ? { patch } : {}) };
+  }
+
+  /**
+   * The bytes of `sorted` as a patch of the tree stored whole under `prior` (the tree it replaces,
+   * kept reachable by the revision being built: its base with it), or null when the patch would
+   * be over half of `wholeBytes` (then the tree is stored whole, and later patches build on it).
+   */
+  async #patchOf(sorted: readonly TreeNode[], wholeBytes: number, prior: string): Promise<Buffer | null> {
+    try {
+      const priorBase = await this.#storedBase(prior);
+      const baseId = priorBase ?? prior;
+      // A patch's base is always stored whole; anything else is damage for verify to name.
+      if (priorBase !== null && (await this.#storedBase(baseId)) !== null) return null;
+      const patch = encodeTreePatch(patchBetween(baseId, await this.readTree(baseId), sorted));
+      return patch.length * 2 <= wholeBytes ? patch : null;
+    } catch {
+      // The basis could not be read as expected: the tree is stored whole, which needs nothing else.
+      return null;
+    }
+  }
+
+  // The tree a stored tree is a patch of (null: stored whole), from its file's first bytes.
+  async #storedBase(id: string): Promise<string | null> {
+    const handle = await open(this.treePath(checkId(id)), constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      const head = Buffer.alloc(PATCH_HEAD_BYTES);
+      const { bytesRead } = await handle.read(head, 0, head.length, 0);
+      return patchBaseOf(head.subarray(0, bytesRead));
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /**
+   * `#reuse` of a tree: a patch is reused only with its base, whose times are refreshed too (GC
+   * keeps both). A patch whose base is gone, or a file that is not a tree, is written again.
+   */
+  async #reuseTree(id: string): Promise<boolean> {
+    if (!(await this.#reuse(this.treePath(id)))) return false;
+    let base: string | null;
+    try {
+      base = await this.#storedBase(id);
+    } catch (error) {
+      if (errnoOf(error) === 'ENOENT' || error instanceof TreeFormatError) return false;
+      throw classifyStorageError(error, 'reuse object', this.treePath(id));
+    }
+    return base === null || this.#reuse(this.treePath(base));
   }
 
   /**

@@ -47,10 +47,11 @@ export class TreeFormatError extends Error {
   readonly code = 'ETREEFORMAT';
 }
 
-const compareNames = (a: TreeNode, b: TreeNode) => Buffer.compare(a.name, b.name);
+/** Tree order: by name bytes. */
+export const compareNames = (a: TreeNode, b: TreeNode) => Buffer.compare(a.name, b.name);
 
-// One entry as its JSON array.
-function encodeNode(node: TreeNode): unknown[] {
+/** One entry as its JSON array. */
+export function encodeNode(node: TreeNode): unknown[] {
   const name = encodePath(node.name);
   switch (node.type) {
     case 'f':
@@ -108,11 +109,18 @@ const isId = (v: unknown): v is string => typeof v === 'string' && OBJECT_ID_PAT
 const isTime = (v: unknown): v is string => typeof v === 'string' && /^-?\d{1,25}$/.test(v);
 const isName = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
 
+/** One entry name from its JSON text: one path component, else `TreeFormatError`. */
+export function decodeName(raw: unknown): Buffer {
+  if (!isName(raw)) throw new TreeFormatError(`bad entry name ${JSON.stringify(raw)?.slice(0, 80)}`);
+  const name = decodePath(raw);
+  if (name.length === 0 || name.includes(0x2f) || name.includes(0) || (name.length <= 2 && name.every((b) => b === 0x2e))) throw new TreeFormatError(`bad entry name ${JSON.stringify(raw)}`);
+  return name;
+}
+
 // One JSON entry back into a node; throws on anything malformed.
 function decodeNode(raw: unknown): TreeNode {
   if (!Array.isArray(raw) || !isName(raw[0])) throw new TreeFormatError(`bad tree entry ${JSON.stringify(raw)?.slice(0, 80)}`);
-  const name = decodePath(raw[0]);
-  if (name.length === 0 || name.includes(0x2f) || name.includes(0) || (name.length <= 2 && name.every((b) => b === 0x2e))) throw new TreeFormatError(`bad entry name ${JSON.stringify(raw[0])}`);
+  const name = decodeName(raw[0]);
   const [, type, mode] = raw;
   if (type === 'f' && raw.length >= 6 && raw.length <= 7 && isMode(mode) && Number.isSafeInteger(raw[3]) && raw[3] >= 0 && isId(raw[4]) && isTime(raw[5]) && (raw.length === 6 || typeof raw[6] === 'string')) {
     return { type, name, mode, size: raw[3] as number, object: raw[4], mtimeNs: BigInt(raw[5]), ...(raw.length === 7 ? { linkKey: raw[6] as string } : {}) };
@@ -123,18 +131,32 @@ function decodeNode(raw: unknown): TreeNode {
   throw new TreeFormatError(`bad tree entry ${JSON.stringify(raw).slice(0, 80)}`);
 }
 
-/** Decodes a tree object (sorted, unique names), checking that its bytes have id `id` when given. */
-export function decodeTree(bytes: Buffer, id?: string): TreeNode[] {
-  if (id !== undefined && sha256(bytes) !== id) throw new TreeFormatError(`tree ${id} does not match its content`);
+/** Entries from their JSON arrays, which must be sorted by name bytes and unique. */
+export function decodeNodes(raw: readonly unknown[]): TreeNode[] {
+  const nodes = raw.map(decodeNode);
+  for (let i = 1; i < nodes.length; i++) if (compareNames(nodes[i - 1]!, nodes[i]!) >= 0) throw new TreeFormatError('tree entries are not sorted and unique');
+  return nodes;
+}
+
+/** Bytes as JSON, or `TreeFormatError`. */
+export function parseTreeJson(bytes: Buffer): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(bytes.toString('utf8'));
   } catch {
     throw new TreeFormatError('tree object is not JSON');
   }
-  const body = parsed as { v?: unknown; e?: unknown };
-  if (body === null || typeof body !== 'object' || body.v !== 2 || !Array.isArray(body.e)) throw new TreeFormatError('not a format 2 tree object');
-  const nodes = body.e.map(decodeNode);
-  for (let i = 1; i < nodes.length; i++) if (compareNames(nodes[i - 1]!, nodes[i]!) >= 0) throw new TreeFormatError('tree entries are not sorted and unique');
-  return nodes;
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new TreeFormatError('not a format 2 tree object');
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * Decodes a tree object stored whole (sorted, unique names), checking that its bytes have id `id`
+ * when given. A tree stored as a patch of another is read through `ObjectStore` (tree-patch.ts).
+ */
+export function decodeTree(bytes: Buffer, id?: string): TreeNode[] {
+  if (id !== undefined && sha256(bytes) !== id) throw new TreeFormatError(`tree ${id} does not match its content`);
+  const body = parseTreeJson(bytes);
+  if (body.v !== 2 || !Array.isArray(body.e) || 'b' in body) throw new TreeFormatError('not a format 2 tree object stored whole');
+  return decodeNodes(body.e);
 }

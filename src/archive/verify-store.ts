@@ -71,7 +71,7 @@ export class StoreChecker {
     this.options.signal?.throwIfAborted();
     let nodes: TreeNode[];
     try {
-      nodes = await this.#io.run(() => this.store.loadTree(id));
+      nodes = (await this.#io.run(() => this.store.loadTree(id))).nodes;
     } catch (error) {
       if (errnoOf(error) === 'ENOENT') return [{ problem: 'tree-missing', id, path: '', detail: `tree ${id} does not exist` }];
       if (error instanceof TreeFormatError) return [{ problem: 'tree-corrupt', id, path: '', detail: error.message }];

@@ -206,6 +206,9 @@ export const CONFIG_SHAPE = deepFreeze({
     { doc: 'Format of new revisions: `2` content-addressed objects and trees (docs/archive-format.md), `1` hard-linked trees (the default before format 2); both are read' },
     (format): 1 | 2 => (format === '1' ? 1 : 2),
   ),
+  treePatches: variable('FLEET_ARCHIVE_TREE_PATCHES', flag(true), {
+    doc: 'Format 2 persists store a changed directory as a patch of its previous tree when the patch is at most half the bytes of the whole tree (docs/archive-format.md, "Tree patches"); `false` stores every tree whole. Fleets before tree patches cannot read them: keep `false` until no such process reads the archive',
+  }),
   changeScan: variable('FLEET_PERSIST_CHANGE_SCAN', flag(true), {
     doc: 'Format 2 persists find the directories that changed since the last walk of the same tree with one `find` over its ctimes and take the others from the previous revision by id (a full walk at least every 10 minutes); `false` walks every directory every time',
   }),

@@ -83,18 +83,21 @@ export async function markReachable(archive: ArchiveStore, options: MarkOptions)
   let bytes = 0;
   let revisions = 0;
 
+  // Trees whose entries are marked (`trees` also holds the bases of patched trees, kept as data:
+  // what a base's entries name is reachable only where a tree reached as a directory names it).
+  const walked = new IdSet();
   // Marks everything below `root` that is not marked yet, level by level.
   const markFrom = async (root: string, label: RootLabel, optional: boolean): Promise<void> => {
-    if (trees.has(root)) return;
+    if (walked.has(root)) return;
     let frontier = [root];
     let first = true;
     while (frontier.length > 0) {
       const next: string[] = [];
       await mapBounded(frontier, READ_CONCURRENCY, async (id) => {
         options.signal.throwIfAborted();
-        let nodes;
+        let nodes, base;
         try {
-          nodes = await archive.objects.loadTree(id);
+          ({ nodes, base } = await archive.objects.loadTree(id));
         } catch (error) {
           // A declared root that no longer exists protects nothing (its writer fails or already committed).
           if (optional && first && errnoOf(error) === 'ENOENT') return;
@@ -103,15 +106,17 @@ export async function markReachable(archive: ArchiveStore, options: MarkOptions)
             cause: error,
           });
         }
+        walked.add(id);
         trees.add(id);
+        if (base !== null) trees.add(base);
         for (const node of nodes) {
-          if (node.type === 'd' && !trees.has(node.tree)) next.push(node.tree);
+          if (node.type === 'd' && !walked.has(node.tree)) next.push(node.tree);
           else if (node.type === 'f' && objects.add(node.object)) bytes += node.size;
         }
       });
       first = false;
       // A tree named twice in one level is read once.
-      frontier = [...new Set(next)].filter((id) => !trees.has(id));
+      frontier = [...new Set(next)].filter((id) => !walked.has(id));
     }
   };
 

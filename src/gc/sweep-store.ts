@@ -5,7 +5,9 @@
  * A removal never races a writer that reuses the file: the file is first renamed aside (into
  * `.store/tmp/`, where the litter GC collects a leftover), then its mtime is read again. A
  * writer that reused it before the rename refreshed that mtime (ObjectStore `#reuse`), so it is
- * renamed back; a writer that comes after the rename finds no file and writes the content anew.
+ * linked back; a writer that comes after the rename finds no file and writes the content anew.
+ * Putting back never replaces what a writer placed meanwhile: that file holds the same content,
+ * possibly stored another way (a tree whole instead of as a patch whose base is gone).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
@@ -125,8 +127,8 @@ export async function removeUnreachable(store: ObjectStore, candidate: StoreCand
         }
         const after = await tmp.lstat(aside);
         if (after.mtimeNs !== candidate.mtimeNs) {
-          // Reused between the look and the rename: back into place (a copy written meanwhile has the same bytes).
-          await tmp.rename(aside, fanout, name);
+          // Reused between the look and the rename: back into place.
+          await putBack(tmp, aside, fanout, name);
           return 'reused';
         }
         await tmp.unlink(aside);
@@ -153,13 +155,28 @@ export async function recoverQuarantined(store: ObjectStore, reachable: Reachabl
         await withChild(kindDir, fanoutName, async (fanout) => {
           const name = Buffer.from(held.id);
           if (await fanout.lstat(name).then(() => true, (error: unknown) => (errnoOf(error) === 'ENOENT' ? false : Promise.reject(error)))) return;
-          await tmp.rename(entry, fanout, name);
-          recovered += 1;
+          if (await putBack(tmp, entry, fanout, name)) recovered += 1;
         });
       });
     }
   });
   return recovered;
+}
+
+/**
+ * Links an entry set aside back under its name, unless a writer placed that name meanwhile (its
+ * file stays); the aside name goes either way. True when it went back.
+ */
+async function putBack(tmp: DirHandle, aside: Buffer, fanout: DirHandle, name: Buffer): Promise<boolean> {
+  let back = true;
+  try {
+    await fanout.link(tmp, aside, name);
+  } catch (error) {
+    if (errnoOf(error) !== 'EEXIST') throw error;
+    back = false;
+  }
+  await tmp.unlink(aside);
+  return back;
 }
 
 // Runs `work` on the directory at `dir` (a path the fleet controls); nothing when it does not exist.

@@ -61,7 +61,7 @@ describe('checkpoints of a tree being written', () => {
     await h.provision('ws');
     await h.write('ws', { 'd0/a': '0', 'd1/b': '0' });
     await h.persist('ws');
-    await checkpointsUnderWriter({ live: h.live('ws'), perBurst: 20, pausesMs: [0, 14], checkpoints: 25 }, (options) => h.persist('ws', options), (rel, revision) => archivedText(h.services.archive, 'ws', rel, revision));
+    await checkpointsUnderWriter({ live: h.live('ws'), perBurst: 20, pausesMs: [0, 150], checkpoints: 25, mustRefuse: true }, (options) => h.persist('ws', options), (rel, revision) => archivedText(h.services.archive, 'ws', rel, revision));
   });
 
   it('vercel: under a concurrent writer, every checkpoint that commits is point-in-time (a listing nothing changed under, or two that agree) and holds a state the writer produced', { timeout: 180_000 }, async () => {
@@ -88,11 +88,13 @@ interface WriterShape {
   readonly checkpoints: number;
   /** Turn ends (reconciles) instead of checkpoints: they commit whatever happens, and say when they could not show one instant. */
   readonly turnEnds?: boolean;
+  /** Some checkpoints must be refused (the writer is fast enough to get into walks). */
+  readonly mustRefuse?: boolean;
 }
 
 // Runs the writer on `live` and takes checkpoints until enough of them committed a revision; each
 // one that says it is point-in-time must hold a state the writer produced.
-async function checkpointsUnderWriter({ live, perBurst, pausesMs: [minPause, maxPause], checkpoints, turnEnds = false }: WriterShape, persist: (options: Partial<PersistRequest>) => Promise<PersistResult>, archived: (rel: string, revision: string) => Promise<string | null>): Promise<void> {
+async function checkpointsUnderWriter({ live, perBurst, pausesMs: [minPause, maxPause], checkpoints, turnEnds = false, mustRefuse = false }: WriterShape, persist: (options: Partial<PersistRequest>) => Promise<PersistResult>, archived: (rel: string, revision: string) => Promise<string | null>): Promise<void> {
   const seed = seedFrom('FLEET_POINT_IN_TIME_SEED');
   const random = rng(seed);
   const pausesMs = Array.from({ length: 256 }, () => random.int(minPause, maxPause));
@@ -104,12 +106,14 @@ async function checkpointsUnderWriter({ live, perBurst, pausesMs: [minPause, max
   await waitFor('the writer to start', async () => ((await readFile(path.join(live, 'd0', 'a'), 'utf8')) !== '0' ? true : undefined));
   const outcomes: { a: number; b: number }[] = [];
   let judged = 0;
+  let refused = 0;
   for (let i = 0; outcomes.length < checkpoints && i < 2_000; i++) {
     // A checkpoint that cannot show one instant commits nothing (TreeChanged, retried).
     const request: Partial<PersistRequest> = turnEnds ? { delete: true, reason: 'turn-end' } : { delete: false, exact: true, reason: 'checkpoint' };
     const checkpoint = await persist(request).catch((error: unknown) => {
-      if ((error as { code?: string }).code === 'TreeChanged') return null;
-      throw error;
+      if ((error as { code?: string }).code !== 'TreeChanged') throw error;
+      refused += 1;
+      return null;
     });
     if (checkpoint === null || checkpoint.unchanged) continue;
     const a = Number(await archived('d0/a', checkpoint.revision!));
@@ -124,4 +128,6 @@ async function checkpointsUnderWriter({ live, perBurst, pausesMs: [minPause, max
   expect(outcomes.length, `seed ${seed}`).toBe(checkpoints);
   // Turn ends that could not show one instant are not judged; most can.
   expect(judged, `seed ${seed}`).toBeGreaterThan(checkpoints / 2);
+  // The writer really got in the way: some checkpoints found no instant to commit.
+  if (mustRefuse) expect(refused, `seed ${seed}: checkpoints refused (TreeChanged)`).toBeGreaterThan(0);
 }

@@ -3,7 +3,7 @@
 // fleet's `readManifest`, and the tree it extracts equals the live tree the revision was
 // persisted from, byte for byte (names as bytes, modes, contents, symlink targets, FIFOs, hard
 // links, holes, nanosecond mtimes).
-import { chmod, readdir, writeFile } from 'node:fs/promises';
+import { chmod, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fleet-env.js';
@@ -62,6 +62,33 @@ describe('examples/read-archive.py', () => {
     expect(result.stdout).toBe([`${old} format 1`, `${now} format 2 current`].sort().join('\n') + '\n');
     expect(listing(h2, ['ws', '--revision', old]).entries.find((e) => e.p === 'a.txt')).toMatchObject({ s: 3 });
     expect(listing(h2, ['ws']).entries.find((e) => e.p === 'a.txt')).toMatchObject({ s: 5 });
+  });
+
+  it('format 2 with trees stored as patches: every revision lists and extracts exactly; a patch of a missing base is refused', async () => {
+    const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2' });
+    await h.provision('ws');
+    await h.write('ws', Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`big/f-${String(i).padStart(2, '0')}.txt`, `first ${i}`])));
+    const first = (await h.persist('ws')).revision!;
+    await h.write('ws', { 'big/f-07.txt': 'changed', 'big/new \u00e9.txt': 'added', 'top.txt': 'top' });
+    await rm(path.join(h.live('ws'), 'big', 'f-09.txt'));
+    const second = (await h.persist('ws')).revision!;
+    const store = h.services.archive.objects;
+    const { root } = (await h.services.archive.readRecord('ws', second))!;
+    const big = (await store.readTree(root)).find((n) => n.name.toString() === 'big')!;
+    const stored = await store.loadTree((big as { tree: string }).tree);
+    expect(stored.base, 'big/ is stored as a patch').not.toBeNull();
+    for (const revision of [first, second]) {
+      const manifest = (await h.services.archive.readManifest('ws', revision))!;
+      expect(listing(h, ['ws', '--revision', revision]).entries).toEqual(manifest.entries);
+    }
+    const dest = path.join(await tempDir('read-archive'), 'tree');
+    const extracted = reader(h, ['ws', 'extract', dest]);
+    expect(extracted.code, extracted.stderr).toBe(0);
+    expect(contentFacts(await describeTree(dest))).toEqual(contentFacts(await describeTree(h.live('ws'))));
+    await rm(store.treePath(stored.base!));
+    const refused = reader(h, ['ws', 'list']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`which is missing`);
   });
 
   it('a damaged object or tree, a missing revision and bad arguments are refused', async () => {

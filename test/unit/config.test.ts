@@ -61,6 +61,7 @@ const BAD_VALUES: Record<string, string> = {
   FLEET_VERCEL_API_URL: 'ftp://example.com',
   FLEET_VERCEL_PERSISTENT: 'sometimes',
   FLEET_PERSIST_CHANGE_SCAN: 'perhaps',
+  FLEET_ARCHIVE_TREE_PATCHES: 'sometimes',
   FLEET_VERCEL_SANDBOX_TIMEOUT_MS: '5',
   FLEET_LOCAL_ISOLATION: 'chroot',
   FLEET_SANDBOX_NETWORK: 'bridge',

@@ -100,4 +100,26 @@ describe('markReachable', () => {
     expect(reachable.objects.has(source.object)).toBe(true);
     expect(reachable.trees.has('f'.repeat(64))).toBe(false);
   });
+
+  it("keeps the base of a patched tree, but not what only the base's entries name; a base also reached as a directory is walked", async () => {
+    const root = await tempDir('mark-patch');
+    const archive = new ArchiveStore(root, { treePatches: true });
+    const put = async (name: string, content: string): Promise<TreeNode> => ({ type: 'f', name: Buffer.from(name), mode: 0o644, size: content.length, object: (await archive.objects.putBytes(Buffer.from(content))).id, mtimeNs: 1n });
+    const kept = await Promise.all(Array.from({ length: 30 }, (_, i) => put(`k-${String(i).padStart(2, '0')}`, `kept ${i}`)));
+    const dropped = await put('z-dropped', 'only the base names this');
+    const base = (await archive.objects.putTree([...kept, dropped])).id;
+    const patched = await archive.objects.putTree(kept, base);
+    expect(patched.patch).toBe(true);
+    await record(archive, 'ws', patched.id);
+    const first = await markReachable(archive, { declaredRoots: noRoots, signal });
+    expect(first.trees.has(patched.id)).toBe(true);
+    expect(first.trees.has(base)).toBe(true);
+    expect(first.objects.has(kept[0]!.type === 'f' ? kept[0]!.object : '')).toBe(true);
+    expect(first.objects.has(dropped.type === 'f' ? dropped.object : '')).toBe(false);
+    // The base is also a directory of another revision: its entries are reachable through it.
+    const parent = (await archive.objects.putTree([{ type: 'd', name: Buffer.from('old'), mode: 0o755, tree: base }])).id;
+    await record(archive, 'zz-after', parent);
+    const second = await markReachable(archive, { declaredRoots: noRoots, signal });
+    expect(second.objects.has(dropped.type === 'f' ? dropped.object : '')).toBe(true);
+  });
 });

@@ -125,3 +125,74 @@ describe('ObjectStore', () => {
     await expect(new ObjectStore(root).readTree(inner.id)).rejects.toBeInstanceOf(TreeFormatError);
   });
 });
+
+describe('ObjectStore: trees stored as patches', () => {
+  const dir = (count: number, changed: ReadonlyMap<string, number> = new Map()) =>
+    Array.from({ length: count }, (_, i) => file(`f-${String(i).padStart(3, '0')}.txt`, { size: changed.get(`f-${String(i).padStart(3, '0')}.txt`) ?? 1 }));
+  const isPatch = async (store: ObjectStore, id: string) => (await readFile(store.treePath(id))).subarray(0, 12).toString() === '{"v":2,"b":"';
+
+  it('a directory that changed a little is a patch of the tree it replaced, read back exactly by a fresh store; patches stay one step from a whole tree', async () => {
+    const store = new ObjectStore(root, { treePatches: true });
+    const first = await store.putTree(dir(60));
+    const second = await store.putTree(dir(60, new Map([['f-007.txt', 2]])), first.id);
+    expect(second).toMatchObject({ written: true, patch: true });
+    expect(await isPatch(store, second.id)).toBe(true);
+    expect((await stat(store.treePath(second.id))).size * 10).toBeLessThan((await stat(store.treePath(first.id))).size);
+    const fresh = new ObjectStore(root);
+    expect(encodeTree(await fresh.readTree(second.id)).equals(encodeTree(dir(60, new Map([['f-007.txt', 2]]))))).toBe(true);
+    expect((await fresh.loadTree(second.id)).base).toBe(first.id);
+    // The next change builds on the same whole tree (never a patch of a patch).
+    const third = await store.putTree(dir(60, new Map([['f-007.txt', 2], ['f-020.txt', 3]])), second.id);
+    expect((await fresh.loadTree(third.id)).base).toBe(first.id);
+    // Half the directory changed: whole again, and the next patch builds on that.
+    const most = new Map(Array.from({ length: 40 }, (_, i) => [`f-${String(i).padStart(3, '0')}.txt`, 4] as const));
+    const fourth = await store.putTree(dir(60, most), third.id);
+    expect(fourth.patch).toBeUndefined();
+    expect((await fresh.loadTree(fourth.id)).base).toBeNull();
+    const fifth = await store.putTree(dir(61, most), fourth.id);
+    expect((await fresh.loadTree(fifth.id)).base).toBe(fourth.id);
+    // Without the option (the default), every tree is whole.
+    const plain = new ObjectStore(root);
+    const whole = await plain.putTree(dir(60, new Map([['f-001.txt', 9]])), first.id);
+    expect(await isPatch(plain, whole.id)).toBe(false);
+  });
+
+  it('a patch whose base is gone is refused on read, and written again whole when a writer reuses it; reusing a patch refreshes its base', async () => {
+    const store = new ObjectStore(root, { treePatches: true });
+    const base = await store.putTree(dir(40));
+    const nodes = dir(40, new Map([['f-003.txt', 5]]));
+    const patch = await store.putTree(nodes, base.id);
+    expect(patch.patch).toBe(true);
+    await utimes(store.treePath(base.id), 1_000, 1_000);
+    await utimes(store.treePath(patch.id), 1_000, 1_000);
+    expect((await store.putTree(nodes)).written).toBe(false);
+    expect((await stat(store.treePath(base.id))).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
+    expect((await stat(store.treePath(patch.id))).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
+    await rm(store.treePath(base.id));
+    await expect(new ObjectStore(root).readTree(patch.id)).rejects.toThrow(/is a patch of .*, which is missing/);
+    await expect(new ObjectStore(root).loadTree(patch.id)).rejects.toBeInstanceOf(TreeFormatError);
+    expect(await store.putTree(nodes)).toEqual({ id: patch.id, written: true });
+    expect(await isPatch(store, patch.id)).toBe(false);
+    expect(encodeTree(await new ObjectStore(root).readTree(patch.id)).equals(encodeTree(nodes))).toBe(true);
+  });
+
+  it('refuses a patch of a patch, a patch that does not give its id, and a base that does not match its id', async () => {
+    const store = new ObjectStore(root, { treePatches: true });
+    const base = await store.putTree(dir(40));
+    const one = await store.putTree(dir(40, new Map([['f-001.txt', 5]])), base.id);
+    const two = await store.putTree(dir(40, new Map([['f-001.txt', 5], ['f-002.txt', 5]])), one.id);
+    // Rewrite `two` as a patch of `one` (itself a patch): refused.
+    const onePatch = (await readFile(store.treePath(two.id))).toString().replace(base.id, one.id);
+    await rm(store.treePath(two.id));
+    await writeFile(store.treePath(two.id), onePatch.replace(/"r":\[\]/, '"r":[]'));
+    await expect(new ObjectStore(root).readTree(two.id)).rejects.toThrow(/itself a patch/);
+    // A patch whose result is another tree than its id says.
+    await rm(store.treePath(two.id));
+    await writeFile(store.treePath(two.id), (await readFile(store.treePath(one.id))).toString());
+    await expect(new ObjectStore(root).readTree(two.id)).rejects.toThrow(/does not match its content/);
+    // A damaged base.
+    await rm(store.treePath(base.id));
+    await writeFile(store.treePath(base.id), encodeTree(dir(39)));
+    await expect(new ObjectStore(root).readTree(one.id)).rejects.toThrow(/the base of/);
+  });
+});
