@@ -95,7 +95,12 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
   const totalBytes = files <= 10_000 ? scaled(130 * 1_000_000, 5_000_000) * (files / scaled(10_000, 500)) : files * 4_096;
   return withBenchEnv(`persist-${files}`, async (env) => {
     // FLEET_PERSIST_CHANGE_SCAN=false in the bench's environment measures the persist that walks every directory (the figure before the change scan).
-    const fleet = await startFleetHarness(env, { FLEET_ARCHIVE_FORMAT: '2', FLEET_PERSIST_CHANGE_SCAN: process.env.FLEET_PERSIST_CHANGE_SCAN ?? 'true' });
+    // FLEET_ARCHIVE_TREE_PATCHES=false: every tree stored whole (the figure before tree patches).
+    const fleet = await startFleetHarness(env, {
+      FLEET_ARCHIVE_FORMAT: '2',
+      FLEET_PERSIST_CHANGE_SCAN: process.env.FLEET_PERSIST_CHANGE_SCAN ?? 'true',
+      FLEET_ARCHIVE_TREE_PATCHES: process.env.FLEET_ARCHIVE_TREE_PATCHES ?? 'true',
+    });
     const mirror = await env.subdir('bare-mirror');
     const scratch = await env.subdir('scratch');
     const archiveRoot = fleet.config.paths.archiveRoot;
@@ -202,7 +207,7 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
     const initialRatio = initial.total_ms / initialRsyncA;
     const changedPaths = Math.max(1, Math.round(files * CHANGED));
     return {
-      params: { files, totalMB: totalBytes / 1e6, changedPct: CHANGED * 100, changedFiles: changed[0], repeats, changeScan: fleet.config.changeScan },
+      params: { files, totalMB: totalBytes / 1e6, changedPct: CHANGED * 100, changedFiles: changed[0], repeats, changeScan: fleet.config.changeScan, treePatches: fleet.config.treePatches },
       metrics: {
         persist_ms: summarize(main.persist_ms, 'ms'),
         bare_rsync_ms: summarize(main.bare_rsync_ms, 'ms'),
