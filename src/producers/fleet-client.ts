@@ -244,6 +244,7 @@ export function createFleetClient({ config, connection }: FleetClientOptions): F
           events,
           workspaceId: payload.workspaceId,
           seq,
+          generation: payload.generation,
           queue: bullName,
           jobId,
           timeoutMs: options.timeoutMs ?? DEFAULT_WAIT_MS,

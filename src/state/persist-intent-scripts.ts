@@ -6,7 +6,7 @@
  * `keep`/`keepSeq` (an upload-only request other than a checkpoint's), `reason`,
  * `turnId`, `generation`, and one `r:<requestId>` → seq per pending request of the fleet's
  * client. Status hash fields: `lastSeq` (never reset), `completedSeq`, `completedAt`, `capturedAt`, `result`,
- * `failedSeq`, `failedReason`. A claim key (`persist-claim:<queue>:<jobId>`) holds the seq a
+ * `failedSeq`, `failedReason`, and `c:<generation>` → the newest seq a run of that generation covered. A claim key (`persist-claim:<queue>:<jobId>`) holds the seq a
  * worker merged for a job whose producer did not merge it.
  */
 import { luaScript } from '../lib/lua-script.js';
@@ -79,7 +79,8 @@ export const COMPLETE = luaScript(
   'persist-intent-complete',
   `-- Clears what a finished run covered, records its outcome for waiters, drops the job's claim.
 -- KEYS[1] intent hash   KEYS[2] status hash   KEYS[3] claim key of the finishing job
--- ARGV: coveredSeq, resultJson, capturedAt (ms when the run began reading the live tree; 0 unknown)
+-- ARGV: coveredSeq, resultJson, capturedAt (ms when the run began reading the live tree; 0 unknown),
+--       generation of the run ('' unknown)
 -- Returns 1 if the intent was fully covered (deleted), 0 if newer requests remain.
 ${CLEAR_COVERED}
 local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
@@ -88,6 +89,18 @@ local t = redis.call('TIME')
 local done = tonumber(redis.call('HGET', KEYS[2], 'completedSeq') or '0')
 -- A late run covering less (a re-run of an old job) never moves waiters' progress backwards.
 if covered > done then redis.call('HSET', KEYS[2], 'completedSeq', covered) end
+-- What runs of each generation covered: a request of a replaced incarnation that a run of a newer
+-- one covered was not persisted (its tree is gone); its waiter is told so. The 16 newest are kept.
+local gen = tonumber(ARGV[4] or '')
+if gen then
+  local field = 'c:' .. gen
+  if covered > tonumber(redis.call('HGET', KEYS[2], field) or '0') then redis.call('HSET', KEYS[2], field, covered) end
+  local fields = redis.call('HKEYS', KEYS[2])
+  for i = 1, #fields do
+    local g = string.sub(fields[i], 1, 2) == 'c:' and tonumber(string.sub(fields[i], 3))
+    if g and g < gen - 16 then redis.call('HDEL', KEYS[2], fields[i]) end
+  end
+end
 redis.call('HSET', KEYS[2], 'result', ARGV[2], 'completedAt', t[1] * 1000 + math.floor(t[2] / 1000))
 local captured = tonumber(ARGV[3] or '0') or 0
 if captured > tonumber(redis.call('HGET', KEYS[2], 'capturedAt') or '0') then redis.call('HSET', KEYS[2], 'capturedAt', captured) end

@@ -87,6 +87,11 @@ export interface PersistStatus {
   readonly result: unknown;
   readonly failedSeq: number;
   readonly failedReason: string | null;
+  /**
+   * The newest sequence number a run of each generation covered (the newest 16 generations;
+   * empty when the runs were of a fleet that did not record it).
+   */
+  readonly completedByGeneration: ReadonlyMap<number, number>;
 }
 
 export class PersistIntentStore {
@@ -138,11 +143,12 @@ export class PersistIntentStore {
   /**
    * Marks requests up to `coveredSeq` done and publishes the result; `job` (the finishing job)
    * drops its claim; `capturedAt` (epoch ms) is when the run began reading the live tree: the
-   * archive holds the live tree of at least that moment (the persist lag counts from it).
-   * Returns true if nothing newer is pending.
+   * archive holds the live tree of at least that moment (the persist lag counts from it);
+   * `generation` is the incarnation whose tree the run persisted (waiters of requests made for an
+   * older one learn that theirs was not). Returns true if nothing newer is pending.
    */
-  async complete(workspaceId: string, coveredSeq: number, result: unknown, job?: PersistJobRef, capturedAt = 0): Promise<boolean> {
-    const done = await COMPLETE.run(this.redis, [...this.#intentKeys(workspaceId), this.#claimKey(workspaceId, job)], [coveredSeq, JSON.stringify(result), capturedAt]);
+  async complete(workspaceId: string, coveredSeq: number, result: unknown, job?: PersistJobRef, capturedAt = 0, generation?: number): Promise<boolean> {
+    const done = await COMPLETE.run(this.redis, [...this.#intentKeys(workspaceId), this.#claimKey(workspaceId, job)], [coveredSeq, JSON.stringify(result), capturedAt, generation ?? '']);
     return done === 1;
   }
 
@@ -180,6 +186,11 @@ export class PersistIntentStore {
       result: hash.result ? (JSON.parse(hash.result) as unknown) : null,
       failedSeq: Number(hash.failedSeq ?? 0),
       failedReason: hash.failedReason ?? null,
+      completedByGeneration: new Map(
+        Object.entries(hash)
+          .filter(([field]) => /^c:\d+$/.test(field))
+          .map(([field, seq]) => [Number(field.slice(2)), Number(seq)]),
+      ),
     };
   }
 }

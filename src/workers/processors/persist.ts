@@ -80,7 +80,7 @@ export function persistProcessor(deps: PersistProcessorDeps): Processor<PersistP
       });
       const covered = request!;
       await recordPersist(deps, covered.reason, result);
-      await intents.complete(payload.workspaceId, covered.coveredSeq, result, job, capturedAt);
+      await intents.complete(payload.workspaceId, covered.coveredSeq, result, job, capturedAt, covered.generation);
       if (covered.reason === 'turn-end') await deps.addresses.touch(payload.workspaceId);
       return result;
     } catch (error) {
