@@ -8,7 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { addCleanup } from './cleanup.js';
-import { freePort, newRedisPassword, RedisServer } from './redis-server.js';
+import { freePort, newRedisPassword, RedisExitedError, RedisServer } from './redis-server.js';
 
 const run = promisify(execFile);
 
@@ -40,15 +40,43 @@ export class RedisCluster {
       await Promise.all(nodes.map((node) => node.stop('SIGKILL')));
       await rm(root, { recursive: true, force: true });
     });
+    // Ports are picked apart from one another; a node whose port another process took between
+    // freePort and its bind exits, and is started again on new ports.
+    const taken = new Set<number>();
+    const pick = async (): Promise<number> => {
+      for (;;) {
+        const port = await freePort();
+        if (!taken.has(port)) {
+          taken.add(port);
+          return port;
+        }
+      }
+    };
+    const startNode = async (dir: string): Promise<RedisServer> => {
+      for (let attempt = 1; ; attempt++) {
+        // The bus port is set explicitly: port + 10000 may be past 65535 for an ephemeral port.
+        const busPort = await pick();
+        const node = new RedisServer(await pick(), dir, false, ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', '--cluster-port', String(busPort), '--masterauth', password], password);
+        nodes.push(node);
+        try {
+          await node.start();
+          return node;
+        } catch (error) {
+          await node.stop('SIGKILL');
+          nodes.splice(nodes.indexOf(node), 1);
+          if (!(error instanceof RedisExitedError) || attempt === 3) throw error;
+          await rm(path.join(dir, 'nodes.conf'), { force: true });
+        }
+      }
+    };
+    const dirs: string[] = [];
     for (let i = 0; i < masters * (1 + replicasPerMaster); i++) {
       const dir = path.join(root, `node-${i}`);
       await mkdir(dir, { recursive: true });
-      // The bus port is set explicitly: port + 10000 may be past 65535 for an ephemeral port.
-      const busPort = await freePort();
-      const node = new RedisServer(await freePort(), dir, false, ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', '--cluster-port', String(busPort), '--masterauth', password], password);
-      nodes.push(node);
+      dirs.push(dir);
     }
-    await Promise.all(nodes.map((node) => node.start()));
+    const started = await Promise.all(dirs.map((dir) => startNode(dir)));
+    nodes.splice(0, nodes.length, ...started);
     await run('redis-cli', ['-a', password, '--no-auth-warning', '--cluster', 'create', ...nodes.map((node) => `127.0.0.1:${node.port}`), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'], { timeout: 60_000 });
     const cluster = new RedisCluster(nodes, password);
     await cluster.waitUntilHealthy(60_000);

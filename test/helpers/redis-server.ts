@@ -21,11 +21,23 @@ export async function ping(url: string): Promise<boolean> {
   }
 }
 
-export async function waitForPing(url: string, timeoutMs: number): Promise<void> {
+export async function waitForPing(url: string, timeoutMs: number, exited: () => string | null = () => null): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await ping(url))) {
+    const why = exited();
+    if (why !== null) throw new RedisExitedError(url, why);
     if (Date.now() > deadline) throw new Error(`redis at ${url} did not answer within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** redis-server exited before it answered (e.g. its port was taken between freePort and bind). */
+export class RedisExitedError extends Error {
+  constructor(
+    readonly url: string,
+    readonly detail: string,
+  ) {
+    super(`redis at ${url} exited before it answered: ${detail}`);
   }
 }
 
@@ -45,13 +57,28 @@ export class RedisServer {
     return `redis://:${this.password}@127.0.0.1:${this.port}`;
   }
 
+  /** Starts the server; rejects with RedisExitedError (and its last output) if it exits before answering. */
   async start(): Promise<void> {
-    this.child = spawn(
+    const child = spawn(
       'redis-server',
       ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', this.aof ? 'yes' : 'no', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction', '--requirepass', this.password, ...this.extraArgs],
-      { stdio: 'ignore' },
+      { stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    await waitForPing(this.url, 15_000);
+    this.child = child;
+    let tail = '';
+    const keep = (chunk: Buffer) => {
+      tail = (tail + chunk.toString('utf8')).slice(-2_000);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    let exit: string | null = null;
+    child.once('exit', (code, signal) => {
+      exit = `exit ${code ?? signal}: ${tail.trim().split('\n').slice(-3).join(' | ')}`;
+    });
+    child.once('error', (error) => {
+      exit = `spawn failed: ${error.message}`;
+    });
+    await waitForPing(this.url, 15_000, () => exit);
   }
 
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
