@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../../src/config.js';
 import { Releasers } from '../../src/runtime/releasers.js';
-import { freePort, RedisServer } from '../../test/helpers/redis-server.js';
+import { RedisServer } from '../../test/helpers/redis-server.js';
 
 export interface BenchEnv {
   /** Private temporary directory (removed at the end). */
@@ -34,9 +34,8 @@ export async function withBenchEnv<T>(label: string, fn: (env: BenchEnv) => Prom
   try {
     const dir = await mkdtemp(path.join(tmpdir(), `fleet-bench-${label}-`));
     releasers.add('temp dir', () => rm(dir, { recursive: true, force: true }));
-    const server = new RedisServer(await freePort(), dir, false);
+    const server = await RedisServer.startOnFreePort(dir, false);
     releasers.add('redis-server', () => server.stop('SIGKILL'));
-    await server.start();
     const admin = new Redis(server.url, { maxRetriesPerRequest: 1, connectionName: 'bench-admin' });
     releasers.add('admin connection', () => void admin.disconnect());
     const fleetEnv = (overrides: Record<string, string> = {}): Record<string, string> => ({

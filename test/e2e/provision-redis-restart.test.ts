@@ -10,13 +10,12 @@ import { createRedis } from '../../src/redis.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir, testEnv } from '../helpers/fleet-env.js';
 import { killGroup, startFleet } from '../helpers/processes.js';
-import { RedisServer, freePort } from '../helpers/redis-server.js';
+import { RedisServer } from '../helpers/redis-server.js';
 import { waitFor } from '../helpers/wait.js';
 
 describe('Redis restart under load', () => {
   it('every accepted provision is terminal, none duplicated', { timeout: 180_000 }, async () => {
-    const server = new RedisServer(await freePort(), await tempDir('aof-redis'), true);
-    await server.start();
+    const server = await RedisServer.startOnFreePort(await tempDir('aof-redis'), true);
     addCleanup(() => server.stop('SIGKILL'));
     const env = await testEnv({ REDIS_URL: server.url, FLEET_LOG_LEVEL: 'error', FLEET_REDIS_COMMAND_TIMEOUT_MS: '1000' });
     const config = loadConfig(env);

@@ -11,14 +11,13 @@ import { fleetKeys } from '../../src/keys.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir, testEnv } from '../helpers/fleet-env.js';
 import { runFleet, startFleet } from '../helpers/processes.js';
-import { RedisServer, freePort } from '../helpers/redis-server.js';
+import { RedisServer } from '../helpers/redis-server.js';
 import { waitFor } from '../helpers/wait.js';
 import { answer } from '../helpers/web-harness.js';
 
 describe('Redis out of memory', () => {
   it('HTTP 503 with Retry-After, /readyz not ready, the CLI names the refusal, nothing half written; then recovery', async () => {
-    const server = new RedisServer(await freePort(), await tempDir('redis-oom'), false);
-    await server.start();
+    const server = await RedisServer.startOnFreePort(await tempDir('redis-oom'), false);
     addCleanup(() => server.stop());
     const admin = new Redis(server.url, { connectionName: 'oom-admin' });
     addCleanup(() => admin.disconnect());
@@ -62,8 +61,7 @@ describe('Redis out of memory', () => {
   });
 
   it('Redis paused (no answer within the command timeout): HTTP 503 RedisUnavailable (NOANSWER), the CLI names Redis and its address; then recovery', async () => {
-    const server = new RedisServer(await freePort(), await tempDir('redis-paused'), false);
-    await server.start();
+    const server = await RedisServer.startOnFreePort(await tempDir('redis-paused'), false);
     addCleanup(() => server.stop());
     const env = await testEnv({ REDIS_URL: server.url, FLEET_HTTP_PORT: '0', FLEET_REDIS_COMMAND_TIMEOUT_MS: '500' });
     const up = startFleet(['up'], env);

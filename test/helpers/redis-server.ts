@@ -6,7 +6,9 @@ import { Redis } from 'ioredis';
 /** A fresh password for a test server: every Redis the fleet uses has one (config refuses a URL without it). */
 export const newRedisPassword = (): string => randomBytes(16).toString('hex');
 
-export { freePort } from '../../src/lib/free-port.js';
+import { freePort } from '../../src/lib/free-port.js';
+
+export { freePort };
 
 export async function ping(url: string): Promise<boolean> {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 500, commandTimeout: 500, retryStrategy: () => null });
@@ -55,6 +57,23 @@ export class RedisServer {
 
   get url(): string {
     return `redis://:${this.password}@127.0.0.1:${this.port}`;
+  }
+
+  /**
+   * A started server on a free port. Another process may take the port between freePort and the
+   * server's bind; the server then exits at once, and it is started again on another port.
+   */
+  static async startOnFreePort(dir: string, aof = true, extraArgs: readonly string[] = []): Promise<RedisServer> {
+    for (let attempt = 1; ; attempt++) {
+      const server = new RedisServer(await freePort(), dir, aof, extraArgs);
+      try {
+        await server.start();
+        return server;
+      } catch (error) {
+        await server.stop('SIGKILL');
+        if (!(error instanceof RedisExitedError) || attempt === 3) throw error;
+      }
+    }
   }
 
   /** Starts the server; rejects with RedisExitedError (and its last output) if it exits before answering. */

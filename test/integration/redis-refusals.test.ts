@@ -19,8 +19,7 @@ import { RedisServer, freePort } from '../helpers/redis-server.js';
 
 // A redis-server of this test, an admin connection to it, and a fleet config pointing at it.
 async function ownRedis(overrides: Record<string, string> = {}) {
-  const server = new RedisServer(await freePort(), await tempDir('redis-own'), false);
-  await server.start();
+  const server = await RedisServer.startOnFreePort(await tempDir('redis-own'), false);
   addCleanup(() => server.stop());
   const admin = new Redis(server.url, { connectionName: 'own-admin' });
   addCleanup(() => admin.disconnect());

@@ -9,7 +9,7 @@ import { createLogger } from '../../src/logger.js';
 import { createRedis } from '../../src/redis.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir, testConfig, testConnection, uniquePrefix } from '../helpers/fleet-env.js';
-import { RedisServer, freePort } from '../helpers/redis-server.js';
+import { RedisServer } from '../helpers/redis-server.js';
 import { waitFor } from '../helpers/wait.js';
 
 const silent = createLogger({ level: 'silent' });
@@ -125,8 +125,7 @@ describe('SingleFlight', () => {
   });
 
   it('settles acquire against a hung (SIGSTOPped) Redis instead of hanging, and leaves no lock nobody can release', async () => {
-    const server = new RedisServer(await freePort(), await tempDir('hung-redis'), false);
-    await server.start();
+    const server = await RedisServer.startOnFreePort(await tempDir('hung-redis'), false);
     addCleanup(async () => {
       server.child?.kill('SIGCONT');
       await server.stop('SIGKILL');

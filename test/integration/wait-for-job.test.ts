@@ -7,7 +7,7 @@ import { createRedis } from '../../src/redis.js';
 import { waitForJob } from '../../src/producers/wait-for-job.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir } from '../helpers/fleet-env.js';
-import { RedisServer, freePort } from '../helpers/redis-server.js';
+import { RedisServer } from '../helpers/redis-server.js';
 
 const PREFIX = '{wait}';
 const unhandled: unknown[] = [];
@@ -23,8 +23,7 @@ afterEach(() => {
 
 describe('waitForJob', () => {
   it('waits through a Redis outage that began before the wait, then returns the result', { timeout: 60_000 }, async () => {
-    const server = new RedisServer(await freePort(), await tempDir('wait-redis'), true);
-    await server.start();
+    const server = await RedisServer.startOnFreePort(await tempDir('wait-redis'), true);
     addCleanup(() => server.stop('SIGKILL'));
     const client = createRedis({ url: server.url, role: 'client', commandTimeoutMs: 500, name: 'wait-test' });
     const blocking = createRedis({ url: server.url, role: 'worker', commandTimeoutMs: 500, name: 'wait-test-events' });
@@ -65,8 +64,7 @@ describe('waitForJob', () => {
   });
 
   it('rejects with the typed failure of a job that failed for good', async () => {
-    const server = new RedisServer(await freePort(), await tempDir('wait-redis'), false);
-    await server.start();
+    const server = await RedisServer.startOnFreePort(await tempDir('wait-redis'), false);
     addCleanup(() => server.stop('SIGKILL'));
     const client = createRedis({ url: server.url, role: 'client', commandTimeoutMs: 1_000, name: 'wait-test' });
     const blocking = createRedis({ url: server.url, role: 'worker', commandTimeoutMs: 1_000, name: 'wait-test-events' });
