@@ -20,6 +20,8 @@ import type { ProvisionProcessorDeps } from '../workers/processors/provision.js'
 import type { CheckpointDeps } from '../workers/processors/checkpoint.js';
 import type { GcDeps } from '../gc/gc-kind.js';
 import type { BakeDeps } from '../bake/bake-base.js';
+import { archiveBase, type ArchiveBaseDeps } from '../bake/archive-base.js';
+import path from 'node:path';
 
 export function provisionProcessorDeps(s: FleetServices): ProvisionProcessorDeps {
   return pick(s, 'config', 'archive', 'addresses', 'checkpoints', 'redis', 'keys', 'singleFlight', 'runtime', 'hosts', 'bases', 'pendingCreates', 'providers', 'providerFor', 'localProviderOn', 'client');
@@ -43,7 +45,19 @@ export function gcDeps(s: FleetServices): GcDeps {
 }
 
 export function bakeDeps(s: FleetServices): BakeDeps {
-  return pick(s, 'bases', 'config', 'logger', 'pendingCreates', 'providers', 'singleFlight');
+  const { archive, storeWriters, config } = s;
+  const archiveDeps: ArchiveBaseDeps = {
+    bases: archive.bases,
+    objects: archive.objects,
+    storeWriters,
+    treeLimits: config.treeLimits,
+    // Local snapshots are directories of the host that bakes them (snapshot-dir.ts).
+    snapshotTree: (provider, snapshotId) => (provider === 'local' ? path.join(config.paths.snapshotRoot, snapshotId, 'tree') : null),
+  };
+  return {
+    ...pick(s, 'bases', 'config', 'logger', 'pendingCreates', 'providers', 'singleFlight'),
+    archiveBase: config.archiveFormat === 2 ? (provider, snapshotId, signal) => archiveBase(archiveDeps, provider, snapshotId, signal) : undefined,
+  };
 }
 
 export function backfillProcessorDeps(s: FleetServices): BackfillProcessorDeps {

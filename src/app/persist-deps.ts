@@ -4,6 +4,7 @@
  */
 import type { PersistDeps } from '../persist/persist-workspace.js';
 import type { FleetServices } from './services.js';
+import { baseSeedOf } from '../persist/base-seed.js';
 
 export function persistDeps(services: FleetServices): PersistDeps {
   return {
@@ -18,5 +19,6 @@ export function persistDeps(services: FleetServices): PersistDeps {
     storeWriters: services.storeWriters,
     statCaches: services.statCaches,
     changeScan: services.config.changeScan,
+    seedOf: (workspaceId) => baseSeedOf({ runtime: services.runtime, bases: services.archive.bases }, workspaceId),
   };
 }

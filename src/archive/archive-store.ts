@@ -10,6 +10,7 @@ import path from 'node:path';
 import { archivePaths, MANIFEST_SUFFIX, RECORD_SUFFIX, REVISION_ID_PATTERN, tempKindOf, type ArchivePaths, type ArchiveTempKind } from './archive-paths.js';
 import { fsyncDir } from './fsync.js';
 import { treeHashOf, type RevisionManifest } from './manifest.js';
+import { BaseRoots } from './base-roots.js';
 import { ObjectStore, type ObjectStoreOptions } from './object-store.js';
 import { flattenTree } from './revision-reader.js';
 import { parseRevisionRecord, type RevisionRecord } from './revision-record.js';
@@ -40,12 +41,15 @@ const nonce = () => randomBytes(4).toString('hex');
 export class ArchiveStore {
   /** Format 2's shared objects and trees. */
   readonly objects: ObjectStore;
+  /** Baked bases' root trees (`.bases/`): roots of the objects GC, bases of first persists. */
+  readonly bases: BaseRoots;
 
   constructor(
     readonly root: string,
     options: ObjectStoreOptions = {},
   ) {
     this.objects = new ObjectStore(root, options);
+    this.bases = new BaseRoots(root);
   }
 
   paths(workspaceId: string): ArchivePaths {

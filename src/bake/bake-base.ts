@@ -89,6 +89,11 @@ export interface BakeDeps {
   readonly pendingCreates: Pick<PendingCreateStore, 'begin' | 'end'>;
   readonly providers: Pick<ProviderRegistry, 'get'>;
   readonly singleFlight: Pick<SingleFlight, 'using'>;
+  /**
+   * Archives a ready base's files for the first persists of workspaces made from it
+   * (bake/archive-base.ts); null for a host or format that cannot (nothing archived).
+   */
+  readonly archiveBase?: ((provider: string, snapshotId: string, signal: AbortSignal) => Promise<unknown>) | undefined;
 }
 
 async function reusable(deps: BakeDeps, provider: SandboxProvider, providerName: string, hash: string, signal: AbortSignal) {
@@ -132,6 +137,18 @@ async function testCandidate(deps: BakeDeps, provider: SandboxProvider, test: Ca
   }
 }
 
+// Archives a ready base's files. An archive is only a shortcut for later persists: a failure is
+// logged, never a failed bake.
+async function archiveReady(deps: BakeDeps, providerName: string, snapshotId: string, ctx: ProcessorContext): Promise<void> {
+  if (!deps.archiveBase) return;
+  await ctx.progress({ step: 'archive', percent: 99, snapshotId });
+  try {
+    await deps.archiveBase(providerName, snapshotId, ctx.signal);
+  } catch (error) {
+    deps.logger.warn({ err: error, snapshotId }, 'archiving the base failed: workspaces made from it read every file on their first persist');
+  }
+}
+
 export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: ProcessorContext): Promise<BakeResult> {
   const started = Date.now();
   const { manifest } = payload;
@@ -140,6 +157,7 @@ export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: Proces
   const providerName = payload.provider ?? deps.config.provider;
   const provider = deps.providers.get(providerName);
   const finish = async (snapshotId: string, reused: boolean): Promise<BakeResult> => {
+    await archiveReady(deps, providerName, snapshotId, ctx);
     const activated = payload.activate ? (await deps.bases.activate(snapshotId), true) : false;
     return { snapshotId, version, manifestHash: hash, provider: providerName, lane: manifest.lane, reused, activated, durationMs: Date.now() - started };
   };

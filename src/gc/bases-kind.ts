@@ -6,8 +6,8 @@
  * or from its creation if it never was. Only an explicit run deletes (`fleet gc --kind bases`): the
  * schedule runs this kind as a dry run, listing candidates (gc-schedules.ts).
  * Retiring is claimed in one script (`retiring`: no activation can race it), then the provider
- * snapshot is deleted and the entry kept as `retired`. A claim left by a crash is finished by the
- * next run.
+ * snapshot is deleted, its archived files' record dropped (archive/base-roots.ts) and the entry
+ * kept as `retired`. A claim left by a crash is finished by the next run.
  */
 import type { GcDeps, GcItem, GcKindRunner } from './gc-kind.js';
 import { idsValid } from './checked-ids.js';
@@ -53,6 +53,8 @@ export const basesKind: GcKindRunner = {
       }
       // A failed bake never produced a provider snapshot.
       if (entry.status !== 'failed') await ctx.deps.providers.get(entry.provider as 'local' | 'vercel').deleteSnapshot(item.id, ctx.signal);
+      // Its archived files are no longer a root of the objects GC (revisions that share them keep them).
+      await ctx.deps.archive.bases.remove(item.id);
       await ctx.deps.bases.finishRetire(item.id);
       out.push(item);
     }

@@ -1,7 +1,8 @@
 /**
  * The mark of the objects GC: every tree and object reachable from every format 2 revision
  * record (attached or not: a record is a root until it is removed; records of archives a reset
- * moved aside too, archive/reset-aside.ts), and from the roots that writers in flight declared.
+ * moved aside too, archive/reset-aside.ts), from every baked base's record (archive/base-roots.ts,
+ * until the base is retired), and from the roots that writers in flight declared.
  * Each distinct tree is read from disk, checked against its id, once. A record that does not
  * parse, or a tree a record reaches that cannot be read, makes the mark incomplete
  * (`GcMarkIncompleteError`): what lies below it cannot be told apart from garbage, so nothing
@@ -54,13 +55,15 @@ interface RootLabel {
   readonly revision?: string;
   /** The `.reset/` directory of a record moved aside. */
   readonly aside?: string;
+  /** A baked base's record. */
+  readonly base?: string;
 }
 
 // One record to mark from: a key unique across the archive, its label, and how to read it.
 interface RecordRef {
   readonly key: string;
   readonly label: RootLabel;
-  read(): Promise<RevisionRecord | null>;
+  read(): Promise<Pick<RevisionRecord, 'root'> | null>;
 }
 
 // Every record of the archive now: the workspaces', then those moved aside by resets.
@@ -73,6 +76,9 @@ async function listRecords(archive: ArchiveStore): Promise<RecordRef[]> {
   }
   for (const ref of await asideRecords(archive.root)) {
     refs.push({ key: `.reset/${ref.aside}/${ref.revision}`, label: ref, read: () => readAsideRecord(archive.root, ref) });
+  }
+  for (const snapshotId of await archive.bases.list()) {
+    refs.push({ key: `.bases/${snapshotId}`, label: { base: snapshotId }, read: () => archive.bases.read(snapshotId) });
   }
   return refs;
 }
@@ -155,4 +161,4 @@ export async function markReachable(archive: ArchiveStore, options: MarkOptions)
 }
 
 const describe = (label: RootLabel) =>
-  label.aside ? `revision ${label.revision} moved aside in .reset/${label.aside}` : label.workspaceId ? `revision ${label.workspaceId}/${label.revision}` : 'a root declared by a writer in flight';
+  label.base ? `base ${label.base}` : label.aside ? `revision ${label.revision} moved aside in .reset/${label.aside}` : label.workspaceId ? `revision ${label.workspaceId}/${label.revision}` : 'a root declared by a writer in flight';

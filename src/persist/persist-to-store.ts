@@ -4,7 +4,8 @@
  * (`StoreBuilder`), refuse a torn source, apply the shrink guard, then commit the revision record
  * (`commitRecord`). A format 1 current revision is converted once into trees (the basis of the
  * quick check and of what upload-only keeps), so a workspace moves to format 2 with its next
- * persist and its history reads as one.
+ * persist and its history reads as one. A workspace's first persist compares with the archived
+ * base it was made from, if any (persist/base-seed.ts).
  */
 import type { StatCache, StatCacheEntry } from '../archive/stat-cache.js';
 import { RACY_MARGIN_NS, StoreBuilder, type StoreBasis } from '../archive/store-builder.js';
@@ -16,7 +17,7 @@ import type { PersistResult } from '../queues/persist.js';
 import type { TreeSource } from '../providers/sandbox-provider.js';
 import { DirHandle, stillAt } from '../tree/dir-handle.js';
 import { checkSourceIntact, isEmptyTree, reportTree, treeReport, type PersistContext, type PersistDeps, type PersistRequest } from './persist-workspace.js';
-import { commitBuiltRoot, declaredBasis, exactRefusal, unchangedStoreResult, type StoreRunBase } from './store-basis.js';
+import { commitBuiltRoot, declaredBasis, declaredSeed, exactRefusal, unchangedStoreResult, type StoreRunBase } from './store-basis.js';
 
 /** Walks of a checkpoint at most (the first and those that check it); see persistAs. */
 const SETTLE_WALKS = 3;
@@ -37,6 +38,8 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
   const { workspaceId, generation } = request;
   const { tree, currentRevision, revision } = run;
   const basis = await declaredBasis(writer, deps, request, currentRevision, ctx.signal);
+  // A first persist compares with the base the workspace was made from (never keeping what the tree lacks of it).
+  const seed = basis ? null : await declaredSeed(writer, deps, workspaceId);
   const unchanged = () => unchangedStoreResult(request, run, basis);
   if (await isEmptyTree(tree.path, workspaceId)) {
     if (basis && basis.entries > 0) {
@@ -63,14 +66,14 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     return scanChangedDirs(src, { sinceNs: from.scanStartedAt - RACY_MARGIN_NS, maxRecords: deps.treeLimits.maxEntries, systemPath: deps.systemPath, signal: ctx.signal });
   };
   // One walk of the live tree into the store; `keepMissing`: keep what the tree lacks (upload-only).
-  const walk = async (keepMissing: boolean, from: StoreBasis | null = basis, hint: StatCache | null = cache, exactFrom = loaded?.facts.exact === true, report = true) => {
+  const walk = async (keepMissing: boolean, from: StoreBasis | null = basis ?? seed, hint: StatCache | null = cache, exactFrom = loaded?.facts.exact === true, report = true) => {
     const startedAt = BigInt(Date.now()) * 1_000_000n;
     const changed = await changedSince(from, exactFrom);
     const builder = new StoreBuilder({
       store: deps.archive.objects,
       basis: from,
       cache: hint,
-      keepMissing,
+      keepMissing: keepMissing && (seed === null || from !== seed),
       limits: deps.treeLimits,
       signal: ctx.signal,
       changed,
@@ -131,7 +134,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     }
     if (refused) {
       ctx.logger.info({ workspaceId, reason: refused }, 'checkpoint keeps what the live tree lacks (a reconcile would be refused)');
-      built = await walk(true, basis, cache, loaded?.facts.exact === true, false);
+      built = await walk(true, basis ?? seed, cache, loaded?.facts.exact === true, false);
       walks.push(built);
       pointInTime = undefined;
     }

@@ -14,6 +14,7 @@
  *     then flip `current` by rename. Only then is the request acknowledged.
  *  7. any failure before 6 leaves the previous revision current and only collectable litter.
  */
+import type { StoreBasis } from '../archive/store-builder.js';
 import type { ArchiveStore } from '../archive/archive-store.js';
 import { syncFilesystem } from '../archive/fsync.js';
 import { makeManifest, removedPaths, type RevisionManifest } from '../archive/manifest.js';
@@ -76,6 +77,8 @@ export interface PersistDeps {
   readonly statCaches: Pick<StatCaches, 'load' | 'save'>;
   /** Take directories unchanged since the last walk of the tree from the basis by id (archive/changed-dirs.ts). @default false */
   readonly changeScan?: boolean;
+  /** The archived root of the base a workspace was made from: its first persist's basis (persist/base-seed.ts). */
+  readonly seedOf?: (workspaceId: string) => Promise<StoreBasis | null>;
 }
 
 export interface PersistContext {

@@ -84,6 +84,19 @@ export async function declaredBasis(writer: StoreWriter, deps: PersistDeps, requ
   return basis;
 }
 
+/**
+ * The seed of a first persist (persist/base-seed.ts), declared like a basis. It is asked for again
+ * once declared: a base retired before that may have lost its trees to the objects GC, and one
+ * still recorded then is kept by it (gc/mark-reachable.ts).
+ */
+export async function declaredSeed(writer: StoreWriter, deps: Pick<PersistDeps, 'seedOf'>, workspaceId: string): Promise<StoreBasis | null> {
+  const seed = deps.seedOf ? await deps.seedOf(workspaceId) : null;
+  if (!seed) return null;
+  await writer.declare(seed.root);
+  const again = await deps.seedOf!(workspaceId);
+  return again?.root === seed.root ? seed : null;
+}
+
 /** The result of a persist that commits nothing. */
 export function unchangedStoreResult(request: PersistRequest, run: StoreRunBase, basis: Basis | null): PersistResult {
   return {
