@@ -2,11 +2,13 @@
 // provider and for Vercel (the real SDK against the loopback stand-in): retention counts from the
 // moment a base stopped being active or the rollback target; a base rotated out 13 days ago is
 // kept and one rotated out 15 days ago is deleted, at the provider too, only by the explicit
-// `fleet gc --kind bases`; a plain `fleet gc` and the schedule (a dry run) delete no base.
+// `fleet gc --kind bases`, its archived files' record with it; a plain `fleet gc` and the schedule
+// (a dry run) delete no base.
 import { access, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
+import { ArchiveStore } from '../../src/archive/archive-store.js';
 import { loadConfig } from '../../src/config.js';
 import { fleetKeys } from '../../src/keys.js';
 import type { BaseEntry } from '../../src/state/base-registry.js';
@@ -22,7 +24,8 @@ interface GcRun {
   readonly results: { kind: string; items: { id: string; description: string }[] }[];
 }
 
-async function checkRetention(env: Record<string, string>, snapshotExists: (id: string) => Promise<boolean>) {
+async function checkRetention(env: Record<string, string>, snapshotExists: (id: string) => Promise<boolean>, archivesBases: boolean) {
+  const archived = new ArchiveStore(loadConfig(env).paths.archiveRoot).bases;
   await startFleetUp(env);
   const ok = async <T,>(args: string[]): Promise<T> => {
     const result = await runFleet([...args, '--json'], env);
@@ -71,12 +74,16 @@ async function checkRetention(env: Record<string, string>, snapshotExists: (id: 
   expect(listed.results.find((r) => r.kind === 'bases')!.items.map((i) => i.id)).toEqual([a]);
   expect((await entry(a)).status).toBe('ready');
   expect(await snapshotExists(a)).toBe(true);
+  // A local bake archives its base's files (archive/base-roots.ts); a Vercel snapshot is not on this host.
+  expect(await archived.list()).toEqual(archivesBases ? [...ids].sort() : []);
 
   // The explicit task deletes a (at the provider too) and keeps b, c, d.
   const retired = await ok<GcRun>(['gc', '--kind', 'bases']);
   expect(retired.results[0]!.items.map((i) => i.id)).toEqual([a]);
   expect((await entry(a)).status).toBe('retired');
   expect(await snapshotExists(a)).toBe(false);
+  // Its archived files are no longer a root of the objects GC.
+  expect(await archived.list()).toEqual(archivesBases ? [b, c, d].sort() : []);
   for (const id of [b, c, d]) {
     expect((await entry(id)).status).toBe('ready');
     expect(await snapshotExists(id)).toBe(true);
@@ -90,6 +97,6 @@ describe.each(['local', 'vercel'] as const)('base retention counts from rotation
     await checkRetention(env, async (id) => {
       if (!standin) return access(path.join(snapshotRoot, id)).then(() => true, () => false);
       return standin.state.snapshots.get(id)?.status === 'created';
-    });
+    }, provider === 'local');
   });
 });
