@@ -19,8 +19,10 @@ import { backfillProcessor, type BackfillProcessorDeps } from '../workers/proces
 import type { ProvisionProcessorDeps } from '../workers/processors/provision.js';
 import type { CheckpointDeps } from '../workers/processors/checkpoint.js';
 import type { GcDeps } from '../gc/gc-kind.js';
-import type { BakeDeps } from '../bake/bake-base.js';
-import { archiveBase, type ArchiveBaseDeps } from '../bake/archive-base.js';
+import type { BakeDeps, BaseSource } from '../bake/bake-base.js';
+import { archiveBase, type ArchiveBaseDeps, type BaseFiles } from '../bake/archive-base.js';
+import { SNAPSHOT_ID_PATTERN } from '../queues/payload.js';
+import type { ProviderName } from '../providers/sandbox-provider.js';
 import path from 'node:path';
 
 export function provisionProcessorDeps(s: FleetServices): ProvisionProcessorDeps {
@@ -45,18 +47,18 @@ export function gcDeps(s: FleetServices): GcDeps {
 }
 
 export function bakeDeps(s: FleetServices): BakeDeps {
-  const { archive, storeWriters, config } = s;
-  const archiveDeps: ArchiveBaseDeps = {
-    bases: archive.bases,
-    objects: archive.objects,
-    storeWriters,
-    treeLimits: config.treeLimits,
-    // Local snapshots are directories of the host that bakes them (snapshot-dir.ts).
-    snapshotTree: (provider, snapshotId) => (provider === 'local' ? path.join(config.paths.snapshotRoot, snapshotId, 'tree') : null),
+  const { archive, storeWriters, config, providers } = s;
+  const archiveDeps: ArchiveBaseDeps = { bases: archive.bases, objects: archive.objects, storeWriters, treeLimits: config.treeLimits };
+  // Local snapshots are directories of the host that bakes them (snapshot-dir.ts); a remote
+  // provider's base is read from a sandbox fresh from it.
+  const filesOf = ({ provider, snapshotId, handle }: BaseSource, signal: AbortSignal): BaseFiles | null => {
+    if (provider === 'local') return SNAPSHOT_ID_PATTERN.test(snapshotId) ? { kind: 'directory', path: path.join(config.paths.snapshotRoot, snapshotId, 'tree') } : null;
+    const remote = providers.get(provider as ProviderName);
+    return handle !== null && remote.listTree ? { kind: 'listed', open: () => remote.listTree!(handle, signal) } : null;
   };
   return {
     ...pick(s, 'bases', 'config', 'logger', 'pendingCreates', 'providers', 'singleFlight'),
-    archiveBase: config.archiveFormat === 2 ? (provider, snapshotId, signal) => archiveBase(archiveDeps, provider, snapshotId, signal) : undefined,
+    archiveBase: config.archiveFormat === 2 ? (source, signal) => archiveBase(archiveDeps, source.snapshotId, filesOf(source, signal), signal) : undefined,
   };
 }
 

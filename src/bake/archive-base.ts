@@ -1,17 +1,24 @@
 /**
  * Archives a baked base's files into the object store and records its root tree
  * (archive/base-roots.ts), so a workspace made from the base persists only what it changed
- * from it (persist/base-seed.ts). Done once per snapshot, after the bake promoted it (or when a
- * bake reuses a ready base that has no record yet). It reads the provider's copy of the
- * snapshot on this host (a local snapshot directory, made by the fleet and never writable by a
- * sandbox), by directory handles like a persist; a snapshot this host cannot see (a Vercel
- * snapshot, or another host's) is not archived.
+ * from it (persist/base-seed.ts). Done once per snapshot, while the bake tests its candidate (or
+ * when a bake reuses a ready base that has no record yet), from one of:
+ *
+ * - the provider's copy of the snapshot on this host (local: a directory the fleet made, never
+ *   writable by a sandbox), walked by directory handles like a persist;
+ * - a sandbox fresh from the snapshot, before anything ran in it (Vercel: `listTree`), listed and
+ *   fetched straight into the store like a listed persist.
+ *
+ * A source that cannot be read whole (a listing cut short, a file that changed while it was
+ * fetched) archives nothing: a record must name the base's tree, or none.
  */
 import { lstat } from 'node:fs/promises';
 import type { BaseRoot, BaseRoots } from '../archive/base-roots.js';
+import { BasisLookup, buildFromListing, planListing } from '../archive/listing-builder.js';
 import type { ObjectStore } from '../archive/object-store.js';
 import { StoreBuilder } from '../archive/store-builder.js';
 import { errnoOf } from '../errors/classify-storage-error.js';
+import type { ListedTree } from '../providers/sandbox-provider.js';
 import { SNAPSHOT_ID_PATTERN } from '../queues/payload.js';
 import { asStoreWriter, type StoreWriters } from '../state/store-writers.js';
 import { DirHandle } from '../tree/dir-handle.js';
@@ -22,43 +29,66 @@ export interface ArchiveBaseDeps {
   readonly objects: ObjectStore;
   readonly storeWriters: Pick<StoreWriters, 'begin'>;
   readonly treeLimits: TreeLimits;
-  /** The directory holding a snapshot's files on this host, or null when the provider keeps none here. */
-  readonly snapshotTree: (provider: string, snapshotId: string) => string | null;
 }
 
-/** The base's record, written now or earlier; null when this host cannot read the snapshot. */
-export async function archiveBase(deps: ArchiveBaseDeps, provider: string, snapshotId: string, signal: AbortSignal): Promise<BaseRoot | null> {
+/** Where a base's files are read from. */
+export type BaseFiles = { readonly kind: 'directory'; readonly path: string } | { readonly kind: 'listed'; open(): Promise<ListedTree> };
+
+/** A base's files as a root tree, with what it holds. */
+type Built = Pick<BaseRoot, 'root' | 'files' | 'bytes' | 'entries'>;
+
+/**
+ * The base's record, written now or earlier; null when `files` is null or its directory is not
+ * on this host. Throws when the source could not be archived whole.
+ */
+export async function archiveBase(deps: ArchiveBaseDeps, snapshotId: string, files: BaseFiles | null, signal: AbortSignal): Promise<BaseRoot | null> {
   if (!SNAPSHOT_ID_PATTERN.test(snapshotId)) throw new TypeError(`not a snapshot id: ${JSON.stringify(snapshotId)}`);
   const existing = await deps.bases.read(snapshotId).catch(() => null);
   if (existing) return existing;
-  const dir = deps.snapshotTree(provider, snapshotId);
-  if (dir === null) return null;
+  if (files === null || (files.kind === 'directory' && !(await isDirectory(files.path)))) return null;
+  return asStoreWriter(deps.storeWriters, 'base-archive', async () => {
+    const scanStartedAt = BigInt(Date.now()) * 1_000_000n;
+    const built = files.kind === 'directory' ? await fromDirectory(deps, files.path, signal) : await fromListing(deps, snapshotId, await files.open(), signal);
+    const record: BaseRoot = { format: 1, snapshotId, ...built, scanStartedAt: scanStartedAt.toString(), createdAt: new Date().toISOString() };
+    await deps.bases.put(record);
+    return record;
+  });
+}
+
+async function isDirectory(dir: string): Promise<boolean> {
   try {
-    if (!(await lstat(dir)).isDirectory()) return null;
+    return (await lstat(dir)).isDirectory();
   } catch (error) {
-    if (errnoOf(error) === 'ENOENT') return null;
+    if (errnoOf(error) === 'ENOENT') return false;
     throw error;
   }
-  return asStoreWriter(deps.storeWriters, 'base-archive', async () => {
-    const source = await DirHandle.open(dir);
-    try {
-      const scanStartedAt = BigInt(Date.now()) * 1_000_000n;
-      const builder = new StoreBuilder({ store: deps.objects, basis: null, cache: null, keepMissing: false, limits: deps.treeLimits, signal });
-      const root = await builder.build(source);
-      const record: BaseRoot = {
-        format: 1,
-        snapshotId,
-        root,
-        scanStartedAt: scanStartedAt.toString(),
-        files: builder.files,
-        bytes: builder.bytes,
-        entries: builder.entries,
-        createdAt: new Date().toISOString(),
-      };
-      await deps.bases.put(record);
-      return record;
-    } finally {
-      await source.close();
-    }
-  });
+}
+
+async function fromDirectory(deps: ArchiveBaseDeps, dir: string, signal: AbortSignal): Promise<Built> {
+  const source = await DirHandle.open(dir);
+  try {
+    const builder = new StoreBuilder({ store: deps.objects, basis: null, cache: null, keepMissing: false, limits: deps.treeLimits, signal });
+    const root = await builder.build(source);
+    const { tally } = builder;
+    if (tally.refusedCount > 0 || tally.vanished > 0) throw new Error(`the snapshot's directory could not be read whole (${tally.refusedCount} entries refused, ${tally.vanished} vanished)`);
+    return { root, files: builder.files, bytes: builder.bytes, entries: builder.entries };
+  } finally {
+    await source.close();
+  }
+}
+
+async function fromListing(deps: ArchiveBaseDeps, snapshotId: string, tree: ListedTree, signal: AbortSignal): Promise<Built> {
+  try {
+    const listed = await tree.list(signal);
+    if (listed.listing.truncated) throw new Error(`the listing of a sandbox made from ${snapshotId} was cut short`);
+    const lookup = new BasisLookup(deps.objects, null);
+    const plan = await planListing({ basis: lookup, listing: listed.listing, index: null, maxFileBytes: deps.treeLimits.maxFileBytes, hasObject: (id) => deps.objects.hasObjectSync(id), signal });
+    if (plan.refused.size > 0) throw new Error(`${plan.refused.size} files of ${snapshotId} are over the ${deps.treeLimits.maxFileBytes}-byte limit`);
+    const got = await tree.fetch([...plan.fetch.values()], (content) => deps.objects.putContent(content), signal);
+    if (got.unstable > 0 || got.unexpected > 0 || got.stored.size !== plan.fetch.size) throw new Error(`the files of a sandbox made from ${snapshotId} changed while they were fetched`);
+    const build = await buildFromListing({ store: deps.objects, basis: lookup, basisRoot: null, listing: listed.listing, plan, fetched: got.stored, seedIndexable: listed.settled, index: null, keepMissing: false, signal });
+    return { root: build.root, files: build.files, bytes: build.bytes, entries: build.entries };
+  } finally {
+    await tree.release();
+  }
 }

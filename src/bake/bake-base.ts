@@ -3,8 +3,8 @@
  *   reuse a ready snapshot of the same hash (one the provider still has), else
  *   seed sandbox → template files → packages → setup (allowlisted env only) → marker, read back →
  *   smoke checks → snapshot, refused when the provider gives it an expiry → register `candidate`
- *   → a fresh sandbox made from the snapshot: marker read back, smoke checks → `ready` →
- *   optionally activate.
+ *   → a fresh sandbox made from the snapshot: marker read back, the base's files archived
+ *   (bake/archive-base.ts), smoke checks → `ready` → optionally activate.
  * Progress is reported at every step. A failing setup, marker or smoke check registers the bake as
  * `failed` (never activatable) and destroys its sandboxes; a candidate that fails its test is
  * recorded failed and its snapshot deleted.
@@ -24,6 +24,13 @@ import { withSignal, type ProcessorContext } from '../jobs/processor-context.js'
 import { manifestHash, manifestVersion } from '../queues/manifest-hash.js';
 import { overlayBytes, type BaseManifest } from '../queues/base-manifest.js';
 import { anySignal } from '../lib/any-signal.js';
+
+/** What a base's files are archived from: its snapshot, and a sandbox fresh from it if there is one. */
+export interface BaseSource {
+  readonly provider: string;
+  readonly snapshotId: string;
+  readonly handle: string | null;
+}
 
 export interface BakeResult {
   readonly snapshotId: string;
@@ -90,10 +97,12 @@ export interface BakeDeps {
   readonly providers: Pick<ProviderRegistry, 'get'>;
   readonly singleFlight: Pick<SingleFlight, 'using'>;
   /**
-   * Archives a ready base's files for the first persists of workspaces made from it
-   * (bake/archive-base.ts); null for a host or format that cannot (nothing archived).
+   * Archives a base's files for the first persists of workspaces made from it
+   * (bake/archive-base.ts), from the provider's copy of the snapshot on this host or from a
+   * sandbox just made from it (`handle`, before anything ran in it); absent where the archive
+   * format has no object store.
    */
-  readonly archiveBase?: ((provider: string, snapshotId: string, signal: AbortSignal) => Promise<unknown>) | undefined;
+  readonly archiveBase?: ((source: BaseSource, signal: AbortSignal) => Promise<unknown>) | undefined;
 }
 
 async function reusable(deps: BakeDeps, provider: SandboxProvider, providerName: string, hash: string, signal: AbortSignal) {
@@ -107,6 +116,7 @@ async function reusable(deps: BakeDeps, provider: SandboxProvider, providerName:
 }
 
 interface CandidateTest {
+  readonly provider: string;
   readonly snapshotId: string;
   readonly hash: string;
   readonly marker: BaseMarker;
@@ -125,6 +135,8 @@ async function testCandidate(deps: BakeDeps, provider: SandboxProvider, test: Ca
     const sandbox = await provider.create({ workspaceId: testId, generation, source: { type: 'base-snapshot', snapshotId: test.snapshotId }, signal: ctx.signal });
     try {
       await verifyMarker(provider, sandbox.handle, 'sandbox made from the snapshot', test.manifest.marker, test.marker, ctx.signal);
+      // Nothing has run in it yet: its tree is the snapshot's.
+      await archiveFiles(deps, { provider: test.provider, snapshotId: test.snapshotId, handle: sandbox.handle }, ctx, 89);
       for (const [i, command] of test.manifest.smoke.entries()) {
         await ctx.progress({ step: 'candidate smoke', percent: 90 + Math.round((8 * i) / test.manifest.smoke.length), done: i, total: test.manifest.smoke.length });
         await runStep(provider, sandbox.handle, `smoke check ${i + 1} in a sandbox made from the snapshot`, command, test.env, ctx);
@@ -137,15 +149,15 @@ async function testCandidate(deps: BakeDeps, provider: SandboxProvider, test: Ca
   }
 }
 
-// Archives a ready base's files. An archive is only a shortcut for later persists: a failure is
+// Archives a base's files. An archive is only a shortcut for later persists: a failure is
 // logged, never a failed bake.
-async function archiveReady(deps: BakeDeps, providerName: string, snapshotId: string, ctx: ProcessorContext): Promise<void> {
+async function archiveFiles(deps: BakeDeps, source: BaseSource, ctx: ProcessorContext, percent: number): Promise<void> {
   if (!deps.archiveBase) return;
-  await ctx.progress({ step: 'archive', percent: 99, snapshotId });
+  await ctx.progress({ step: 'archive', percent, snapshotId: source.snapshotId });
   try {
-    await deps.archiveBase(providerName, snapshotId, ctx.signal);
+    await deps.archiveBase(source, ctx.signal);
   } catch (error) {
-    deps.logger.warn({ err: error, snapshotId }, 'archiving the base failed: workspaces made from it read every file on their first persist');
+    deps.logger.warn({ err: error, snapshotId: source.snapshotId }, 'archiving the base failed: workspaces made from it read every file on their first persist');
   }
 }
 
@@ -157,7 +169,6 @@ export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: Proces
   const providerName = payload.provider ?? deps.config.provider;
   const provider = deps.providers.get(providerName);
   const finish = async (snapshotId: string, reused: boolean): Promise<BakeResult> => {
-    await archiveReady(deps, providerName, snapshotId, ctx);
     const activated = payload.activate ? (await deps.bases.activate(snapshotId), true) : false;
     return { snapshotId, version, manifestHash: hash, provider: providerName, lane: manifest.lane, reused, activated, durationMs: Date.now() - started };
   };
@@ -174,6 +185,8 @@ export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: Proces
     const signal = anySignal([ctx.signal, lock.signal]);
     const existing = await reusable(deps, provider, providerName, hash, signal);
     if (existing) {
+      // A base ready before bakes archived their files gets its archive now (where the host has its snapshot).
+      await archiveFiles(deps, { provider: providerName, snapshotId: existing.snapshotId, handle: null }, ctx, 95);
       await ctx.progress({ step: 'reuse', percent: 100, snapshotId: existing.snapshotId });
       return finish(existing.snapshotId, true);
     }
@@ -242,7 +255,7 @@ export async function bakeBase(deps: BakeDeps, payload: BakePayload, ctx: Proces
         expiresAt: null,
       }, { overlay: manifest.overlay, migrate: manifest.migrate, smoke: manifest.smoke });
       candidate = snapshotId;
-      await testCandidate(deps, provider, { snapshotId, hash, marker, manifest, env }, stepCtx);
+      await testCandidate(deps, provider, { provider: providerName, snapshotId, hash, marker, manifest, env }, stepCtx);
       if (!(await deps.bases.promote(snapshotId))) {
         throw new BakeFailedError(`base snapshot ${snapshotId} stopped being a candidate while it was tested`, { context: { step: 'register', snapshotId } });
       }

@@ -15,7 +15,9 @@
  * renamed across directories, or hold a delete without the write before it (torn trees, caught
  * in the loss-window benchmark). A file fetched by an earlier round is not fetched again while
  * the sandbox lists the same version. A checkpoint whose exact tree would be refused as a
- * reconcile keeps what the tree lacks instead.
+ * reconcile keeps what the tree lacks instead. A workspace's first persist compares with the
+ * archived base it was made from, if any (persist/base-seed.ts): the base's files listed as they
+ * were are not fetched.
  */
 import { BasisLookup, buildFromListing, planListing, type FetchedFile, type ListedIndex, type ListingBuild, type ListingPlan } from '../archive/listing-builder.js';
 import { WalkTally } from '../archive/walk-tally.js';
@@ -26,7 +28,7 @@ import type { PersistResult } from '../queues/persist.js';
 import { asStoreWriter, type StoreWriter } from '../state/store-writers.js';
 import { sameListed, type ListedEntry, type Listing } from '../tree/listing.js';
 import { checkSourceIntact, reportTree, treeReport, type PersistContext, type PersistDeps, type PersistRequest } from './persist-workspace.js';
-import { commitBuiltRoot, declaredBasis, exactRefusal, unchangedStoreResult, type StoreRunBase } from './store-basis.js';
+import { commitBuiltRoot, declaredBasis, declaredSeed, exactRefusal, unchangedStoreResult, type StoreRunBase } from './store-basis.js';
 
 /** Listings of a checkpoint at most (the first and those that check it). */
 const SETTLE_LISTINGS = 3;
@@ -78,11 +80,14 @@ async function listedAs(writer: StoreWriter, deps: PersistDeps, request: Persist
   const { tree, currentRevision, revision } = run;
   const store = deps.archive.objects;
   const basis = await declaredBasis(writer, deps, request, currentRevision, ctx.signal);
+  // A first persist compares with the base the workspace was made from (never keeping what the tree lacks of it).
+  const seed = basis ? null : await declaredSeed(writer, deps, workspaceId);
   const unchanged = () => unchangedStoreResult(request, run, basis);
 
   await ctx.progress({ step: 'link', percent: 10 });
   const index: ListedIndex | null = basis?.native && currentRevision ? await tree.loadIndex(currentRevision) : null;
-  const lookup = new BasisLookup(store, basis?.root ?? null);
+  const compareWith = basis?.root ?? seed?.root ?? null;
+  const lookup = new BasisLookup(store, compareWith);
   const stored = { newObjects: 0, storedBytes: 0 };
   const sink: ObjectSink = async (content) => {
     const object = await store.putContent(content);
@@ -125,7 +130,7 @@ async function listedAs(writer: StoreWriter, deps: PersistDeps, request: Persist
         fetchedSoFar.set(key, { entry: plan.fetch.get(key)!, file });
       }
     }
-    const build = await buildFromListing({ store, basis: lookup, basisRoot: basis?.root ?? null, listing: listed.listing, plan, fetched, seedIndexable: listed.settled, index, keepMissing, signal: ctx.signal });
+    const build = await buildFromListing({ store, basis: lookup, basisRoot: compareWith, listing: listed.listing, plan, fetched, seedIndexable: listed.settled, index, keepMissing: keepMissing && seed === null, signal: ctx.signal });
     return { listed, plan, build, scan: scanOf(listed.listing, plan, maxFileBytes), steady, keepMissing };
   };
 

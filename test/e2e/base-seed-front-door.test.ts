@@ -1,5 +1,7 @@
-// A baked base in the archive, through the front door (a running `fleet up` and the CLI, local
-// provider): the bake archives the base's files and records its root (`.bases/`); a workspace
+// A baked base in the archive, through the front door (a running `fleet up` and the CLI), for each
+// provider (Vercel through the real SDK against the loopback stand-in): the bake archives the
+// base's files (local: its snapshot directory; Vercel: listed from the sandbox that tests the
+// candidate) and records its root (`.bases/`); a workspace
 // made from it persists its first revision against the base (every file referenced, none read as
 // a change, the base's own root tree); a turn's persist after it counts only the workspace's own
 // changes and stores its changed directory as a patch of the base's tree, and after the host dies with the live tree the workspace comes back
@@ -10,7 +12,9 @@ import { describe, expect, it } from 'vitest';
 import { ArchiveStore } from '../../src/archive/archive-store.js';
 import { loadConfig } from '../../src/config.js';
 import { addCleanup } from '../helpers/cleanup.js';
-import { tempDir, testEnv } from '../helpers/fleet-env.js';
+import { tempDir } from '../helpers/fleet-env.js';
+import { providerTestEnv } from '../helpers/fleet-up.js';
+import { standinProvider } from '../helpers/vercel-standin/standin-provider.js';
 import { cliJson, killGroup, runFleet, startFleet } from '../helpers/processes.js';
 
 // 5 directories of 60 files, and one file at the top (and the bake's marker file).
@@ -19,9 +23,10 @@ const TURN = 'echo changed > lib/d2/f-7.txt && echo added > lib/d2/new.txt && rm
 const SHOW = 'cat lib/d2/f-7.txt lib/d2/new.txt lib/d3/f-3.txt top.txt; find lib -type f | wc -l; test -e lib/d4/f-1.txt && echo d4-f-1 || echo no-d4-f-1';
 const AFTER = 'changed\nadded\nbase 3 3\ntop\n300\nno-d4-f-1\n';
 
-describe('a baked base in the archive (local, through fleet up and the CLI)', () => {
+describe.each(['local', 'vercel'] as const)('a baked base in the archive (%s, through fleet up and the CLI)', (provider) => {
   it("a workspace's first persist costs what it changed from its base; verify is clean; a restore is exact", { timeout: 240_000 }, async () => {
-    const env = await testEnv({ FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
+    const { env, standin } = await providerTestEnv(provider);
+    const queue = `persist@${provider}`;
     const fleet = (args: string[]) => runFleet(args, env);
     const json = async <T,>(args: string[]): Promise<T> => {
       const result = await fleet([...args, '--json']);
@@ -53,6 +58,7 @@ describe('a baked base in the archive (local, through fleet up and the CLI)', ()
     expect(record.root).toBe(base!.root);
 
     expect(await json(['provision', 'ws', '--wait'])).toMatchObject({ outcome: 'created-from-base' });
+    const created = await json<{ runtime: { handle: string } }>(['workspace', 'show', 'ws']);
     await sh(TURN);
     const persisted = await json<{ result: { revision: string; files: number; changedFiles: number; deletedFiles: number } }>(['persist', 'ws', '--delete', '--reason', 'turn-end', '--wait']);
     // Two of 300 files differ from the base, one is gone: nothing else was read as a change.
@@ -69,8 +75,8 @@ describe('a baked base in the archive (local, through fleet up and the CLI)', ()
     // exactly the base: every file referenced from it (none read as a change), every tree the base's.
     const first = (await archive.readRecord('ws', parent!))!;
     expect(first).toMatchObject({ parent: null, files: 302, root: base!.root });
-    const listed = await json<{ jobs: { jobId: string; state: string }[] }>(['jobs', 'list', '--queue', 'persist@local', '--state', 'completed']);
-    const results = await Promise.all(listed.jobs.map((job) => json<{ result: { revision: string; changedFiles: number } }>(['jobs', 'show', 'persist@local', job.jobId])));
+    const listed = await json<{ jobs: { jobId: string; state: string }[] }>(['jobs', 'list', '--queue', queue, '--state', 'completed']);
+    const results = await Promise.all(listed.jobs.map((job) => json<{ result: { revision: string; changedFiles: number } }>(['jobs', 'show', queue, job.jobId])));
     expect(results.find((job) => job.result.revision === parent)?.result).toMatchObject({ changedFiles: 0 });
     const patched = await archive.objects.loadTree(await dirOf(root, 'lib', 'd2'));
     expect(patched.base).toBe(await dirOf(base!.root, 'lib', 'd2'));
@@ -80,12 +86,15 @@ describe('a baked base in the archive (local, through fleet up and the CLI)', ()
     const verify = await fleet(['verify', 'ws']);
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
 
-    // The host dies with its live trees, and the workspace comes back from its revision exactly.
-    killGroup(up.child, 'SIGKILL');
-    await up.exited;
-    await rm(path.join(env.FLEET_HOME!, 'live', 'ws'), { recursive: true, force: true });
-    up = startFleet(['up'], env);
-    await up.waitForOutput('workers', 60_000);
+    // The sandbox is lost, and the workspace comes back from its revision exactly.
+    if (standin) await standinProvider(standin).destroy(created.runtime.handle, AbortSignal.timeout(30_000));
+    else {
+      killGroup(up.child, 'SIGKILL');
+      await up.exited;
+      await rm(path.join(env.FLEET_HOME!, 'live', 'ws'), { recursive: true, force: true });
+      up = startFleet(['up'], env);
+      await up.waitForOutput('workers', 60_000);
+    }
     expect(await json<{ source: string }>(['provision', 'ws', '--wait'])).toMatchObject({ source: persisted.result.revision });
     expect(await sh(SHOW)).toBe(AFTER);
   });
