@@ -44,9 +44,11 @@ export interface VercelBenchFleet {
 export async function startVercelBenchFleet(env: BenchEnv): Promise<VercelBenchFleet> {
   const standin = await VercelStandin.start();
   env.releasers.add('stand-in', () => standin.close());
+  // FLEET_ARCHIVE_TREE_PATCHES=false in the bench's environment: every tree stored whole (the figure before tree patches).
   const config = env.config({
     ...standinEnv(standin),
     FLEET_ARCHIVE_FORMAT: '2',
+    FLEET_ARCHIVE_TREE_PATCHES: process.env.FLEET_ARCHIVE_TREE_PATCHES ?? 'true',
   });
   const redis = createRedis({ url: config.redis.url!, role: 'client', commandTimeoutMs: config.redis.commandTimeoutMs, name: 'bench-vercel' });
   env.releasers.add('services connection', () => closeRedis(redis));
