@@ -12,7 +12,7 @@ import path from 'node:path';
 import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
 import { copyFileData } from '../tree/copy-file-data.js';
 import { encodeSortedTree, OBJECT_ID_PATTERN, sha256, sortNodes, TreeFormatError, type TreeNode } from './tree-object.js';
-import { applyTreePatch, decodeStoredTree, encodeTreePatch, PATCH_PREFIX, patchBaseOf, patchBetween } from './tree-patch.js';
+import { applyTreePatch, decodeStoredTree, decodeWholeTree, encodeTreePatch, PATCH_PREFIX, patchBaseOf, patchBetween } from './tree-patch.js';
 
 /** Files up to this size are read whole and hashed before anything is written (a known object costs no write). */
 const SMALL_OBJECT_BYTES = 1024 * 1024;
@@ -145,18 +145,12 @@ export class ObjectStore {
   async loadTree(id: string): Promise<LoadedTree> {
     const bytes = await readFile(this.treePath(checkId(id)));
     const stored = decodeStoredTree(bytes);
-    if (stored.kind === 'whole') {
-      if (sha256(bytes) !== id) throw new TreeFormatError(`tree ${id} does not match its content`);
-      return { nodes: stored.nodes, base: null };
-    }
+    if (stored.kind === 'whole') return { nodes: decodeWholeTree(bytes, id), base: null };
     const baseId = stored.patch.base;
     const baseBytes = await readFile(this.treePath(baseId)).catch((error: unknown) => {
       throw errnoOf(error) === 'ENOENT' ? new TreeFormatError(`tree ${id} is a patch of ${baseId}, which is missing`) : error;
     });
-    const base = decodeStoredTree(baseBytes);
-    if (base.kind !== 'whole') throw new TreeFormatError(`tree ${id} is a patch of ${baseId}, which is itself a patch`);
-    if (sha256(baseBytes) !== baseId) throw new TreeFormatError(`tree ${baseId} (the base of ${id}) does not match its content`);
-    const nodes = applyTreePatch(base.nodes, stored.patch);
+    const nodes = applyTreePatch(decodeWholeTree(baseBytes, baseId, `tree ${baseId} (the base of ${id})`), stored.patch);
     if (sha256(encodeSortedTree(nodes)) !== id) throw new TreeFormatError(`tree ${id} does not match its content`);
     return { nodes, base: baseId };
   }

@@ -150,13 +150,3 @@ export function parseTreeJson(bytes: Buffer): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-/**
- * Decodes a tree object stored whole (sorted, unique names), checking that its bytes have id `id`
- * when given. A tree stored as a patch of another is read through `ObjectStore` (tree-patch.ts).
- */
-export function decodeTree(bytes: Buffer, id?: string): TreeNode[] {
-  if (id !== undefined && sha256(bytes) !== id) throw new TreeFormatError(`tree ${id} does not match its content`);
-  const body = parseTreeJson(bytes);
-  if (body.v !== 2 || !Array.isArray(body.e) || 'b' in body) throw new TreeFormatError('not a format 2 tree object stored whole');
-  return decodeNodes(body.e);
-}

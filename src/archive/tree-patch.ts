@@ -10,7 +10,7 @@
  * and no name in both. The base is always a tree stored whole (a patch of a patch is refused),
  * so a read costs at most two files. Pure: no I/O.
  */
-import { compareNames, decodeName, decodeNodes, encodeNode, OBJECT_ID_PATTERN, parseTreeJson, sameNode, TreeFormatError, type TreeNode } from './tree-object.js';
+import { compareNames, decodeName, decodeNodes, encodeNode, OBJECT_ID_PATTERN, parseTreeJson, sameNode, sha256, TreeFormatError, type TreeNode } from './tree-object.js';
 import { encodePath } from './tree-walk.js';
 
 export interface TreePatch {
@@ -69,6 +69,17 @@ export function decodeStoredTree(bytes: Buffer): StoredTree {
   }
   if (!bytes.subarray(0, WHOLE_PREFIX.length).equals(Buffer.from(WHOLE_PREFIX)) || body.v !== 2 || !Array.isArray(body.e) || 'b' in body) throw new TreeFormatError('not a format 2 tree object');
   return { kind: 'whole', nodes: decodeNodes(body.e) };
+}
+
+/**
+ * The nodes of a tree stored whole whose bytes must hash to `id`; `TreeFormatError` for a patch,
+ * or bytes that are not `id`'s. `what` names the tree in the error (e.g. "the base of <id>").
+ */
+export function decodeWholeTree(bytes: Buffer, id: string, what = `tree ${id}`): TreeNode[] {
+  const stored = decodeStoredTree(bytes);
+  if (stored.kind !== 'whole') throw new TreeFormatError(`${what} is itself a patch`);
+  if (sha256(bytes) !== id) throw new TreeFormatError(`${what} does not match its content`);
+  return stored.nodes;
 }
 
 /** The base a patch's bytes name, read from their first bytes; null for a tree stored whole. */

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ObjectStore } from '../../src/archive/object-store.js';
 import { flattenTree, lookupPath } from '../../src/archive/revision-reader.js';
-import { decodeTree, encodeTree, sha256, TreeFormatError, type TreeNode } from '../../src/archive/tree-object.js';
+import { encodeTree, sha256, TreeFormatError, type TreeNode } from '../../src/archive/tree-object.js';
+import { decodeWholeTree } from '../../src/archive/tree-patch.js';
 
 let root: string;
 beforeEach(async () => {
@@ -41,7 +42,7 @@ describe('tree objects', () => {
     const a = encodeTree(nodes);
     const b = encodeTree([...nodes].reverse());
     expect(a.equals(b)).toBe(true);
-    const decoded = decodeTree(a, sha256(a));
+    const decoded = decodeWholeTree(a, sha256(a));
     expect(decoded.map((n) => n.name.toString('latin1'))).toEqual(['a', 'b', bad.toString('latin1'), 'fifo', 'link', 'new\nline']);
     expect(encodeTree(decoded).equals(a)).toBe(true);
     expect(decoded.find((n) => n.name.equals(bad))).toMatchObject({ type: 'f', linkKey: '42' });
@@ -50,14 +51,14 @@ describe('tree objects', () => {
   it('times before 1970 round-trip (negative nanoseconds; a hostile tree can set them)', () => {
     const nodes: TreeNode[] = [file('old', { mtimeNs: -1_000_000_001n }), { type: 'p', name: Buffer.from('p'), mode: 0o600, mtimeNs: -5n }];
     const bytes = encodeTree(nodes);
-    expect(decodeTree(bytes, sha256(bytes))).toMatchObject([{ mtimeNs: -1_000_000_001n }, { mtimeNs: -5n }]);
+    expect(decodeWholeTree(bytes, sha256(bytes))).toMatchObject([{ mtimeNs: -1_000_000_001n }, { mtimeNs: -5n }]);
   });
 
   it('refuses malformed trees: bad JSON, wrong version, bad names, unsorted, duplicates, wrong id', () => {
     const good = encodeTree([file('a')]);
-    expect(() => decodeTree(good, sha256(Buffer.from('other')))).toThrow(TreeFormatError);
+    expect(() => decodeWholeTree(good, sha256(Buffer.from('other')))).toThrow(TreeFormatError);
     for (const text of ['{', '{"v":1,"e":[]}', '{"v":2,"e":[["..","f",420,1,"' + OBJ + '","1"]]}', '{"v":2,"e":[["a/b","d",493,"' + OBJ + '"]]}', '{"v":2,"e":[["b","d",493,"' + OBJ + '"],["a","d",493,"' + OBJ + '"]]}', '{"v":2,"e":[["a","f",99999,1,"' + OBJ + '","1"]]}', '{"v":2,"e":[["a","d",493,"nothex"]]}']) {
-      expect(() => decodeTree(Buffer.from(text)), text).toThrow(TreeFormatError);
+      expect(() => decodeWholeTree(Buffer.from(text), sha256(Buffer.from(text))), text).toThrow(TreeFormatError);
     }
     expect(() => encodeTree([file('a'), file('a')])).toThrow(TreeFormatError);
   });
