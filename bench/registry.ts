@@ -16,6 +16,7 @@ export const BENCHMARKS: Readonly<Record<string, () => Promise<{ default: Benchm
   'sandbox-exec': () => import('./sandbox-exec.js'),
   'vercel-persist': () => import('./vercel-persist.js'),
   'vercel-restore': () => import('./vercel-restore.js'),
+  'vercel-patches': () => import('./vercel-patches.js'),
   'loss-window': () => import('./loss-window.js'),
   capacity: () => import('./capacity.js'),
   'key-split': () => import('./key-split.js'),
