@@ -6,16 +6,15 @@
 // a change, the base's own root tree); a turn's persist after it counts only the workspace's own
 // changes and stores its changed directory as a patch of the base's tree, and after the host dies with the live tree the workspace comes back
 // exactly. The objects GC (grace 0) keeps the base's trees; `fleet verify` is clean.
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ArchiveStore } from '../../src/archive/archive-store.js';
 import { loadConfig } from '../../src/config.js';
-import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir } from '../helpers/fleet-env.js';
-import { providerTestEnv } from '../helpers/fleet-up.js';
+import { providerTestEnv, startLosableFleetUp } from '../helpers/fleet-up.js';
 import { standinProvider } from '../helpers/vercel-standin/standin-provider.js';
-import { cliJson, killGroup, runFleet, startFleet } from '../helpers/processes.js';
+import { fleetJson, fleetShell, runFleet } from '../helpers/processes.js';
 
 // 5 directories of 60 files, and one file at the top (and the bake's marker file).
 const SETUP = 'for d in 1 2 3 4 5; do mkdir -p lib/d$d && for i in $(seq 1 60); do echo "base $d $i" > lib/d$d/f-$i.txt; done; done && echo top > top.txt';
@@ -28,22 +27,9 @@ describe.each(['local', 'vercel'] as const)('a baked base in the archive (%s, th
     const { env, standin } = await providerTestEnv(provider);
     const queue = `persist@${provider}`;
     const fleet = (args: string[]) => runFleet(args, env);
-    const json = async <T,>(args: string[]): Promise<T> => {
-      const result = await fleet([...args, '--json']);
-      expect(result.code, `${args.join(' ')}: ${result.stdout} ${result.stderr}`).toBe(0);
-      return cliJson(result.stdout) as T;
-    };
-    const sh = async (script: string) => {
-      const result = await fleet(['exec', 'ws', '--', 'sh', '-c', script]);
-      expect(result.code, result.stderr).toBe(0);
-      return result.stdout;
-    };
-    let up = startFleet(['up'], env);
-    addCleanup(async () => {
-      killGroup(up.child, 'SIGKILL');
-      await up.exited;
-    });
-    await up.waitForOutput('workers', 60_000);
+    const json = fleetJson(env);
+    const sh = fleetShell(env, 'ws');
+    const up = await startLosableFleetUp(env);
 
     const manifest = path.join(await tempDir('base-seed'), 'base.json');
     await writeFile(manifest, JSON.stringify({ schemaVersion: 1, name: 'seeded', runtime: 'node22', setup: [SETUP], smoke: ['test -f lib/d5/f-60.txt'] }));
@@ -87,14 +73,7 @@ describe.each(['local', 'vercel'] as const)('a baked base in the archive (%s, th
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
 
     // The sandbox is lost, and the workspace comes back from its revision exactly.
-    if (standin) await standinProvider(standin).destroy(created.runtime.handle, AbortSignal.timeout(30_000));
-    else {
-      killGroup(up.child, 'SIGKILL');
-      await up.exited;
-      await rm(path.join(env.FLEET_HOME!, 'live', 'ws'), { recursive: true, force: true });
-      up = startFleet(['up'], env);
-      await up.waitForOutput('workers', 60_000);
-    }
+    await up.lose(['ws'], standin ? () => standinProvider(standin).destroy(created.runtime.handle, AbortSignal.timeout(30_000)) : null);
     expect(await json<{ source: string }>(['provision', 'ws', '--wait'])).toMatchObject({ source: persisted.result.revision });
     expect(await sh(SHOW)).toBe(AFTER);
   });

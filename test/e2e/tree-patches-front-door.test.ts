@@ -3,14 +3,15 @@
 // that changes a few files of a large directory commits that directory as a patch of its previous
 // tree; rollbacks, a rebuild from the archive and `fleet export` give the exact trees back, and
 // `fleet verify` checks the patch against its id.
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ArchiveStore } from '../../src/archive/archive-store.js';
 import { loadConfig } from '../../src/config.js';
 import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir, testEnv } from '../helpers/fleet-env.js';
-import { cliJson, killGroup, runFleet, startFleet } from '../helpers/processes.js';
+import { startLosableFleetUp } from '../helpers/fleet-up.js';
+import { fleetJson, fleetShell, runFleet } from '../helpers/processes.js';
 import { standinProvider } from '../helpers/vercel-standin/standin-provider.js';
 import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
 import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
@@ -31,22 +32,9 @@ describe('tree patches through fleet up and the CLI', () => {
       }
       const env = await testEnv({ ...extra, FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
       const fleet = (args: string[]) => runFleet(args, env);
-      const json = async <T,>(args: string[]): Promise<T> => {
-        const result = await fleet([...args, '--json']);
-        expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
-        return cliJson(result.stdout) as T;
-      };
-      const sh = async (script: string) => {
-        const result = await fleet(['exec', 'ws', '--', 'sh', '-c', script]);
-        expect(result.code, result.stderr).toBe(0);
-        return result.stdout;
-      };
-      let up = startFleet(['up'], env);
-      addCleanup(async () => {
-        killGroup(up.child, 'SIGKILL');
-        await up.exited;
-      });
-      await up.waitForOutput('workers', 60_000);
+      const json = fleetJson(env);
+      const sh = fleetShell(env, 'ws');
+      const up = await startLosableFleetUp(env);
 
       const created = await json<{ handle: string }>(['provision', 'ws', '--wait']);
       await sh(FIRST);
@@ -67,15 +55,7 @@ describe('tree patches through fleet up and the CLI', () => {
       const afterSecond = 'changed\nfirst 8\n60\nno-f-9\n';
       expect(await sh(SHOW)).toBe(afterSecond);
       // The sandbox is lost (Vercel: at the provider; local: its live tree with the host's process), and rebuilt from the patched revision.
-      if (standin) await standinProvider(standin).destroy(created.handle, AbortSignal.timeout(30_000));
-      else {
-        // The host dies with its live trees (fleet up SIGKILLed, the live tree gone), and comes back.
-        killGroup(up.child, 'SIGKILL');
-        await up.exited;
-        await rm(path.join(env.FLEET_HOME!, 'live', 'ws'), { recursive: true, force: true });
-        up = startFleet(['up'], env);
-        await up.waitForOutput('workers', 60_000);
-      }
+      await up.lose(['ws'], standin ? () => standinProvider(standin!).destroy(created.handle, AbortSignal.timeout(30_000)) : null);
       expect(await json<{ outcome: string; source: string }>(['provision', 'ws', '--wait'])).toMatchObject({ source: second });
       expect(await sh(SHOW)).toBe(afterSecond);
       await json(['rollback', 'ws', first, '--wait']);

@@ -124,6 +124,15 @@ export function cliJson(stdout: string): any {
   return parsed.data;
 }
 
+/** `fleet exec <workspace> -- sh -c <script>` with `env`: its stdout; throws with stderr unless it exits 0. */
+export function fleetShell(env: Record<string, string>, workspaceId: string): (script: string) => Promise<string> {
+  return async (script) => {
+    const result = await runFleet(['exec', workspaceId, '--', 'sh', '-c', script], env);
+    if (result.code !== 0) throw new Error(`fleet exec ${workspaceId} -- sh -c ${JSON.stringify(script)} exited ${result.code}: ${result.stderr}`);
+    return result.stdout;
+  };
+}
+
 /** `fleet <args> --json` with `env`: the answer's data; throws with stderr unless it exits 0. */
 export function fleetJson(env: Record<string, string>): <T = Record<string, unknown>>(args: string[]) => Promise<T> {
   return async <T,>(args: string[]): Promise<T> => {
