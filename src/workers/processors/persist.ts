@@ -3,7 +3,7 @@
  * persist intent: the fleet's client merged it when it added the job (the job carries its
  * `requestId`); for a job of any other producer the worker merges it now, once per job (G5 for
  * every producer, see persist-intent.ts). Then, holding the workspace's persist lock, it reads
- * the merged intent (falling back to the job's own request when a run already covered it), runs
+ * the merged intent (falling back to the job's own request, settled, when a run already covered it), runs
  * the persist protocol, and clears exactly the requests it covered. Permanent failures consume
  * the requests they attempted and are reported to waiters; an idle-reap request stops the
  * sandbox afterwards (even if the flush failed: stopping keeps the live files).
@@ -32,6 +32,17 @@ export async function ownRequestSeq(intents: PersistIntentStore, payload: Persis
   // Enqueued by a fleet client from before request ids: merged by it, with this number.
   if (payload.requestSeq !== undefined) return payload.requestSeq;
   return (await intents.claim(payload.workspaceId, job, payload)).seq;
+}
+
+/**
+ * The request a job runs when a run already covered its own (or its record is gone): once more,
+ * as an exact persist that settles (two walks or listings that agree, else nothing committed),
+ * never a single-walk reconcile. Its agent's turn may already be acknowledged and the agent
+ * writing again: a turn end walked once then can mix two moments (loss-window run X).
+ */
+export function coveredRequest(payload: PersistPayload, ownSeq: number): PersistRequest {
+  const exact = payload.delete || payload.reason === 'checkpoint';
+  return { workspaceId: payload.workspaceId, generation: payload.generation, delete: false, exact, force: payload.force, reason: payload.reason, turnId: payload.turnId ?? null, coveredSeq: ownSeq };
 }
 
 export interface PersistProcessorDeps extends RecordPersistDeps, StopDeps {
@@ -68,7 +79,7 @@ export function persistProcessor(deps: PersistProcessorDeps): Processor<PersistP
         const intent = await intents.read(payload.workspaceId);
         request = intent
           ? { workspaceId: payload.workspaceId, generation: intent.generation, delete: intent.delete, exact: !intent.delete && !intent.keep && intent.reason === 'checkpoint', force: intent.force, reason: intent.reason, turnId: intent.turnId, coveredSeq: intent.seq }
-          : { workspaceId: payload.workspaceId, generation: payload.generation, delete: payload.delete, exact: !payload.delete && payload.reason === 'checkpoint', force: payload.force, reason: payload.reason, turnId: payload.turnId ?? null, coveredSeq: ownSeq };
+          : coveredRequest(payload, ownSeq);
         ctx.logger.debug({ request, ownSeq }, 'persist request');
         // Writes after this moment may miss the revision: the persist lag counts from here, not from completion.
         capturedAt = Date.now();
