@@ -20,4 +20,5 @@ export const BENCHMARKS: Readonly<Record<string, () => Promise<{ default: Benchm
   'loss-window': () => import('./loss-window.js'),
   capacity: () => import('./capacity.js'),
   'key-split': () => import('./key-split.js'),
+  restore: () => import('./restore.js'),
 };

@@ -116,6 +116,8 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     copyTimeoutMs: config.deadlines.persistMs,
     treeLimits: config.treeLimits,
     onRsyncExit: (code) => void metrics.rsyncExit(code),
+    restoreViaTar: config.restoreViaTar,
+    onRestoreTarFailure: (failure) => logger.warn({ failure }, 'restore through tar failed; the revision was materialised instead'),
     sandbox: { isolation, uidFor: (workspaceId) => sandboxUids.allocate(workspaceId) },
   });
   // The Vercel provider exists when it is the default or credentials are configured.

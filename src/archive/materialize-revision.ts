@@ -26,7 +26,7 @@ const COPY_CONCURRENCY = 16;
  * name (four thread-pool round trips, where a read and a write through handles took eight);
  * larger ones are checked for holes first (a sparse object is copied hole by hole).
  */
-const SMALL_COPY_BYTES = 256 * 1024;
+export const SMALL_COPY_BYTES = 256 * 1024;
 
 export interface MaterializeOptions {
   /** PATH for `mkfifo`. */
@@ -64,7 +64,7 @@ export async function materializeRevision(store: ObjectStore, root: string, dest
       linked.set(node.linkKey, made);
     }
     try {
-      await copyObject(dir, node);
+      await copyObjectInto(store, dir, node, { owner, signal: options.signal });
     } catch (error) {
       settle?.reject(error);
       throw error;
@@ -73,53 +73,6 @@ export async function materializeRevision(store: ObjectStore, root: string, dest
     counts.bytes += node.size;
     options.onFile?.(counts.files);
     settle?.resolve(rel);
-  };
-
-  // The object's bytes as a new file `node.name` beneath `dir`, with its owner, mode and mtime.
-  const copyObject = async (dir: DirHandle, node: FileNode): Promise<void> => {
-    const object = store.objectPath(node.object);
-    // Objects this small are written whole (object-store.ts), never sparse: one copyFile (a
-    // reflink where the filesystem has them), then owner, mode and time by the new name, which
-    // only the fleet can reach (the staging tree is outside every sandbox's view until it is
-    // swapped in), and a look at its size: a short object fails the restore.
-    if (node.size <= SMALL_COPY_BYTES) {
-      const made = dir.entry(node.name);
-      await copyFile(object, made, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
-      if (owner) await lchown(made, owner.uid, owner.gid);
-      await chmod(made, node.mode);
-      const time = nodeTime(node.mtimeNs);
-      await utimes(made, time, time);
-      const { size } = await lstat(made);
-      if (size !== node.size) throw new StorageIoError({ operation: 'restore read', path: object, errno: 'EIO' }, `object holds ${size} bytes, its tree says ${node.size}`);
-      return;
-    }
-    if (isSparse(await stat(object, { bigint: true }))) {
-      const input = await store.openObject(node.object);
-      const output = await dir.openFile(node.name, CREATE_FILE_FLAGS, 0o600);
-      try {
-        await copyFileData(input, output, node.size, true, options.signal);
-        await finish(output, node);
-      } finally {
-        await input.close();
-        await output.close();
-      }
-      return;
-    }
-    // Exclusive (nothing is ever written through an existing name); a reflink where the filesystem has them.
-    await copyFile(object, dir.entry(node.name), constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
-    const output = await dir.openFile(node.name, constants.O_WRONLY | constants.O_NOFOLLOW);
-    try {
-      await finish(output, node);
-    } finally {
-      await output.close();
-    }
-  };
-
-  // Owner first (a chown clears setuid/setgid bits), then mode, then time (the chmod would not move it, but keep the order fixed).
-  const finish = async (output: FileHandle, node: FileNode): Promise<void> => {
-    if (owner) await output.chown(owner.uid, owner.gid);
-    await output.chmod(node.mode);
-    await setFileTime(output, node.mtimeNs);
   };
 
   const directory = async (dir: DirHandle, tree: string, rel: Buffer): Promise<void> => {
@@ -170,4 +123,60 @@ export async function materializeRevision(store: ObjectStore, root: string, dest
     throw error;
   }
   return counts;
+}
+
+/**
+ * The object of `node` as a new file `node.name` beneath `dir` (a directory only the fleet can
+ * reach), with its owner, mode and mtime: a copy (a reflink where the filesystem has them), holes
+ * kept. An object of another size than the tree says fails with `StorageIoError`.
+ */
+export async function copyObjectInto(
+  store: ObjectStore,
+  dir: DirHandle,
+  node: FileNode,
+  { owner, signal }: { readonly owner?: { readonly uid: number; readonly gid: number } | undefined; readonly signal: AbortSignal },
+): Promise<void> {
+  const object = store.objectPath(node.object);
+  // Objects this small are written whole (object-store.ts), never sparse: one copyFile (a
+  // reflink where the filesystem has them), then owner, mode and time by the new name, which
+  // only the fleet can reach (the staging tree is outside every sandbox's view until it is
+  // swapped in), and a look at its size: a short object fails the restore.
+  if (node.size <= SMALL_COPY_BYTES) {
+    const made = dir.entry(node.name);
+    await copyFile(object, made, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+    if (owner) await lchown(made, owner.uid, owner.gid);
+    await chmod(made, node.mode);
+    const time = nodeTime(node.mtimeNs);
+    await utimes(made, time, time);
+    const { size } = await lstat(made);
+    if (size !== node.size) throw new StorageIoError({ operation: 'restore read', path: object, errno: 'EIO' }, `object holds ${size} bytes, its tree says ${node.size}`);
+    return;
+  }
+  if (isSparse(await stat(object, { bigint: true }))) {
+    const input = await store.openObject(node.object);
+    const output = await dir.openFile(node.name, CREATE_FILE_FLAGS, 0o600);
+    try {
+      await copyFileData(input, output, node.size, true, signal);
+      await finishFile(output, node, owner);
+    } finally {
+      await input.close();
+      await output.close();
+    }
+    return;
+  }
+  // Exclusive (nothing is ever written through an existing name); a reflink where the filesystem has them.
+  await copyFile(object, dir.entry(node.name), constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+  const output = await dir.openFile(node.name, constants.O_WRONLY | constants.O_NOFOLLOW);
+  try {
+    await finishFile(output, node, owner);
+  } finally {
+    await output.close();
+  }
+}
+
+// Owner first (a chown clears setuid/setgid bits), then mode, then time (the chmod would not move it, but keep the order fixed).
+async function finishFile(output: FileHandle, node: FileNode, owner: { readonly uid: number; readonly gid: number } | undefined): Promise<void> {
+  if (owner) await output.chown(owner.uid, owner.gid);
+  await output.chmod(node.mode);
+  await setFileTime(output, node.mtimeNs);
 }

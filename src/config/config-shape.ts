@@ -209,6 +209,9 @@ export const CONFIG_SHAPE = deepFreeze({
   treePatches: variable('FLEET_ARCHIVE_TREE_PATCHES', flag(true), {
     doc: 'Format 2 persists store a changed directory as a patch of its previous tree when the patch is at most half the bytes of the whole tree (docs/archive-format.md, "Tree patches"); `false` stores every tree whole. Fleets before tree patches cannot read them: keep `false` until no such process reads the archive',
   }),
+  restoreViaTar: variable('FLEET_RESTORE_TAR', flag(true), {
+    doc: 'Local restores of format 2 revisions stream the revision from the archive into the host\'s GNU `tar -x`, which makes the files while the fleet reads the objects; `false` makes every file from the fleet\'s process (the restore before). A tar that fails is logged and the revision is made the other way',
+  }),
   changeScan: variable('FLEET_PERSIST_CHANGE_SCAN', flag(true), {
     doc: 'Format 2 persists find the directories that changed since the last walk of the same tree with one `find` over its ctimes and take the others from the previous revision by id (a full walk at least every 10 minutes); `false` walks every directory every time',
   }),

@@ -59,6 +59,10 @@ export interface LocalProviderOptions {
   readonly treeLimits?: TreeLimits;
   /** Counts the exit code of each restore's rsync (metrics). */
   readonly onRsyncExit?: (exitCode: number) => void;
+  /** Restore format 2 revisions through the host's tar (`FLEET_RESTORE_TAR`). @default true */
+  readonly restoreViaTar?: boolean;
+  /** Told when a restore through tar failed and the revision was materialised instead. */
+  readonly onRestoreTarFailure?: (failure: string) => void;
   /** Containment of commands. @default none: commands run as the fleet's user (host-side tests) */
   readonly sandbox?: LocalSandboxing;
 }

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { extractRevision } from '../../archive/extract-revision.js';
 import { materializeRevision } from '../../archive/materialize-revision.js';
 import type { ObjectStore } from '../../archive/object-store.js';
 import { parseRevisionRecord } from '../../archive/revision-record.js';
@@ -11,6 +12,10 @@ export interface MaterializeRecordDeps {
   readonly systemPath: string;
   /** Deadline of the whole restore. */
   readonly copyTimeoutMs: number;
+  /** Restore through the host's tar (extract-revision.ts); false: materialise every file from Node. @default true */
+  readonly restoreViaTar?: boolean | undefined;
+  /** Told when a restore through tar failed and the revision was materialised instead (tar's exit and stderr). */
+  readonly onRestoreTarFailure?: ((failure: string) => void) | undefined;
 }
 
 /**
@@ -25,11 +30,14 @@ export async function materializeRecord(
   if (record.workspaceId !== workspaceId) throw new ProviderPermanentError('local', 'importTree', `${from} is a revision of ${record.workspaceId}, not of ${workspaceId}`);
   const dest = await DirHandle.open(staging);
   try {
-    await materializeRevision(deps.objects(), record.root, dest, {
+    const options = {
       systemPath: deps.systemPath,
       signal: deadlineSignal(signal, deps.copyTimeoutMs),
       ...(uid === undefined ? {} : { owner: { uid, gid: uid } }),
-    });
+    };
+    const extracted = deps.restoreViaTar === false ? null : await extractRevision(deps.objects(), record.root, dest, { ...options, timeoutMs: deps.copyTimeoutMs });
+    if (extracted?.tarFailure !== undefined) deps.onRestoreTarFailure?.(extracted.tarFailure);
+    if (!extracted) await materializeRevision(deps.objects(), record.root, dest, options);
     // The staging root is private until it is swapped in (as giveTreeTo leaves it).
     if (uid !== undefined) await dest.chmod(0o700);
   } finally {

@@ -18,80 +18,21 @@
  * An object shorter or longer than its tree says fails the restore (`StorageIoError`).
  */
 import { once } from 'node:events';
-import { closeSync, constants, openSync, readSync } from 'node:fs';
-import { Transform } from 'node:stream';
 import { setImmediate } from 'node:timers/promises';
 import { createGzip } from 'node:zlib';
-import { pack as tarPack, type Headers as TarHeaders } from 'tar-stream';
+import { pack as tarPack } from 'tar-stream';
 import type { ObjectStore } from '../../archive/object-store.js';
 import type { TreeNode } from '../../archive/tree-object.js';
+import { coalescer, NotRepresentable, readSmallObject, tarText as text, tarTimed as timed, type TarEntryHeaders as Headers } from '../../archive/tar-entries.js';
 import { StorageIoError } from '../../errors/storage-io-error.js';
-import { storedMtimeNs } from '../../tree/file-times.js';
 import { ProviderPermanentError } from '../provider-errors.js';
 
-/** tar-stream's headers with the pax records it writes (its types lack them). */
-type Headers = TarHeaders & { pax?: Record<string, string> };
-
-/** What packRevisionObjects cannot write exactly (the caller falls back to the host's tar). */
-class NotRepresentable extends Error {}
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** Bytes of an object read at once. */
 const READ_BYTES = 256 * 1024;
 /** Objects up to this size are read whole and synchronously. */
 const SMALL_BYTES = 64 * 1024;
 /** Entries between two turns of the event loop. */
 const YIELD_EVERY = 256;
-
-function text(bytes: Buffer): string {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    throw new NotRepresentable();
-  }
-}
-
-// A nanosecond time as a pax decimal (`1700000000.123456789`); times before 1970 are not written here.
-function paxTime(ns: bigint): string {
-  if (ns < 0n) throw new NotRepresentable();
-  const whole = ns / 1_000_000_000n;
-  const frac = ns % 1_000_000_000n;
-  return frac === 0n ? String(whole) : `${whole}.${String(frac).padStart(9, '0')}`;
-}
-
-// The ustar time field and the exact time in a pax record.
-function timed(ns: bigint): Pick<Headers, 'mtime' | 'pax'> {
-  const stored = storedMtimeNs(ns);
-  return { mtime: new Date(Number(stored / 1_000_000n)), pax: { mtime: paxTime(stored) } };
-}
-
-/**
- * Joins tar-stream's small pieces (a 512-byte header, a kilobyte of content, its padding) into
- * chunks of `COALESCE_BYTES` for gzip: every write into a zlib stream is a round trip through the
- * thread pool, and one per piece made the packing wait on zlib most of the time.
- */
-const COALESCE_BYTES = 256 * 1024;
-
-function coalescer(): Transform {
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      pending.push(chunk);
-      pendingBytes += chunk.length;
-      if (pendingBytes >= COALESCE_BYTES) {
-        this.push(Buffer.concat(pending, pendingBytes));
-        pending = [];
-        pendingBytes = 0;
-      }
-      callback();
-    },
-    flush(callback) {
-      if (pendingBytes > 0) this.push(Buffer.concat(pending, pendingBytes));
-      callback();
-    },
-  });
-}
 
 /** Limits of one packed archive. */
 export interface PackLimits {
@@ -138,25 +79,8 @@ export async function packRevisionObjects(store: ObjectStore, root: string, limi
       }),
     );
 
-  // A small file: its object read whole, synchronously (a few microseconds from the page cache,
-  // where each round trip through the thread pool costs more than the read).
-  const addSmallFile = async (header: Headers, object: string): Promise<void> => {
-    const path = store.objectPath(object);
-    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-    let content: Buffer;
-    try {
-      const buffer = Buffer.allocUnsafe(header.size! + 1);
-      let read = 0;
-      for (let n = -1; n !== 0 && read < buffer.length; read += n) n = readSync(fd, buffer, read, buffer.length - read, null);
-      content = buffer.subarray(0, read);
-    } finally {
-      closeSync(fd);
-    }
-    if (content.length !== header.size) {
-      throw new StorageIoError({ operation: 'restore read', path, errno: 'EIO' }, `object holds ${content.length > header.size! ? `more than ${header.size}` : content.length} bytes, its tree says ${header.size}`);
-    }
-    await add(header, content);
-  };
+  // A small file: its object read whole, synchronously.
+  const addSmallFile = (header: Headers, object: string): Promise<void> => add(header, readSmallObject(store, object, header.size!));
 
   // A file: the object's bytes, read in pieces; an object of another size than the tree's fails.
   const addFile = async (header: Headers, object: string): Promise<void> => {

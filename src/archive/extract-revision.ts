@@ -1,0 +1,222 @@
+/**
+ * Restores a format 2 revision into an empty staging directory (the fleet's alone until it is
+ * swapped in) through the host's GNU tar: the revision travels as a pax tar written straight
+ * from the archive into `tar -x`, which makes the files in its own process while this one reads
+ * the objects. materializeRevision makes every file from here, five thread-pool round trips each;
+ * at 100,000 small files that is most of a restore (BENCHMARKS.md, "Restore through tar").
+ *
+ * What the tar does not carry:
+ * - files over `SMALL_COPY_BYTES` and the other names of their inodes: copied afterwards the way
+ *   materializeRevision copies them (a reflink where the filesystem has them, holes kept);
+ * - directory modes: tar makes every directory 0700, and each gets its mode last, deepest first,
+ *   once everything beneath it is in (a read-only directory is filled before it is closed).
+ *
+ * Everything else is what materializeRevision makes: modes, file times to the nanosecond (as Node
+ * sets them), symlinks, FIFOs, the names of one inode as hard links of one inode, names and
+ * symlink targets as raw bytes (pax records, which GNU tar takes as bytes under `LC_ALL=C`),
+ * every entry owned by `owner` when given (tar runs `--same-owner`), else by this process.
+ *
+ * A revision with a file time before 1970 is left to materializeRevision before anything is
+ * made, and so is one whose tar fails on its own (a full disk, say): the staging directory is
+ * emptied first, and materializeRevision's errors are typed by errno, where tar's exit status is
+ * not.
+ */
+import { once } from 'node:events';
+import { chmod } from 'node:fs/promises';
+import { PassThrough } from 'node:stream';
+import { setImmediate } from 'node:timers/promises';
+import { runCommand } from '../lib/run-command.js';
+import { mapBounded } from '../lib/map-bounded.js';
+import { chownDir } from '../tree/chown-tree.js';
+import { storedMtimeNs } from '../tree/file-times.js';
+import { DirHandle } from '../tree/dir-handle.js';
+import { removeEntry } from '../tree/remove-tree.js';
+import { copyObjectInto, materializeRevision, SMALL_COPY_BYTES, type Materialized, type MaterializeOptions } from './materialize-revision.js';
+import type { ObjectStore } from './object-store.js';
+import { readSmallObject } from './tar-entries.js';
+import { TarWriter } from './tar-writer.js';
+import type { FileNode } from './tree-object.js';
+import { childRel } from './tree-walk.js';
+
+/** Entries written between two turns of the event loop (small objects are read synchronously). */
+const YIELD_EVERY = 256;
+/** Large files copied at once after the tar. */
+const LATE_CONCURRENCY = 4;
+
+export interface ExtractOptions extends MaterializeOptions {
+  /** Deadline of the host's tar (the caller's signal may end it sooner). */
+  readonly timeoutMs: number;
+}
+
+export interface Extracted extends Materialized {
+  /** How the revision was made: `materialize` when it could not go through tar (`tarFailure` says why tar failed, if it ran). */
+  readonly via: 'tar' | 'materialize';
+  readonly tarFailure?: string;
+}
+
+/** A large file, or another name of its inode, made after the tar. */
+interface Late {
+  readonly dirRel: Buffer;
+  readonly rel: Buffer;
+  readonly node: FileNode;
+}
+
+/** What the tar leaves to do, found by one pass over the trees before anything is made. */
+interface Plan {
+  /** Directories in pre-order (each before its children), with their modes. */
+  readonly dirs: { readonly rel: Buffer; readonly mode: number }[];
+  readonly late: Late[];
+  /** Link keys whose inode is a large file (every name of it is late). */
+  readonly lateKeys: ReadonlySet<string>;
+}
+
+// The plan, or null when a file or FIFO has a time before 1970 (not written by TarWriter).
+async function planExtract(store: ObjectStore, root: string): Promise<Plan | null> {
+  const plan: Plan = { dirs: [], late: [], lateKeys: new Set() };
+  const visit = async (tree: string, rel: Buffer): Promise<boolean> => {
+    for (const node of await store.readTree(tree)) {
+      const childPath = childRel(rel, node.name);
+      if (node.type === 'd') {
+        plan.dirs.push({ rel: childPath, mode: node.mode });
+        if (!(await visit(node.tree, childPath))) return false;
+      } else if (node.type !== 'l') {
+        if (storedMtimeNs(node.mtimeNs) < 0n) return false;
+        if (node.type === 'f' && node.size > SMALL_COPY_BYTES) {
+          plan.late.push({ dirRel: rel, rel: childPath, node });
+          if (node.linkKey !== undefined) (plan.lateKeys as Set<string>).add(node.linkKey);
+        }
+      }
+    }
+    return true;
+  };
+  return (await visit(root, Buffer.alloc(0))) ? plan : null;
+}
+
+/**
+ * Restores revision tree `root` of `store` into the empty directory `dest`; null (nothing made)
+ * when the revision cannot go through tar (a time before 1970), for the caller to materialise.
+ */
+export async function extractRevision(store: ObjectStore, root: string, dest: DirHandle, options: ExtractOptions): Promise<Extracted | null> {
+  const plan = await planExtract(store, root);
+  if (!plan) return null;
+  const { owner } = options;
+  const uid = owner?.uid ?? process.getuid?.() ?? 0;
+  const gid = owner?.gid ?? process.getgid?.() ?? 0;
+  const counts = { files: 0, directories: plan.dirs.length, bytes: 0 };
+
+  const input = new PassThrough();
+  // The writer stops when tar ends early (it would wait for a drain that never comes) or fails.
+  const stop = new AbortController();
+  const signal = AbortSignal.any([options.signal, stop.signal]);
+  const tar = runCommand(
+    'tar',
+    ['-x', '-f', '-', '-C', '/proc/self/fd/3', '--preserve-permissions', '--numeric-owner', owner ? '--same-owner' : '--no-same-owner'],
+    { env: { PATH: options.systemPath, LC_ALL: 'C' }, timeoutMs: options.timeoutMs, signal, stdin: input, fds: [dest.fd] },
+  );
+  const tarEnded = tar.then(() => Promise.reject(new TarEndedEarly()));
+  tarEnded.catch(() => undefined);
+  const until = <T>(work: Promise<T>): Promise<T> => Promise.race([work, tarEnded]);
+  const writer = new TarWriter(async (chunk) => {
+    if (!input.write(chunk)) await until(once(input, 'drain'));
+  });
+
+  const firstNames = new Map<string, Buffer>();
+  let entries = 0;
+  const now = BigInt(Date.now()) * 1_000_000n;
+  const walk = async (tree: string, rel: Buffer): Promise<void> => {
+    for (const node of await until(store.readTree(tree))) {
+      signal.throwIfAborted();
+      if (++entries % YIELD_EVERY === 0) await setImmediate();
+      const at = childRel(rel, node.name);
+      const common = { path: at, uid, gid };
+      switch (node.type) {
+        case 'd':
+          await writer.add({ ...common, type: 'directory', mode: 0o700, mtimeNs: now });
+          await walk(node.tree, at);
+          break;
+        case 'f': {
+          if (node.size > SMALL_COPY_BYTES || (node.linkKey !== undefined && plan.lateKeys.has(node.linkKey))) break;
+          const first = node.linkKey === undefined ? undefined : firstNames.get(node.linkKey);
+          if (first !== undefined) {
+            await writer.add({ ...common, type: 'link', mode: node.mode, mtimeNs: now, linkPath: first });
+            break;
+          }
+          if (node.linkKey !== undefined) firstNames.set(node.linkKey, at);
+          await writer.add({ ...common, type: 'file', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs), content: readSmallObject(store, node.object, node.size) });
+          counts.files += 1;
+          counts.bytes += node.size;
+          options.onFile?.(counts.files);
+          break;
+        }
+        case 'l':
+          await writer.add({ ...common, type: 'symlink', mode: 0o777, mtimeNs: now, linkPath: node.target });
+          break;
+        case 'p':
+          await writer.add({ ...common, type: 'fifo', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs) });
+          break;
+      }
+    }
+  };
+
+  let writeError: unknown = null;
+  try {
+    await walk(root, Buffer.alloc(0));
+    await writer.end();
+    input.end();
+  } catch (error) {
+    if (!(error instanceof TarEndedEarly)) writeError = error;
+    stop.abort(error);
+    input.destroy();
+  }
+  const result = await tar;
+  if (writeError !== null) throw writeError;
+  options.signal.throwIfAborted();
+  if (result.exitCode !== 0) {
+    // tar failed on its own: start again by materialising, whose errors name the errno.
+    const failure = `tar exited ${result.exitCode ?? result.signal}${result.timedOut ? ' (timed out)' : ''}: ${result.stderr.trim().slice(-500)}`;
+    for (const name of await dest.names()) await removeEntry(dest, name);
+    return { ...(await materializeRevision(store, root, dest, options)), via: 'materialize', tarFailure: failure };
+  }
+
+  // The large files and the other names of their inodes, then every directory's mode, deepest first.
+  const lateFirst = new Map<string, Buffer>();
+  const lateLinks: Late[] = [];
+  const firsts = plan.late.filter((late) => {
+    const key = late.node.linkKey;
+    if (key === undefined) return true;
+    if (lateFirst.has(key)) {
+      lateLinks.push(late);
+      return false;
+    }
+    lateFirst.set(key, late.rel);
+    return true;
+  });
+  const inDir = async (dirRel: Buffer, work: (dir: DirHandle) => Promise<void>): Promise<void> => {
+    const dir = dirRel.length === 0 ? dest : await DirHandle.open(dest.privatePath(dirRel));
+    try {
+      await work(dir);
+    } finally {
+      if (dir !== dest) await dir.close();
+    }
+  };
+  await mapBounded(firsts, LATE_CONCURRENCY, (late) =>
+    inDir(late.dirRel, async (dir) => {
+      signal.throwIfAborted();
+      await copyObjectInto(store, dir, late.node, { owner, signal: options.signal });
+      counts.files += 1;
+      counts.bytes += late.node.size;
+      options.onFile?.(counts.files);
+    }),
+  );
+  for (const late of lateLinks) await inDir(late.dirRel, (dir) => dir.linkPath(dest.privatePath(lateFirst.get(late.node.linkKey!)!), late.node.name));
+  for (let i = plan.dirs.length - 1; i >= 0; i--) {
+    const dir = plan.dirs[i]!;
+    await chmod(dest.privatePath(dir.rel), dir.mode);
+  }
+  // The root last, like every directory (materializeRevision: it stays the fleet's while its contents are written).
+  if (owner) await chownDir(dest, owner.uid, owner.gid);
+  return { ...counts, via: 'tar' };
+}
+
+/** The host's tar exited while entries were still being written (its exit status says why). */
+class TarEndedEarly extends Error {}

@@ -1,0 +1,200 @@
+// The restore through the host's tar (extract-revision.ts) on real directories makes exactly what
+// materializeRevision makes: every entry type, mode (read-only directories, a setgid file as the archive keeps it), owner, size,
+// content, file time to the nanosecond and hard link; large files (copied after the tar, hard
+// links to them too); names that are not UTF-8 as raw bytes; a time before 1970 is left to
+// materializeRevision (null, nothing made); a damaged object fails typed; a tar that fails on its own falls back to materialising.
+import { execFileSync } from 'node:child_process';
+import { chmod, link, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { extractRevision } from '../../src/archive/extract-revision.js';
+import { materializeRevision } from '../../src/archive/materialize-revision.js';
+import { ObjectStore } from '../../src/archive/object-store.js';
+import { lookupPath } from '../../src/archive/revision-reader.js';
+import { StoreBuilder } from '../../src/archive/store-builder.js';
+import { StorageIoError } from '../../src/errors/storage-io-error.js';
+import { DirHandle } from '../../src/tree/dir-handle.js';
+import { UNLIMITED_TREE } from '../../src/tree/tree-limits.js';
+
+const SYSTEM_PATH = process.env.PATH ?? '/usr/bin:/bin';
+const UID = 54_321;
+let root: string;
+beforeEach(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'fleet-extract-'));
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+async function storeTree(store: ObjectStore, source: string): Promise<string> {
+  const src = await DirHandle.open(source);
+  try {
+    return await new StoreBuilder({ store, basis: null, cache: null, keepMissing: false, limits: UNLIMITED_TREE, signal: AbortSignal.timeout(60_000) }).build(src);
+  } finally {
+    await src.close();
+  }
+}
+
+type Owner = { uid: number; gid: number } | undefined;
+
+async function into<T>(dir: string, work: (handle: DirHandle) => Promise<T>): Promise<T> {
+  await mkdir(dir, { mode: 0o700 });
+  const handle = await DirHandle.open(dir);
+  try {
+    return await work(handle);
+  } finally {
+    await handle.close();
+  }
+}
+
+const options = (owner: Owner, systemPath = SYSTEM_PATH) => ({ systemPath, signal: AbortSignal.timeout(60_000), timeoutMs: 60_000, ...(owner ? { owner } : {}) });
+
+// Every entry beneath `dir`: type, mode, owner, size, content, target, file time in ns, and which names share an inode.
+async function describeTree(dir: string): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  const inodes = new Map<bigint, string>();
+  const visit = async (rel: string) => {
+    for (const name of (await readdir(path.join(dir, rel))).sort()) {
+      const relName = path.join(rel, name);
+      const full = path.join(dir, relName);
+      const st = await lstat(full, { bigint: true });
+      const base = { mode: Number(st.mode & 0o7777n), uid: Number(st.uid), gid: Number(st.gid) };
+      if (st.isDirectory()) {
+        out[relName] = { type: 'd', ...base };
+        await visit(relName);
+      } else if (st.isSymbolicLink()) out[relName] = { type: 'l', uid: base.uid, target: await readlink(full) };
+      else if (st.isFIFO()) out[relName] = { type: 'p', ...base, mtimeNs: String(st.mtimeNs) };
+      else {
+        const first = st.nlink > 1n ? inodes.get(st.ino) : undefined;
+        if (st.nlink > 1n && !first) inodes.set(st.ino, relName);
+        const content = await readFile(full);
+        out[relName] = { type: 'f', ...base, size: Number(st.size), mtimeNs: String(st.mtimeNs), content: content.subarray(0, 32).toString('base64'), length: content.length, linkedTo: first ?? null };
+      }
+    }
+  };
+  await visit('');
+  return out;
+}
+
+// A tree with every kind of entry the restore must make.
+async function richTree(source: string): Promise<void> {
+  await mkdir(path.join(source, 'dir/deeper'), { recursive: true });
+  await mkdir(path.join(source, 'readonly/inner'), { recursive: true });
+  await mkdir(path.join(source, 'empty-dir'));
+  await writeFile(path.join(source, 'small.txt'), 'small');
+  await writeFile(path.join(source, 'empty'), '');
+  await writeFile(path.join(source, 'dir/large.bin'), Buffer.alloc(3 * 1024 * 1024, 7));
+  await link(path.join(source, 'dir/large.bin'), path.join(source, 'large-link.bin'));
+  await writeFile(path.join(source, 'dir/deeper/exec.sh'), '#!/bin/sh\n');
+  await link(path.join(source, 'dir/deeper/exec.sh'), path.join(source, 'exec-link.sh'));
+  await chmod(path.join(source, 'dir/deeper/exec.sh'), 0o751);
+  await writeFile(path.join(source, 'readonly/inner/kept.txt'), 'in a read-only directory');
+  await writeFile(path.join(source, 'readonly/big.bin'), Buffer.alloc(400 * 1024, 3));
+  await writeFile(path.join(source, 'sgid'), 'setgid file');
+  await chmod(path.join(source, 'sgid'), 0o2755);
+  await writeFile(path.join(source, 'name with spaces and ünïcode'), 'x');
+  await writeFile(path.join(source, `${'long-'.repeat(40)}name`), 'a name over 100 bytes');
+  await mkdir(path.join(source, `${'deep-'.repeat(30)}dir`));
+  await writeFile(path.join(source, `${'deep-'.repeat(30)}dir`, `${'x'.repeat(120)}`), 'a path over 255 bytes');
+  await chmod(path.join(source, 'dir'), 0o750);
+  await symlink('../../outside', path.join(source, 'dir/link'));
+  await symlink('/etc/passwd', path.join(source, 'abs-link'));
+  execFileSync('mkfifo', [path.join(source, 'fifo')]);
+  execFileSync('find', [source, '-exec', 'touch', '-h', '-d', '@1700000000.123456789', '{}', '+']);
+  await chmod(path.join(source, 'readonly/inner'), 0o555);
+  await chmod(path.join(source, 'readonly'), 0o500);
+}
+
+describe('extractRevision', () => {
+  for (const owner of [undefined, { uid: UID, gid: UID }] as Owner[]) {
+    it(`makes exactly what materializeRevision makes (${owner ? 'owned by the workspace uid' : "owned by the fleet's user"})`, async () => {
+      const source = path.join(root, 'source');
+      await richTree(source);
+      const store = new ObjectStore(path.join(root, 'archive'));
+      const tree = await storeTree(store, source);
+
+      const materialized = await into(path.join(root, 'materialized'), (dest) => materializeRevision(store, tree, dest, options(owner)));
+      const extracted = await into(path.join(root, 'extracted'), (dest) => extractRevision(store, tree, dest, options(owner)));
+
+      expect(extracted?.via).toBe('tar');
+      expect(extracted).toMatchObject({ files: materialized.files, directories: materialized.directories, bytes: materialized.bytes });
+      const want = await describeTree(path.join(root, 'materialized'));
+      const got = await describeTree(path.join(root, 'extracted'));
+      expect(Object.keys(got).length).toBeGreaterThan(20);
+      expect(got).toEqual(want);
+      // Against the source too (modes, times, links): what materializeRevision is tested for.
+      expect((got['dir/deeper/exec.sh'] as { mode: number }).mode).toBe(0o751);
+      expect((got['readonly'] as { mode: number }).mode).toBe(0o500);
+      expect((got['exec-link.sh'] as { linkedTo: string }).linkedTo).toBe('dir/deeper/exec.sh');
+      expect((got['large-link.bin'] as { linkedTo: string | null }).linkedTo ?? (got['dir/large.bin'] as { linkedTo: string | null }).linkedTo).not.toBeNull();
+      expect((got['small.txt'] as { mtimeNs: string }).mtimeNs).toBe('1700000000123456000');
+      if (owner) expect(Object.values(got).every((entry) => (entry as { uid: number }).uid === UID)).toBe(true);
+      expect((await lstat(path.join(root, 'extracted'))).uid).toBe(owner ? UID : process.getuid!());
+    });
+  }
+
+  it('names and symlink targets that are not UTF-8 go through tar as raw bytes', async () => {
+    const source = path.join(root, 'source');
+    await mkdir(source);
+    const raw = (text: string, bytes: number[]) => Buffer.concat([Buffer.from(text), Buffer.from(bytes)]);
+    await writeFile(raw(`${source}/`, [0x66, 0xff, 0xfe, 0x0a, 0x78]), 'latin-1 bytes and a newline');
+    await symlink(raw('../', [0xff, 0x80]), raw(`${source}/link-`, [0xc3]));
+    const store = new ObjectStore(path.join(root, 'archive'));
+    const tree = await storeTree(store, source);
+    const extracted = await into(path.join(root, 'extracted'), (dest) => extractRevision(store, tree, dest, options(undefined)));
+    expect(extracted?.via).toBe('tar');
+    const names = (await readdir(path.join(root, 'extracted'), { encoding: 'buffer' })).map((name) => name.toString('hex')).sort();
+    expect(names).toEqual([Buffer.from([0x66, 0xff, 0xfe, 0x0a, 0x78]).toString('hex'), raw('link-', [0xc3]).toString('hex')].sort());
+    expect((await readlink(raw(`${root}/extracted/link-`, [0xc3]), { encoding: 'buffer' })).toString('hex')).toBe(raw('../', [0xff, 0x80]).toString('hex'));
+    expect(await readFile(raw(`${root}/extracted/`, [0x66, 0xff, 0xfe, 0x0a, 0x78]), 'utf8')).toBe('latin-1 bytes and a newline');
+  });
+
+  it('a file time before 1970 is left to materializeRevision: null, and nothing is made', async () => {
+    const source = path.join(root, 'source');
+    await mkdir(source);
+    await writeFile(path.join(source, 'old.txt'), 'from 1969');
+    // Node's utimes takes a negative time as now; touch sets it.
+    execFileSync('touch', ['-d', '@-86400', path.join(source, 'old.txt')]);
+    expect((await lstat(path.join(source, 'old.txt'), { bigint: true })).mtimeNs).toBeLessThan(0n);
+    const store = new ObjectStore(path.join(root, 'archive'));
+    const tree = await storeTree(store, source);
+    const dest = path.join(root, 'dest');
+    expect(await into(dest, (handle) => extractRevision(store, tree, handle, options(undefined)))).toBeNull();
+    expect(await readdir(dest)).toEqual([]);
+  });
+
+  it('an object shorter than its tree says fails typed, naming the object', async () => {
+    const source = path.join(root, 'source');
+    await mkdir(source);
+    await writeFile(path.join(source, 'a.txt'), 'a'.repeat(1000));
+    await writeFile(path.join(source, 'b.txt'), 'b'.repeat(1000));
+    const store = new ObjectStore(path.join(root, 'archive'));
+    const tree = await storeTree(store, source);
+    const node = await lookupPath(store, tree, Buffer.from('b.txt'));
+    if (node?.type !== 'f') throw new Error('b.txt not stored as a file');
+    await chmod(store.objectPath(node.object), 0o644);
+    await truncate(store.objectPath(node.object), 10);
+    const error = await into(path.join(root, 'dest'), (handle) => extractRevision(store, tree, handle, options(undefined))).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StorageIoError);
+    expect((error as StorageIoError).message).toContain('its tree says 1000');
+    expect((error as StorageIoError).context).toMatchObject({ path: store.objectPath(node.object) });
+  });
+
+  it('a tar that fails on its own (here: none on PATH that extracts) falls back to materialising, and says why', async () => {
+    const source = path.join(root, 'source');
+    await richTree(source);
+    const store = new ObjectStore(path.join(root, 'archive'));
+    const tree = await storeTree(store, source);
+    // A `tar` that reads a little and fails, the way a full disk makes GNU tar exit 2 midway.
+    const bin = path.join(root, 'bin');
+    await mkdir(bin);
+    await writeFile(path.join(bin, 'tar'), '#!/bin/sh\nhead -c 4096 > /dev/null\necho "tar: simulated failure" >&2\nexit 2\n', { mode: 0o755 });
+    const extracted = await into(path.join(root, 'extracted'), (dest) => extractRevision(store, tree, dest, options(undefined, `${bin}:${SYSTEM_PATH}`)));
+    expect(extracted?.via).toBe('materialize');
+    expect(extracted?.tarFailure).toContain('tar exited 2');
+    expect(extracted?.tarFailure).toContain('simulated failure');
+    await into(path.join(root, 'materialized'), (dest) => materializeRevision(store, tree, dest, options(undefined)));
+    expect(await describeTree(path.join(root, 'extracted'))).toEqual(await describeTree(path.join(root, 'materialized')));
+  });
+});
