@@ -18,7 +18,8 @@ import { DirHandle } from '../../src/tree/dir-handle.js';
 import { UNLIMITED_TREE } from '../../src/tree/tree-limits.js';
 
 const SYSTEM_PATH = process.env.PATH ?? '/usr/bin:/bin';
-const UID = 54_321;
+// Past the ustar uid field (7 octal digits): it travels in the pax header.
+const UID = 3_000_000;
 let root: string;
 beforeEach(async () => {
   root = await mkdtemp(path.join(tmpdir(), 'fleet-extract-'));
