@@ -33,19 +33,23 @@ import { DirHandle } from '../tree/dir-handle.js';
 import { removeEntry } from '../tree/remove-tree.js';
 import { copyObjectInto, materializeRevision, SMALL_COPY_BYTES, type Materialized, type MaterializeOptions } from './materialize-revision.js';
 import type { ObjectStore } from './object-store.js';
-import { readSmallObject } from './tar-entries.js';
+import { readObjectExactly, readSmallObject } from './tar-entries.js';
 import { TarWriter } from './tar-writer.js';
-import type { FileNode } from './tree-object.js';
+import type { FileNode, TreeNode } from './tree-object.js';
 import { childRel } from './tree-walk.js';
 
-/** Entries written between two turns of the event loop (small objects are read synchronously). */
+/** Entries written between two turns of the event loop when objects are read synchronously. */
 const YIELD_EVERY = 256;
+/** Objects read ahead of the writer, through the thread pool (a cold archive is read in parallel). */
+const READ_AHEAD = 32;
 /** Large files copied at once after the tar. */
 const LATE_CONCURRENCY = 4;
 
 export interface ExtractOptions extends MaterializeOptions {
   /** Deadline of the host's tar (the caller's signal may end it sooner). */
   readonly timeoutMs: number;
+  /** Objects read ahead of the writer (0: each read synchronously when written). @default READ_AHEAD */
+  readonly readAhead?: number;
 }
 
 export interface Extracted extends Materialized {
@@ -63,6 +67,8 @@ interface Late {
 
 /** What the tar leaves to do, found by one pass over the trees before anything is made. */
 interface Plan {
+  /** Every entry in tar order (a directory before what it holds), with its path. */
+  readonly entries: { readonly at: Buffer; readonly node: TreeNode }[];
   /** Directories in pre-order (each before its children), with their modes. */
   readonly dirs: { readonly rel: Buffer; readonly mode: number }[];
   readonly late: Late[];
@@ -72,10 +78,11 @@ interface Plan {
 
 // The plan, or null when a file or FIFO has a time before 1970 (not written by TarWriter).
 async function planExtract(store: ObjectStore, root: string): Promise<Plan | null> {
-  const plan: Plan = { dirs: [], late: [], lateKeys: new Set() };
+  const plan: Plan = { entries: [], dirs: [], late: [], lateKeys: new Set() };
   const visit = async (tree: string, rel: Buffer): Promise<boolean> => {
     for (const node of await store.readTree(tree)) {
       const childPath = childRel(rel, node.name);
+      plan.entries.push({ at: childPath, node });
       if (node.type === 'd') {
         plan.dirs.push({ rel: childPath, mode: node.mode });
         if (!(await visit(node.tree, childPath))) return false;
@@ -120,29 +127,49 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
     if (!input.write(chunk)) await until(once(input, 'drain'));
   });
 
+  // Files that go into the tar, by entry index: their objects are read ahead, `readAhead` at a time.
+  const inTar = (node: TreeNode): node is FileNode => node.type === 'f' && node.size <= SMALL_COPY_BYTES && (node.linkKey === undefined || !plan.lateKeys.has(node.linkKey));
+  const readAhead = options.readAhead ?? READ_AHEAD;
+  const reads = new Map<number, Promise<Buffer>>();
+  let nextRead = 0;
+  const readUpTo = (last: number) => {
+    for (; nextRead <= last && nextRead < plan.entries.length; nextRead++) {
+      const node = plan.entries[nextRead]!.node;
+      if (!inTar(node)) continue;
+      const read = readObjectExactly(store, node.object, node.size);
+      read.catch(() => undefined);
+      reads.set(nextRead, read);
+    }
+  };
+  const contentOf = async (index: number, node: FileNode): Promise<Buffer> => {
+    if (readAhead === 0) return readSmallObject(store, node.object, node.size);
+    readUpTo(index + readAhead);
+    const read = reads.get(index)!;
+    reads.delete(index);
+    return until(read);
+  };
+
   const firstNames = new Map<string, Buffer>();
-  let entries = 0;
   const now = BigInt(Date.now()) * 1_000_000n;
-  const walk = async (tree: string, rel: Buffer): Promise<void> => {
-    for (const node of await until(store.readTree(tree))) {
+  const write = async (): Promise<void> => {
+    for (let index = 0; index < plan.entries.length; index++) {
+      const { at, node } = plan.entries[index]!;
       signal.throwIfAborted();
-      if (++entries % YIELD_EVERY === 0) await setImmediate();
-      const at = childRel(rel, node.name);
+      if (readAhead === 0 && index % YIELD_EVERY === YIELD_EVERY - 1) await setImmediate();
       const common = { path: at, uid, gid };
       switch (node.type) {
         case 'd':
           await writer.add({ ...common, type: 'directory', mode: 0o700, mtimeNs: now });
-          await walk(node.tree, at);
           break;
         case 'f': {
-          if (node.size > SMALL_COPY_BYTES || (node.linkKey !== undefined && plan.lateKeys.has(node.linkKey))) break;
+          if (!inTar(node)) break;
           const first = node.linkKey === undefined ? undefined : firstNames.get(node.linkKey);
           if (first !== undefined) {
             await writer.add({ ...common, type: 'link', mode: node.mode, mtimeNs: now, linkPath: first });
             break;
           }
           if (node.linkKey !== undefined) firstNames.set(node.linkKey, at);
-          await writer.add({ ...common, type: 'file', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs), content: readSmallObject(store, node.object, node.size) });
+          await writer.add({ ...common, type: 'file', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs), content: await contentOf(index, node) });
           counts.files += 1;
           counts.bytes += node.size;
           options.onFile?.(counts.files);
@@ -160,7 +187,7 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
 
   let writeError: unknown = null;
   try {
-    await walk(root, Buffer.alloc(0));
+    await write();
     await writer.end();
     input.end();
   } catch (error) {

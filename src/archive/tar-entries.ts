@@ -4,6 +4,7 @@
  * host's `tar -x` (extract-revision.ts).
  */
 import { closeSync, constants, openSync, readSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import type { Headers as TarHeaders } from 'tar-stream';
 import { StorageIoError } from '../errors/storage-io-error.js';
@@ -87,8 +88,27 @@ export function readSmallObject(store: ObjectStore, object: string, size: number
   } finally {
     closeSync(fd);
   }
-  if (content.length !== size) {
-    throw new StorageIoError({ operation: 'restore read', path, errno: 'EIO' }, `object holds ${content.length > size ? `more than ${size}` : content.length} bytes, its tree says ${size}`);
-  }
+  if (content.length !== size) throw shortObject(path, content.length, size);
   return content;
+}
+
+/** `readSmallObject` through the thread pool (reads of many objects overlap). */
+export async function readObjectExactly(store: ObjectStore, object: string, size: number): Promise<Buffer> {
+  const path = store.objectPath(object);
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  let content: Buffer;
+  try {
+    const buffer = Buffer.allocUnsafe(size + 1);
+    let read = 0;
+    for (let n = -1; n !== 0 && read < buffer.length; read += n) n = (await handle.read(buffer, read, buffer.length - read, null)).bytesRead;
+    content = buffer.subarray(0, read);
+  } finally {
+    await handle.close();
+  }
+  if (content.length !== size) throw shortObject(path, content.length, size);
+  return content;
+}
+
+function shortObject(path: string, held: number, size: number): StorageIoError {
+  return new StorageIoError({ operation: 'restore read', path, errno: 'EIO' }, `object holds ${held > size ? `more than ${size}` : held} bytes, its tree says ${size}`);
 }
