@@ -73,12 +73,12 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
       tar: (dir) =>
         into(dir, async (dest) => {
           const extracted = await extractRevision(store, root, dest, { ...options(), timeoutMs: TIMEOUT_MS });
-          if (extracted?.via !== 'tar') throw new Error(`bench: the restore did not go through tar (${extracted?.tarFailure ?? 'not representable'})`);
+          if (extracted.via !== 'tar') throw new Error(`bench: the restore did not go through tar (${extracted.tarFailure})`);
         }),
       tar_sync: (dir) =>
         into(dir, async (dest) => {
           const extracted = await extractRevision(store, root, dest, { ...options(), timeoutMs: TIMEOUT_MS, readAhead: 0 });
-          if (extracted?.via !== 'tar') throw new Error('bench: the restore did not go through tar');
+          if (extracted.via !== 'tar') throw new Error('bench: the restore did not go through tar');
         }),
       materialize: (dir) => into(dir, (dest) => materializeRevision(store, root, dest, options())),
       cp_a: (dir) => run('cp', ['-a', `${source}/.`, dir]),

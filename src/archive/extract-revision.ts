@@ -12,14 +12,14 @@
  *   once everything beneath it is in (a read-only directory is filled before it is closed).
  *
  * Everything else is what materializeRevision makes: modes, file times to the nanosecond (as Node
- * sets them), symlinks, FIFOs, the names of one inode as hard links of one inode, names and
- * symlink targets as raw bytes (pax records, which GNU tar takes as bytes under `LC_ALL=C`),
- * every entry owned by `owner` when given (tar runs `--same-owner`), else by this process.
+ * sets them, before 1970 too), symlinks, FIFOs, the names of one inode as hard links of one
+ * inode, names and symlink targets as raw bytes (tar-header.ts; GNU tar keeps them as bytes under
+ * `LC_ALL=C`), every entry owned by `owner` when given (tar runs `--same-owner`), else by this
+ * process.
  *
- * A revision with a file time before 1970 is left to materializeRevision before anything is
- * made, and so is one whose tar fails on its own (a full disk, say): the staging directory is
- * emptied first, and materializeRevision's errors are typed by errno, where tar's exit status is
- * not.
+ * A revision whose tar fails on its own (a full disk, say) is materialised instead: the staging
+ * directory is emptied first, and materializeRevision's errors are typed by errno, where tar's
+ * exit status is not.
  */
 import { once } from 'node:events';
 import { chmod } from 'node:fs/promises';
@@ -76,36 +76,29 @@ interface Plan {
   readonly lateKeys: ReadonlySet<string>;
 }
 
-// The plan, or null when a file or FIFO has a time before 1970 (not written by TarWriter).
-async function planExtract(store: ObjectStore, root: string): Promise<Plan | null> {
+// Every entry in tar order, and what is left for after the tar.
+async function planExtract(store: ObjectStore, root: string): Promise<Plan> {
   const plan: Plan = { entries: [], dirs: [], late: [], lateKeys: new Set() };
-  const visit = async (tree: string, rel: Buffer): Promise<boolean> => {
+  const visit = async (tree: string, rel: Buffer): Promise<void> => {
     for (const node of await store.readTree(tree)) {
       const childPath = childRel(rel, node.name);
       plan.entries.push({ at: childPath, node });
       if (node.type === 'd') {
         plan.dirs.push({ rel: childPath, mode: node.mode });
-        if (!(await visit(node.tree, childPath))) return false;
-      } else if (node.type !== 'l') {
-        if (storedMtimeNs(node.mtimeNs) < 0n) return false;
-        if (node.type === 'f' && node.size > SMALL_COPY_BYTES) {
-          plan.late.push({ dirRel: rel, rel: childPath, node });
-          if (node.linkKey !== undefined) (plan.lateKeys as Set<string>).add(node.linkKey);
-        }
+        await visit(node.tree, childPath);
+      } else if (node.type === 'f' && node.size > SMALL_COPY_BYTES) {
+        plan.late.push({ dirRel: rel, rel: childPath, node });
+        if (node.linkKey !== undefined) (plan.lateKeys as Set<string>).add(node.linkKey);
       }
     }
-    return true;
   };
-  return (await visit(root, Buffer.alloc(0))) ? plan : null;
+  await visit(root, Buffer.alloc(0));
+  return plan;
 }
 
-/**
- * Restores revision tree `root` of `store` into the empty directory `dest`; null (nothing made)
- * when the revision cannot go through tar (a time before 1970), for the caller to materialise.
- */
-export async function extractRevision(store: ObjectStore, root: string, dest: DirHandle, options: ExtractOptions): Promise<Extracted | null> {
+/** Restores revision tree `root` of `store` into the empty directory `dest`. */
+export async function extractRevision(store: ObjectStore, root: string, dest: DirHandle, options: ExtractOptions): Promise<Extracted> {
   const plan = await planExtract(store, root);
-  if (!plan) return null;
   const { owner } = options;
   const uid = owner?.uid ?? process.getuid?.() ?? 0;
   const gid = owner?.gid ?? process.getgid?.() ?? 0;
@@ -159,24 +152,24 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
       const common = { path: at, uid, gid };
       switch (node.type) {
         case 'd':
-          await writer.add({ ...common, type: 'directory', mode: 0o700, mtimeNs: now });
+          await writer.add({ ...common, type: 'dir', mode: 0o700, mtimeNs: now });
           break;
         case 'f': {
           if (!inTar(node)) break;
           const first = node.linkKey === undefined ? undefined : firstNames.get(node.linkKey);
           if (first !== undefined) {
-            await writer.add({ ...common, type: 'link', mode: node.mode, mtimeNs: now, linkPath: first });
+            await writer.add({ ...common, type: 'hardlink', mode: node.mode, mtimeNs: now, linkpath: first });
             break;
           }
           if (node.linkKey !== undefined) firstNames.set(node.linkKey, at);
-          await writer.add({ ...common, type: 'file', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs), content: await contentOf(index, node) });
+          await writer.add({ ...common, type: 'file', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs) }, await contentOf(index, node));
           counts.files += 1;
           counts.bytes += node.size;
           options.onFile?.(counts.files);
           break;
         }
         case 'l':
-          await writer.add({ ...common, type: 'symlink', mode: 0o777, mtimeNs: now, linkPath: node.target });
+          await writer.add({ ...common, type: 'symlink', mode: 0o777, mtimeNs: now, linkpath: node.target });
           break;
         case 'p':
           await writer.add({ ...common, type: 'fifo', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs) });

@@ -9,7 +9,7 @@ import { ExportFailedError } from '../errors/export-failed-error.js';
 import { encodePath } from '../archive/tree-walk.js';
 import { borrowBuffer, releaseBuffer } from '../tree/read-buffers.js';
 import type { RevisionEntry } from './revision-entries.js';
-import { TAR_END, tarHeader, tarPadding } from './tar-header.js';
+import { TAR_END, tarHeader, tarPadding } from '../archive/tar-header.js';
 
 /** Output is written in chunks of about this size (headers of small files coalesce). */
 const FLUSH_BYTES = 1024 * 1024;

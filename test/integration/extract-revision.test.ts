@@ -1,8 +1,7 @@
 // The restore through the host's tar (extract-revision.ts) on real directories makes exactly what
 // materializeRevision makes: every entry type, mode (read-only directories, a setgid file as the archive keeps it), owner, size,
 // content, file time to the nanosecond and hard link; large files (copied after the tar, hard
-// links to them too); names that are not UTF-8 as raw bytes; a time before 1970 is left to
-// materializeRevision (null, nothing made); a damaged object fails typed; a tar that fails on its own falls back to materialising.
+// links to them too); names that are not UTF-8 as raw bytes; times before 1970; a damaged object fails typed; a tar that fails on its own falls back to materialising.
 import { execFileSync } from 'node:child_process';
 import { chmod, link, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -118,7 +117,7 @@ describe('extractRevision', () => {
       const materialized = await into(path.join(root, 'materialized'), (dest) => materializeRevision(store, tree, dest, options(owner)));
       const extracted = await into(path.join(root, 'extracted'), (dest) => extractRevision(store, tree, dest, options(owner)));
 
-      expect(extracted?.via).toBe('tar');
+      expect(extracted.via).toBe('tar');
       expect(extracted).toMatchObject({ files: materialized.files, directories: materialized.directories, bytes: materialized.bytes });
       const want = await describeTree(path.join(root, 'materialized'));
       const got = await describeTree(path.join(root, 'extracted'));
@@ -144,25 +143,30 @@ describe('extractRevision', () => {
     const store = new ObjectStore(path.join(root, 'archive'));
     const tree = await storeTree(store, source);
     const extracted = await into(path.join(root, 'extracted'), (dest) => extractRevision(store, tree, dest, options(undefined)));
-    expect(extracted?.via).toBe('tar');
+    expect(extracted.via).toBe('tar');
     const names = (await readdir(path.join(root, 'extracted'), { encoding: 'buffer' })).map((name) => name.toString('hex')).sort();
     expect(names).toEqual([Buffer.from([0x66, 0xff, 0xfe, 0x0a, 0x78]).toString('hex'), raw('link-', [0xc3]).toString('hex')].sort());
     expect((await readlink(raw(`${root}/extracted/link-`, [0xc3]), { encoding: 'buffer' })).toString('hex')).toBe(raw('../', [0xff, 0x80]).toString('hex'));
     expect(await readFile(raw(`${root}/extracted/`, [0x66, 0xff, 0xfe, 0x0a, 0x78]), 'utf8')).toBe('latin-1 bytes and a newline');
   });
 
-  it('a file time before 1970 is left to materializeRevision: null, and nothing is made', async () => {
+  it('a file time before 1970 goes through tar as materializeRevision sets it', async () => {
     const source = path.join(root, 'source');
     await mkdir(source);
     await writeFile(path.join(source, 'old.txt'), 'from 1969');
+    await writeFile(path.join(source, 'older.txt'), 'from 1969, half a second in');
     // Node's utimes takes a negative time as now; touch sets it.
     execFileSync('touch', ['-d', '@-86400', path.join(source, 'old.txt')]);
+    execFileSync('touch', ['-d', '@-86399.5', path.join(source, 'older.txt')]);
     expect((await lstat(path.join(source, 'old.txt'), { bigint: true })).mtimeNs).toBeLessThan(0n);
     const store = new ObjectStore(path.join(root, 'archive'));
     const tree = await storeTree(store, source);
-    const dest = path.join(root, 'dest');
-    expect(await into(dest, (handle) => extractRevision(store, tree, handle, options(undefined)))).toBeNull();
-    expect(await readdir(dest)).toEqual([]);
+    const extracted = await into(path.join(root, 'extracted'), (dest) => extractRevision(store, tree, dest, options(undefined)));
+    expect(extracted.via).toBe('tar');
+    await into(path.join(root, 'materialized'), (dest) => materializeRevision(store, tree, dest, options(undefined)));
+    const got = await describeTree(path.join(root, 'extracted'));
+    expect(got).toEqual(await describeTree(path.join(root, 'materialized')));
+    expect((got['old.txt'] as { mtimeNs: string }).mtimeNs).toBe('-86400000000000');
   });
 
   it('an object shorter than its tree says fails typed, naming the object', async () => {
@@ -192,9 +196,9 @@ describe('extractRevision', () => {
     await mkdir(bin);
     await writeFile(path.join(bin, 'tar'), '#!/bin/sh\nhead -c 4096 > /dev/null\necho "tar: simulated failure" >&2\nexit 2\n', { mode: 0o755 });
     const extracted = await into(path.join(root, 'extracted'), (dest) => extractRevision(store, tree, dest, options(undefined, `${bin}:${SYSTEM_PATH}`)));
-    expect(extracted?.via).toBe('materialize');
-    expect(extracted?.tarFailure).toContain('tar exited 2');
-    expect(extracted?.tarFailure).toContain('simulated failure');
+    expect(extracted.via).toBe('materialize');
+    expect(extracted.tarFailure).toContain('tar exited 2');
+    expect(extracted.tarFailure).toContain('simulated failure');
     await into(path.join(root, 'materialized'), (dest) => materializeRevision(store, tree, dest, options(undefined)));
     expect(await describeTree(path.join(root, 'extracted'))).toEqual(await describeTree(path.join(root, 'materialized')));
   });

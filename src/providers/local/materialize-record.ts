@@ -35,9 +35,11 @@ export async function materializeRecord(
       signal: deadlineSignal(signal, deps.copyTimeoutMs),
       ...(uid === undefined ? {} : { owner: { uid, gid: uid } }),
     };
-    const extracted = deps.restoreViaTar === false ? null : await extractRevision(deps.objects(), record.root, dest, { ...options, timeoutMs: deps.copyTimeoutMs });
-    if (extracted?.tarFailure !== undefined) deps.onRestoreTarFailure?.(extracted.tarFailure);
-    if (!extracted) await materializeRevision(deps.objects(), record.root, dest, options);
+    if (deps.restoreViaTar === false) await materializeRevision(deps.objects(), record.root, dest, options);
+    else {
+      const extracted = await extractRevision(deps.objects(), record.root, dest, { ...options, timeoutMs: deps.copyTimeoutMs });
+      if (extracted.tarFailure !== undefined) deps.onRestoreTarFailure?.(extracted.tarFailure);
+    }
     // The staging root is private until it is swapped in (as giveTreeTo leaves it).
     if (uid !== undefined) await dest.chmod(0o700);
   } finally {

@@ -4,8 +4,9 @@
  * 100 bytes they go in the ustar fields as they are; longer ones go in a pax `path` / `linkpath`
  * record, with `hdrcharset=BINARY` when they are not UTF-8 (so readers keep the bytes instead of
  * converting them). A time with a fraction of a second, before 1970 or past the octal field, and a
- * size past 8 GiB, are pax records too. Owners are written as 0 with no names: an archive is a
- * tree, not a set of accounts.
+ * size past 8 GiB, are pax records too. Owners are numbers with no names, 0 unless given (an
+ * export is a tree, not a set of accounts; a restore through tar gives the workspace's uid), in
+ * pax records when past the ustar fields' 7 octal digits.
  */
 
 /** Size of a tar block. */
@@ -26,12 +27,17 @@ export interface TarHeader {
   readonly mtimeNs: bigint;
   /** Symlink target, or for a hard link the path of the entry it links to. */
   readonly linkpath?: Buffer;
+  /** Owner (numbers). @default 0 */
+  readonly uid?: number;
+  readonly gid?: number;
 }
 
 const TYPEFLAG: Record<TarType, string> = { file: '0', hardlink: '1', symlink: '2', dir: '5', fifo: '6' };
 const NAME_BYTES = 100;
 /** The largest value of a 12-byte octal field (11 digits). */
 const MAX_OCTAL_12 = 0o77777777777;
+/** The largest value of an 8-byte octal field (7 digits). */
+const MAX_OCTAL_8 = 0o7777777;
 const NS = 1_000_000_000n;
 
 // True when `bytes` are valid UTF-8 (they survive a decode and re-encode unchanged).
@@ -59,12 +65,12 @@ function paxRecord(key: string, value: Buffer): Buffer {
 }
 
 // A ustar header block with its checksum.
-function ustarBlock(name: Buffer, typeflag: string, mode: number, size: number, mtimeSeconds: number, linkname: Buffer): Buffer {
+function ustarBlock(name: Buffer, typeflag: string, mode: number, size: number, mtimeSeconds: number, linkname: Buffer, uid = 0, gid = 0): Buffer {
   const block = Buffer.alloc(TAR_BLOCK);
   name.copy(block, 0, 0, Math.min(name.length, NAME_BYTES));
   octal(block, 100, 8, mode);
-  octal(block, 108, 8, 0);
-  octal(block, 116, 8, 0);
+  octal(block, 108, 8, Math.min(uid, MAX_OCTAL_8));
+  octal(block, 116, 8, Math.min(gid, MAX_OCTAL_8));
   octal(block, 124, 12, size);
   octal(block, 136, 12, mtimeSeconds);
   block.fill(0x20, 148, 156);
@@ -95,8 +101,12 @@ export function tarHeader(entry: TarHeader): Buffer {
   if ((name.length > NAME_BYTES && !isUtf8(name)) || (link.length > NAME_BYTES && !isUtf8(link))) records.unshift(paxRecord('hdrcharset', Buffer.from('BINARY')));
   if (size > MAX_OCTAL_12) records.push(paxRecord('size', Buffer.from(String(size))));
   if (!wholeSeconds) records.push(paxRecord('mtime', Buffer.from(paxTime(entry.mtimeNs))));
+  const uid = entry.uid ?? 0;
+  const gid = entry.gid ?? 0;
+  if (uid > MAX_OCTAL_8) records.push(paxRecord('uid', Buffer.from(String(uid))));
+  if (gid > MAX_OCTAL_8) records.push(paxRecord('gid', Buffer.from(String(gid))));
   const mtimeField = seconds < 0n ? 0 : Number(seconds > BigInt(MAX_OCTAL_12) ? BigInt(MAX_OCTAL_12) : seconds);
-  const ustar = ustarBlock(name, TYPEFLAG[entry.type], entry.mode & 0o7777, Math.min(size, MAX_OCTAL_12), mtimeField, link);
+  const ustar = ustarBlock(name, TYPEFLAG[entry.type], entry.mode & 0o7777, Math.min(size, MAX_OCTAL_12), mtimeField, link, uid, gid);
   if (records.length === 0) return ustar;
   const body = Buffer.concat(records);
   // The extended header's own name is informational (readers use the records); GNU tar's pattern.
