@@ -34,7 +34,7 @@ import { rng } from '../test/helpers/rng.js';
 const run = promisify(execFile);
 const SYSTEM_PATH = process.env.PATH ?? '/usr/bin:/bin';
 const TIMEOUT_MS = 30 * 60_000;
-const WAYS = ['tar', 'tar_sync', 'materialize', 'cp_a'] as const;
+const WAYS = ['tar', 'materialize', 'cp_a'] as const;
 type Way = (typeof WAYS)[number];
 
 interface Sample {
@@ -75,11 +75,6 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
           const extracted = await extractRevision(store, root, dest, { ...options(), timeoutMs: TIMEOUT_MS });
           if (extracted.via !== 'tar') throw new Error(`bench: the restore did not go through tar (${extracted.tarFailure})`);
         }),
-      tar_sync: (dir) =>
-        into(dir, async (dest) => {
-          const extracted = await extractRevision(store, root, dest, { ...options(), timeoutMs: TIMEOUT_MS, readAhead: 0 });
-          if (extracted.via !== 'tar') throw new Error('bench: the restore did not go through tar');
-        }),
       materialize: (dir) => into(dir, (dest) => materializeRevision(store, root, dest, options())),
       cp_a: (dir) => run('cp', ['-a', `${source}/.`, dir]),
     };
@@ -93,7 +88,7 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
       await rm(dir, { recursive: true, force: true });
       return sample;
     };
-    const samples = await interleave(repeats, { tar: way('tar'), tar_sync: way('tar_sync'), materialize: way('materialize'), cp_a: way('cp_a') }, (name, repeat, sample) =>
+    const samples = await interleave(repeats, { tar: way('tar'), materialize: way('materialize'), cp_a: way('cp_a') }, (name, repeat, sample) =>
       ctx.log(`${label}repeat ${repeat + 1}: ${name} ${sample.ms.toFixed(0)} ms (cpu ${sample.cpuMs.toFixed(0)} ms)`),
     );
     const ms = (name: Way) => samples[name].map((s) => s.ms);
@@ -103,8 +98,6 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
       params: { files, totalMB: totalBytes / 1e6, repeats },
       metrics: {
         tar_ms: summarize(ms('tar'), 'ms'),
-        tar_sync_ms: summarize(ms('tar_sync'), 'ms'),
-        'tar_sync / cp -a': summarize(pairedRatios(ms('tar_sync'), ms('cp_a')), 'tar_sync/cp -a'),
         materialize_ms: summarize(ms('materialize'), 'ms'),
         cp_a_ms: summarize(ms('cp_a'), 'ms'),
         'tar / cp -a': tarRatio,

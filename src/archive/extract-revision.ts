@@ -33,23 +33,24 @@ import { DirHandle } from '../tree/dir-handle.js';
 import { removeEntry } from '../tree/remove-tree.js';
 import { copyObjectInto, materializeRevision, SMALL_COPY_BYTES, type Materialized, type MaterializeOptions } from './materialize-revision.js';
 import type { ObjectStore } from './object-store.js';
-import { readObjectExactly, readSmallObject } from './tar-entries.js';
+import { readSmallObject } from './tar-entries.js';
 import { TarWriter } from './tar-writer.js';
 import type { FileNode, TreeNode } from './tree-object.js';
 import { childRel } from './tree-walk.js';
 
-/** Entries written between two turns of the event loop when objects are read synchronously. */
-const YIELD_EVERY = 256;
-/** Objects read ahead of the writer, through the thread pool (a cold archive is read in parallel). */
-const READ_AHEAD = 32;
+/**
+ * Longest run of synchronous object reads between two turns of the event loop (ms). Reads from the
+ * page cache take microseconds, where a thread-pool round trip per object cost more than the read:
+ * reading 32 objects ahead through the pool made the 100,000-file restore 1.4–2.5x slower here
+ * (BENCHMARKS.md, "Restore through tar"). A cold archive is read one object at a time.
+ */
+const YIELD_MS = 20;
 /** Large files copied at once after the tar. */
 const LATE_CONCURRENCY = 4;
 
 export interface ExtractOptions extends MaterializeOptions {
   /** Deadline of the host's tar (the caller's signal may end it sooner). */
   readonly timeoutMs: number;
-  /** Objects read ahead of the writer (0: each read synchronously when written). @default READ_AHEAD */
-  readonly readAhead?: number;
 }
 
 export interface Extracted extends Materialized {
@@ -120,35 +121,19 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
     if (!input.write(chunk)) await until(once(input, 'drain'));
   });
 
-  // Files that go into the tar, by entry index: their objects are read ahead, `readAhead` at a time.
   const inTar = (node: TreeNode): node is FileNode => node.type === 'f' && node.size <= SMALL_COPY_BYTES && (node.linkKey === undefined || !plan.lateKeys.has(node.linkKey));
-  const readAhead = options.readAhead ?? READ_AHEAD;
-  const reads = new Map<number, Promise<Buffer>>();
-  let nextRead = 0;
-  const readUpTo = (last: number) => {
-    for (; nextRead <= last && nextRead < plan.entries.length; nextRead++) {
-      const node = plan.entries[nextRead]!.node;
-      if (!inTar(node)) continue;
-      const read = readObjectExactly(store, node.object, node.size);
-      read.catch(() => undefined);
-      reads.set(nextRead, read);
-    }
-  };
-  const contentOf = async (index: number, node: FileNode): Promise<Buffer> => {
-    if (readAhead === 0) return readSmallObject(store, node.object, node.size);
-    readUpTo(index + readAhead);
-    const read = reads.get(index)!;
-    reads.delete(index);
-    return until(read);
-  };
 
   const firstNames = new Map<string, Buffer>();
   const now = BigInt(Date.now()) * 1_000_000n;
   const write = async (): Promise<void> => {
-    for (let index = 0; index < plan.entries.length; index++) {
-      const { at, node } = plan.entries[index]!;
+    let turn = performance.now();
+    for (const { at, node } of plan.entries) {
       signal.throwIfAborted();
-      if (readAhead === 0 && index % YIELD_EVERY === YIELD_EVERY - 1) await setImmediate();
+      // Objects are read synchronously: timers (the job's lock renewal) run at least every YIELD_MS.
+      if (performance.now() - turn >= YIELD_MS) {
+        await setImmediate();
+        turn = performance.now();
+      }
       const common = { path: at, uid, gid };
       switch (node.type) {
         case 'd':
@@ -162,7 +147,7 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
             break;
           }
           if (node.linkKey !== undefined) firstNames.set(node.linkKey, at);
-          await writer.add({ ...common, type: 'file', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs) }, await contentOf(index, node));
+          await writer.add({ ...common, type: 'file', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs) }, readSmallObject(store, node.object, node.size));
           counts.files += 1;
           counts.bytes += node.size;
           options.onFile?.(counts.files);

@@ -4,7 +4,6 @@
  * host's `tar -x` (extract-revision.ts).
  */
 import { closeSync, constants, openSync, readSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import type { Headers as TarHeaders } from 'tar-stream';
 import { StorageIoError } from '../errors/storage-io-error.js';
@@ -87,23 +86,6 @@ export function readSmallObject(store: ObjectStore, object: string, size: number
     content = buffer.subarray(0, read);
   } finally {
     closeSync(fd);
-  }
-  if (content.length !== size) throw shortObject(path, content.length, size);
-  return content;
-}
-
-/** `readSmallObject` through the thread pool (reads of many objects overlap). */
-export async function readObjectExactly(store: ObjectStore, object: string, size: number): Promise<Buffer> {
-  const path = store.objectPath(object);
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-  let content: Buffer;
-  try {
-    const buffer = Buffer.allocUnsafe(size + 1);
-    let read = 0;
-    for (let n = -1; n !== 0 && read < buffer.length; read += n) n = (await handle.read(buffer, read, buffer.length - read, null)).bytesRead;
-    content = buffer.subarray(0, read);
-  } finally {
-    await handle.close();
   }
   if (content.length !== size) throw shortObject(path, content.length, size);
   return content;

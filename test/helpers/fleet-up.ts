@@ -34,6 +34,8 @@ export interface LosableFleetUp {
    * with their host (fleet up SIGKILLed, the workspaces' live trees gone, fleet up started again).
    */
   lose(workspaceIds: readonly string[], loseVercel: (() => Promise<void>) | null): Promise<void>;
+  /** Resolves once the running `fleet up`'s stdout (or `stream`), since it last started, contains `text`. */
+  waitForOutput(text: string | RegExp, timeoutMs?: number, stream?: 'stdout' | 'stderr'): Promise<void>;
 }
 
 /** Starts `fleet up` with `env` and resolves once its workers run. */
@@ -53,5 +55,6 @@ export async function startLosableFleetUp(env: Record<string, string>): Promise<
       up = startFleet(['up'], env);
       await up.waitForOutput('workers', 60_000);
     },
+    waitForOutput: (text, timeoutMs, stream) => up.waitForOutput(text, timeoutMs, stream),
   };
 }

@@ -14,8 +14,8 @@ export interface Spawned {
   stderr(): string;
   /** Resolves with the exit code (or 128 + signal number style string) once the process exits. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Resolves once stdout contains `text`. */
-  waitForOutput(text: string | RegExp, timeoutMs?: number): Promise<void>;
+  /** Resolves once stdout (or `stream`) contains `text`. */
+  waitForOutput(text: string | RegExp, timeoutMs?: number, stream?: 'stdout' | 'stderr'): Promise<void>;
 }
 
 /** Spawns a process in its own process group (so rsync children die with it when killed). */
@@ -37,6 +37,7 @@ export function spawnTracked(command: string, args: readonly string[], options: 
   });
   child.stderr!.on('data', (chunk: Buffer) => {
     err += chunk.toString();
+    for (const listener of listeners) listener();
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => {
@@ -50,13 +51,16 @@ export function spawnTracked(command: string, args: readonly string[], options: 
     stdout: () => out,
     stderr: () => err,
     exited,
-    waitForOutput(text, timeoutMs = 30_000) {
-      const matches = () => (typeof text === 'string' ? out.includes(text) : text.test(out));
+    waitForOutput(text, timeoutMs = 30_000, stream = 'stdout') {
+      const matches = () => {
+        const seen = stream === 'stdout' ? out : err;
+        return typeof text === 'string' ? seen.includes(text) : text.test(seen);
+      };
       return new Promise<void>((resolve, reject) => {
         if (matches()) return resolve();
         const timer = setTimeout(() => {
           listeners.delete(check);
-          reject(new Error(`timed out waiting for ${String(text)} in stdout; stderr: ${err.slice(-2000)}`));
+          reject(new Error(`timed out waiting for ${String(text)} in ${stream}; stderr: ${err.slice(-2000)}`));
         }, timeoutMs);
         const check = () => {
           if (matches()) {
