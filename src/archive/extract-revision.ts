@@ -25,6 +25,7 @@ import { once } from 'node:events';
 import { chmod } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import { setImmediate } from 'node:timers/promises';
+import { anySignal } from '../lib/any-signal.js';
 import { runCommand } from '../lib/run-command.js';
 import { mapBounded } from '../lib/map-bounded.js';
 import { chownDir } from '../tree/chown-tree.js';
@@ -108,7 +109,7 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
   const input = new PassThrough();
   // The writer stops when tar ends early (it would wait for a drain that never comes) or fails.
   const stop = new AbortController();
-  const signal = AbortSignal.any([options.signal, stop.signal]);
+  const signal = anySignal([options.signal, stop.signal]);
   const tar = runCommand(
     'tar',
     ['-x', '-f', '-', '-C', '/proc/self/fd/3', '--preserve-permissions', '--numeric-owner', owner ? '--same-owner' : '--no-same-owner'],
