@@ -67,10 +67,12 @@ interface Late {
   readonly node: FileNode;
 }
 
-/** What the tar leaves to do, found by one pass over the trees before anything is made. */
+/**
+ * What the tar leaves to do, found by one pass over the trees before anything is made (the tar
+ * walks them again: the store keeps trees it read in memory; the entries themselves are not held,
+ * so a million-entry revision costs no million-entry list).
+ */
 interface Plan {
-  /** Every entry in tar order (a directory before what it holds), with its path. */
-  readonly entries: { readonly at: Buffer; readonly node: TreeNode }[];
   /** Directories in pre-order (each before its children), with their modes. */
   readonly dirs: { readonly rel: Buffer; readonly mode: number }[];
   readonly late: Late[];
@@ -78,13 +80,12 @@ interface Plan {
   readonly lateKeys: ReadonlySet<string>;
 }
 
-// Every entry in tar order, and what is left for after the tar.
+// What is left for after the tar.
 async function planExtract(store: ObjectStore, root: string): Promise<Plan> {
-  const plan: Plan = { entries: [], dirs: [], late: [], lateKeys: new Set() };
+  const plan: Plan = { dirs: [], late: [], lateKeys: new Set() };
   const visit = async (tree: string, rel: Buffer): Promise<void> => {
     for (const node of await store.readTree(tree)) {
       const childPath = childRel(rel, node.name);
-      plan.entries.push({ at: childPath, node });
       if (node.type === 'd') {
         plan.dirs.push({ rel: childPath, mode: node.mode });
         await visit(node.tree, childPath);
@@ -126,9 +127,10 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
 
   const firstNames = new Map<string, Buffer>();
   const now = BigInt(Date.now()) * 1_000_000n;
-  const write = async (): Promise<void> => {
-    let turn = performance.now();
-    for (const { at, node } of plan.entries) {
+  let turn = performance.now();
+  const walk = async (tree: string, rel: Buffer): Promise<void> => {
+    for (const node of await until(store.readTree(tree))) {
+      const at = childRel(rel, node.name);
       signal.throwIfAborted();
       // Objects are read synchronously: timers (the job's lock renewal) run at least every YIELD_MS.
       if (performance.now() - turn >= YIELD_MS) {
@@ -139,6 +141,7 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
       switch (node.type) {
         case 'd':
           await writer.add({ ...common, type: 'dir', mode: 0o700, mtimeNs: now });
+          await walk(node.tree, at);
           break;
         case 'f': {
           if (!inTar(node)) break;
@@ -166,7 +169,7 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
 
   let writeError: unknown = null;
   try {
-    await write();
+    await walk(root, Buffer.alloc(0));
     await writer.end();
     input.end();
   } catch (error) {
@@ -179,7 +182,8 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
   options.signal.throwIfAborted();
   if (result.exitCode !== 0) {
     // tar failed on its own: start again by materialising, whose errors name the errno.
-    const failure = `tar exited ${result.exitCode ?? result.signal}${result.timedOut ? ' (timed out)' : ''}: ${result.stderr.trim().slice(-500)}`;
+    const status = result.exitCode !== null ? `exited ${result.exitCode}` : result.signal !== null ? `was killed (${result.signal})` : 'did not start';
+    const failure = `tar ${status}${result.timedOut ? ' (timed out)' : ''}: ${result.stderr.trim().slice(-500) || 'no output'}`;
     for (const name of await dest.names()) await removeEntry(dest, name);
     return { ...(await materializeRevision(store, root, dest, options)), via: 'materialize', tarFailure: failure };
   }

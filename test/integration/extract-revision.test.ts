@@ -202,4 +202,20 @@ describe('extractRevision', () => {
     await into(path.join(root, 'materialized'), (dest) => materializeRevision(store, tree, dest, options(undefined)));
     expect(await describeTree(path.join(root, 'extracted'))).toEqual(await describeTree(path.join(root, 'materialized')));
   });
+
+  it('no tar on PATH: the revision is materialised, and the failure says tar did not start', async () => {
+    const source = path.join(root, 'source');
+    await mkdir(path.join(source, 'dir'), { recursive: true });
+    await writeFile(path.join(source, 'dir/a.txt'), 'a');
+    await symlink('a.txt', path.join(source, 'dir/link'));
+    const store = new ObjectStore(path.join(root, 'archive'));
+    const tree = await storeTree(store, source);
+    const empty = path.join(root, 'empty-bin');
+    await mkdir(empty);
+    const extracted = await into(path.join(root, 'extracted'), (dest) => extractRevision(store, tree, dest, options(undefined, empty)));
+    expect(extracted.via).toBe('materialize');
+    expect(extracted.tarFailure).toMatch(/^tar did not start/);
+    await into(path.join(root, 'materialized'), (dest) => materializeRevision(store, tree, dest, options(undefined)));
+    expect(await describeTree(path.join(root, 'extracted'))).toEqual(await describeTree(path.join(root, 'materialized')));
+  });
 });
