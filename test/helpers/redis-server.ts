@@ -6,9 +6,34 @@ import { Redis } from 'ioredis';
 /** A fresh password for a test server: every Redis the fleet uses has one (config refuses a URL without it). */
 export const newRedisPassword = (): string => randomBytes(16).toString('hex');
 
-import { freePort } from '../../src/lib/free-port.js';
+import { createServer } from 'node:net';
+import { freePort as kernelFreePort } from '../../src/lib/free-port.js';
 
-export { freePort };
+/**
+ * Ports test servers take: below the kernel's ephemeral range (32768–60999 on Linux), from which
+ * the suite's hundreds of outgoing connections take their source ports. A port the kernel hands
+ * out for `listen(0)` comes from that range, so one of those connections could take it between
+ * the check and the server's bind, or while a test restarts its server on the same port.
+ */
+const TEST_PORTS = { low: 20_000, high: 32_000 } as const;
+
+// True when nothing listens on 127.0.0.1:`port` now.
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** A free loopback port below the ephemeral range (else one from the kernel). */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = TEST_PORTS.low + Math.floor(Math.random() * (TEST_PORTS.high - TEST_PORTS.low));
+    if (await bindable(port)) return port;
+  }
+  return kernelFreePort();
+}
 
 export async function ping(url: string): Promise<boolean> {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 500, commandTimeout: 500, retryStrategy: () => null });
