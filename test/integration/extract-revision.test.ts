@@ -7,14 +7,13 @@ import { chmod, link, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, sy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { storeTree } from '../helpers/store-tree.js';
 import { extractRevision } from '../../src/archive/extract-revision.js';
 import { materializeRevision } from '../../src/archive/materialize-revision.js';
 import { ObjectStore } from '../../src/archive/object-store.js';
 import { lookupPath } from '../../src/archive/revision-reader.js';
-import { StoreBuilder } from '../../src/archive/store-builder.js';
 import { StorageIoError } from '../../src/errors/storage-io-error.js';
 import { DirHandle } from '../../src/tree/dir-handle.js';
-import { UNLIMITED_TREE } from '../../src/tree/tree-limits.js';
 
 const SYSTEM_PATH = process.env.PATH ?? '/usr/bin:/bin';
 // Past the ustar uid field (7 octal digits): it travels in the pax header.
@@ -26,15 +25,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
-
-async function storeTree(store: ObjectStore, source: string): Promise<string> {
-  const src = await DirHandle.open(source);
-  try {
-    return await new StoreBuilder({ store, basis: null, cache: null, keepMissing: false, limits: UNLIMITED_TREE, signal: AbortSignal.timeout(60_000) }).build(src);
-  } finally {
-    await src.close();
-  }
-}
 
 type Owner = { uid: number; gid: number } | undefined;
 

@@ -6,12 +6,11 @@ import { chmod, lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, truncate, wr
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { storeTree } from '../helpers/store-tree.js';
 import { materializeRevision } from '../../src/archive/materialize-revision.js';
 import { ObjectStore } from '../../src/archive/object-store.js';
-import { StoreBuilder } from '../../src/archive/store-builder.js';
 import { StorageIoError } from '../../src/errors/storage-io-error.js';
 import { DirHandle } from '../../src/tree/dir-handle.js';
-import { UNLIMITED_TREE } from '../../src/tree/tree-limits.js';
 import { lookupPath } from '../../src/archive/revision-reader.js';
 
 const UID = 54_321;
@@ -22,16 +21,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
-
-// Stores the tree at `source` and returns its root tree id.
-async function storeTree(store: ObjectStore, source: string): Promise<string> {
-  const src = await DirHandle.open(source);
-  try {
-    return await new StoreBuilder({ store, basis: null, cache: null, keepMissing: false, limits: UNLIMITED_TREE, signal: AbortSignal.timeout(60_000) }).build(src);
-  } finally {
-    await src.close();
-  }
-}
 
 async function materialize(store: ObjectStore, tree: string, dest: string, owner?: { uid: number; gid: number }) {
   await mkdir(dest, { mode: 0o700 });

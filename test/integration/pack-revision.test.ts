@@ -7,16 +7,15 @@ import { chmod, link, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, sy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { storeTree } from '../helpers/store-tree.js';
 import { materializeRevision } from '../../src/archive/materialize-revision.js';
 import { ObjectStore } from '../../src/archive/object-store.js';
-import { StoreBuilder } from '../../src/archive/store-builder.js';
 import { lookupPath } from '../../src/archive/revision-reader.js';
 import { StorageIoError } from '../../src/errors/storage-io-error.js';
 import { ProviderPermanentError } from '../../src/providers/provider-errors.js';
 import { packRevisionObjects } from '../../src/providers/vercel/pack-revision.js';
 import { packTree } from '../../src/providers/vercel/pack-tree.js';
 import { DirHandle } from '../../src/tree/dir-handle.js';
-import { UNLIMITED_TREE } from '../../src/tree/tree-limits.js';
 
 const SYSTEM_PATH = process.env.PATH ?? '/usr/bin:/bin';
 const signal = () => AbortSignal.timeout(60_000);
@@ -27,15 +26,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
-
-async function storeTree(store: ObjectStore, source: string): Promise<string> {
-  const src = await DirHandle.open(source);
-  try {
-    return await new StoreBuilder({ store, basis: null, cache: null, keepMissing: false, limits: UNLIMITED_TREE, signal: signal() }).build(src);
-  } finally {
-    await src.close();
-  }
-}
 
 // The old path: materialise into a fresh directory, then the host's tar.
 async function packByTar(store: ObjectStore, tree: string): Promise<Buffer> {
