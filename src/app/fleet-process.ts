@@ -102,8 +102,12 @@ export async function startFleetProcess({ config, queues, hosts = [config.hostId
       releasers.add('host janitor', startHostJanitor(gcDeps(services), orphansEveryMs));
     }
     // Runs before the workers close (LIFO), so this process's persist worker still serves the flush.
+    // The checkpoint ticks stop first: a tick after the flush would enqueue a persist that this
+    // process no longer serves (it would wait in the queue until a fleet starts again); one before
+    // it coalesces with the flush's persist, which waits for it.
     if (ownHost && config.shutdown.flushMs > 0) {
       releasers.add('shutdown flush', async () => {
+        if (queues.includes('checkpoint')) await workers.stopTaking('checkpoint');
         await flushHeldWorkspaces(services, config.shutdown.flushMs);
       });
     }

@@ -51,6 +51,12 @@ export interface RunningWorkers {
   /** BullMQ queue names served (host-bound ones carry `@hostId`). */
   readonly queueNames: readonly string[];
   readonly registration: WorkerRegistration;
+  /**
+   * Stops fetching on one fleet queue (every host it is served for), lets its active jobs finish
+   * within `graceMs`, then forces; the other queues go on. Idempotent. Shutdown stops the checkpoint
+   * ticks this way before the flush, so no tick enqueues a persist after it that nobody serves.
+   */
+  stopTaking(queue: QueueName, graceMs?: number): Promise<void>;
   /** Stops fetching, lets active jobs finish within `graceMs`, then forces. Idempotent. */
   close(graceMs?: number): Promise<void>;
 }
@@ -134,27 +140,39 @@ export async function startWorkers(options: StartWorkersOptions): Promise<Runnin
   logger.info({ queues: workers.map((w) => w.bullName), concurrency: config.worker.concurrency ?? 'per queue' }, 'workers started');
   logger.info({ timeouts: effectiveTimeouts(config, workers) }, 'effective timeouts');
 
+  // Stops fetching on `selected`, lets their active jobs finish within `graceMs`, then cancels them and forces.
+  const closeWorkers = async (selected: typeof workers, graceMs: number): Promise<void> => {
+    const graceful = Promise.all(selected.map(({ worker }) => worker.close())).then(() => true);
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), graceMs);
+      timer.unref();
+    });
+    const finished = await Promise.race([graceful, expired]);
+    clearTimeout(timer);
+    if (finished) return;
+    logger.warn({ graceMs, queues: selected.map((w) => w.bullName) }, 'grace period over: cancelling active jobs');
+    for (const { bullName, cancellation } of selected) cancellation.cancelAllWith((jobId) => new JobCancelledError(bullName, jobId, 'shutdown'));
+    // Cancelled processors get a moment to clean up; then we stop waiting (jobs will stall and be re-run).
+    await Promise.race([graceful, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+    await Promise.race([Promise.all(selected.map(({ worker }) => worker.close(true))), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+  };
+  const stopped = new Map<QueueName, Promise<void>>();
   let closing: Promise<void> | null = null;
   return {
     queueNames: workers.map((w) => w.bullName),
     registration,
+    stopTaking(queue, graceMs = config.shutdown.graceMs) {
+      let done = stopped.get(queue);
+      if (!done) {
+        done = closeWorkers(workers.filter((w) => w.name === queue), graceMs);
+        stopped.set(queue, done);
+      }
+      return done;
+    },
     close(graceMs = config.shutdown.graceMs) {
       closing ??= (async () => {
-        const graceful = Promise.all(workers.map(({ worker }) => worker.close())).then(() => true);
-        let timer: NodeJS.Timeout | undefined;
-        const expired = new Promise<false>((resolve) => {
-          timer = setTimeout(() => resolve(false), graceMs);
-          timer.unref();
-        });
-        const finished = await Promise.race([graceful, expired]);
-        clearTimeout(timer);
-        if (!finished) {
-          logger.warn({ graceMs }, 'grace period over: cancelling active jobs');
-          for (const { bullName, cancellation } of workers) cancellation.cancelAllWith((jobId) => new JobCancelledError(bullName, jobId, 'shutdown'));
-          // Cancelled processors get a moment to clean up; then we stop waiting (jobs will stall and be re-run).
-          await Promise.race([graceful, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
-          await Promise.race([Promise.all(workers.map(({ worker }) => worker.close(true))), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
-        }
+        await closeWorkers(workers, graceMs);
         await registration.stop();
       })();
       return closing;

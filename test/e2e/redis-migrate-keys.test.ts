@@ -25,7 +25,7 @@ interface Migrated {
 
 describe('fleet redis migrate-keys', () => {
   it('single-slot → sharded with the fleet stopped: every workspace comes back whole under the new layout', { timeout: 240_000 }, async () => {
-    const { config, env } = await testConfig({ FLEET_REDIS_KEY_LAYOUT: 'single-slot', FLEET_HTTP_PORT: '0', FLEET_CHECKPOINT_INTERVAL_MS: '1000', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
+    const { config, env } = await testConfig({ FLEET_REDIS_KEY_LAYOUT: 'single-slot', FLEET_HTTP_PORT: '0', FLEET_CHECKPOINT_INTERVAL_MS: '1000', FLEET_SHUTDOWN_FLUSH_MS: '10000', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
     const redis = testConnection(config);
     addCleanup(() => redis.disconnect());
     const single = fleetKeys(config.redis.prefix, 'single-slot');
