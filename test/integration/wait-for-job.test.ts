@@ -30,8 +30,9 @@ describe('waitForJob', () => {
     const queue = new Queue('w', { connection: client, prefix: PREFIX });
     const events = new QueueEvents('w', { connection: blocking, prefix: PREFIX });
     addCleanup(async () => {
-      await events.close().catch(() => undefined);
-      await queue.close().catch(() => undefined);
+      const within = (closing: Promise<void>) => Promise.race([closing.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+      await within(events.close());
+      await within(queue.close());
       client.disconnect();
       blocking.disconnect();
     });
@@ -52,12 +53,15 @@ describe('waitForJob', () => {
     const waiting = waitForJob<{ doubled: number }>(queue, String(job.id), events, 45_000, 50);
     await threeFailedReconnects;
     await server.start();
-    const worker = new Worker('w', async (j) => ({ doubled: (j.data as { n: number }).n * 2 }), {
-      connection: createRedis({ url: server.url, role: 'worker', commandTimeoutMs: 500, name: 'wait-test-worker' }),
-      prefix: PREFIX,
-    });
+    const workerConnection = createRedis({ url: server.url, role: 'worker', commandTimeoutMs: 500, name: 'wait-test-worker' });
+    const worker = new Worker('w', async (j) => ({ doubled: (j.data as { n: number }).n * 2 }), { connection: workerConnection, prefix: PREFIX });
     worker.on('error', () => undefined);
-    addCleanup(() => worker.close());
+    // A close that hangs (bullmq#4656; it hung CI's afterEach twice after a restart) is forced, and the connection dropped.
+    addCleanup(async () => {
+      await Promise.race([worker.close(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+      await Promise.race([worker.close(true), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+      workerConnection.disconnect();
+    });
 
     expect(await waiting).toEqual({ doubled: 42 });
     expect(unhandled).toEqual([]);
