@@ -18,7 +18,9 @@
  */
 import type { BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
+import { setImmediate } from 'node:timers/promises';
 import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
+import { StorageError } from '../errors/storage-error.js';
 import { TaskPool } from '../lib/task-pool.js';
 import { READ_FILE_FLAGS, type DirHandle } from '../tree/dir-handle.js';
 import { sameMtime } from '../tree/file-times.js';
@@ -29,7 +31,8 @@ import type { ObjectStore } from './object-store.js';
 import { freshLinkKey, LinkGroups } from './link-groups.js';
 import { keyOf } from './prior-index.js';
 import type { StatCache, StatCacheEntry } from './stat-cache.js';
-import { storeOpenFile } from './store-open-file.js';
+import { storeOpenFile, type OpenFileOutcome } from './store-open-file.js';
+import { storeSmallFileSync } from './store-small-file-sync.js';
 import { storedMode } from './stored-mode.js';
 import { sameNode, type DirNode, type FileNode, type TreeNode } from './tree-object.js';
 import { childRel, encodePath, typeOf, vanished } from './tree-walk.js';
@@ -39,6 +42,13 @@ import { treeTotal } from './tree-totals.js';
 
 /** Files read and stored at once. */
 const FILE_CONCURRENCY = 16;
+/**
+ * Changed files up to this size (and not sparse, with one name) are stored synchronously
+ * (store-small-file-sync.ts): their dozen syscalls cost less than as thread-pool round trips.
+ */
+export const SYNC_FILE_BYTES = 64 * 1024;
+/** Longest run of synchronous stores between two turns of the event loop (ms): timers and lock renewals run. */
+const YIELD_MS = 20;
 /**
  * The racily-clean margin: a file whose mtime is not at least this much older than the previous
  * walk's start is hashed again even when its stat matches, so a same-size rewrite within one
@@ -127,6 +137,8 @@ export class StoreBuilder {
   /** Directories taken from the basis by id, unopened (`changed`), and the entries they hold. */
   reusedDirs = 0;
   reusedEntries = 0;
+  /** When the walk last let the event loop turn (synchronous stores). */
+  #turn = performance.now();
 
   constructor(options: StoreBuilderOptions) {
     this.#o = options;
@@ -343,6 +355,30 @@ export class StoreBuilder {
       this.reusedFiles += 1;
       return place({ object: unchanged.object, size: unchanged.size, mtimeNs: unchanged.mtimeNs, ctimeNs: stats.ctimeNs }, stats.mtimeNs);
     }
+    // What a read of the file found, into the slot (or the fallback).
+    const settle = (outcome: StoreOutcome) => {
+      if (outcome.kind === 'stored') {
+        // Read again but the same: it keeps the recorded time (a restored file has its stored form).
+        const before = frame.prior?.get(item.key);
+        const same = before?.type === 'f' && before.object === outcome.file.object && sameMtime(outcome.file.mtimeNs, before.mtimeNs);
+        if (before?.type !== 'f' || before.object !== outcome.file.object || before.mode !== mode) this.changedFiles += 1;
+        const stored = same ? { ...outcome.file, mtimeNs: before.mtimeNs } : outcome.file;
+        place(stored, outcome.file.mtimeNs);
+        return stored;
+      }
+      // Gone: a reconcile drops it. Refused or still changing: its previous version stays.
+      if (outcome.kind !== 'vanished' || this.#o.keepMissing) this.#fallback(frame, item, slot);
+      return null;
+    };
+    // A small file with one name: stored here and now, without the thread pool.
+    if (!inodeKey && stats.size <= BigInt(Math.min(SYNC_FILE_BYTES, this.#o.limits.maxFileBytes))) {
+      await this.#breathe();
+      const outcome = this.#storeSync(frame, name, rel);
+      if (outcome !== null) {
+        settle(outcome);
+        return;
+      }
+    }
     const first = inodeKey ? this.#inodes.get(inodeKey) : undefined;
     let resolve: ((stored: StoredFile | null) => void) | undefined;
     if (inodeKey && !first) this.#inodes.set(inodeKey, new Promise((r) => (resolve = r)));
@@ -357,17 +393,7 @@ export class StoreBuilder {
             if (before?.type !== 'f' || before.object !== stored.object || before.mode !== mode) this.changedFiles += 1;
             return place(stored);
           }
-          const outcome = await this.#store(frame, name, rel);
-          if (outcome.kind === 'stored') {
-            // Read again but the same: it keeps the recorded time (a restored file has its stored form).
-            const before = frame.prior?.get(item.key);
-            const same = before?.type === 'f' && before.object === outcome.file.object && sameMtime(outcome.file.mtimeNs, before.mtimeNs);
-            if (before?.type !== 'f' || before.object !== outcome.file.object || before.mode !== mode) this.changedFiles += 1;
-            stored = same ? { ...outcome.file, mtimeNs: before.mtimeNs } : outcome.file;
-            return place(stored, outcome.file.mtimeNs);
-          }
-          // Gone: a reconcile drops it. Refused or still changing: its previous version stays.
-          if (outcome.kind !== 'vanished' || this.#o.keepMissing) this.#fallback(frame, item, slot);
+          stored = settle(await this.#store(frame, name, rel));
         } finally {
           resolve?.(stored);
         }
@@ -376,6 +402,14 @@ export class StoreBuilder {
       resolve?.(null);
       throw error;
     }
+  }
+
+  // Lets the event loop turn when the walk has kept it for YIELD_MS; stops an aborted walk.
+  async #breathe(): Promise<void> {
+    if (performance.now() - this.#turn < YIELD_MS) return;
+    await setImmediate();
+    this.#turn = performance.now();
+    this.#pool.check();
   }
 
   // A file that could not be stored keeps the previous revision's version (upload-only, or refused), else it is dropped.
@@ -389,6 +423,46 @@ export class StoreBuilder {
     }
   }
 
+  // What a file that could not be opened is: vanished, refused as unreadable, or an error of the persist.
+  #openFailed(error: unknown, rel: Buffer): StoreOutcome {
+    if (vanished(error)) {
+      this.tally.vanished += 1;
+      return { kind: 'vanished' };
+    }
+    if (UNREADABLE.has(errnoOf(error) ?? '')) {
+      this.tally.refuse('unreadable', rel, `cannot be opened (${errnoOf(error)})`);
+      return { kind: 'refused' };
+    }
+    throw classifyStorageError(error, 'persist read', encodePath(rel));
+  }
+
+  /** `#store` for a small file, synchronously; null when the open file is not small after all (the caller stores it the other way). */
+  #storeSync(frame: Frame, name: Buffer, rel: Buffer): StoreOutcome | null {
+    let outcome;
+    try {
+      outcome = storeSmallFileSync(frame.src!, name, { store: this.#o.store, maxBytes: Math.min(SYNC_FILE_BYTES, this.#o.limits.maxFileBytes), label: encodePath(rel) });
+    } catch (error) {
+      if (error instanceof StorageError) throw error;
+      return this.#openFailed(error, rel);
+    }
+    if (outcome.kind === 'large') return null;
+    return this.#stored(outcome);
+  }
+
+  // Counts what a read of a changed file gave.
+  #stored(outcome: OpenFileOutcome): StoreOutcome {
+    if (outcome.kind === 'vanished') this.tally.vanished += 1;
+    if (outcome.kind === 'unstable') this.unstableFiles += 1;
+    if (outcome.kind !== 'stored') return { kind: outcome.kind === 'too-large' ? 'refused' : outcome.kind };
+    const { stored, before } = outcome;
+    this.hashedFiles += 1;
+    if (stored.written) {
+      this.newObjects += 1;
+      this.storedBytes += stored.bytes;
+    }
+    return { kind: 'stored', file: { object: stored.id, size: stored.bytes, mtimeNs: before.mtimeNs, ctimeNs: before.ctimeNs } };
+  }
+
   /**
    * Reads a changed file into the store, unless it vanished, is refused (unreadable, too large)
    * or keeps changing while it is read (then the next persist takes it).
@@ -398,32 +472,12 @@ export class StoreBuilder {
     try {
       source = await frame.src!.openFile(name, READ_FILE_FLAGS);
     } catch (error) {
-      if (vanished(error)) {
-        this.tally.vanished += 1;
-        return { kind: 'vanished' };
-      }
-      if (UNREADABLE.has(errnoOf(error) ?? '')) {
-        this.tally.refuse('unreadable', rel, `cannot be opened (${errnoOf(error)})`);
-        return { kind: 'refused' };
-      }
-      throw classifyStorageError(error, 'persist read', encodePath(rel));
+      return this.#openFailed(error, rel);
     }
     try {
       const outcome = await storeOpenFile(source, { store: this.#o.store, maxFileBytes: this.#o.limits.maxFileBytes, label: encodePath(rel), signal: this.#o.signal });
-      if (outcome.kind === 'vanished') this.tally.vanished += 1;
-      if (outcome.kind === 'too-large') {
-        this.tally.refuse('file-bytes', rel, `file of ${outcome.size} bytes is over the ${this.#o.limits.maxFileBytes}-byte limit`);
-        return { kind: 'refused' };
-      }
-      if (outcome.kind === 'unstable') this.unstableFiles += 1;
-      if (outcome.kind !== 'stored') return { kind: outcome.kind };
-      const { stored, before } = outcome;
-      this.hashedFiles += 1;
-      if (stored.written) {
-        this.newObjects += 1;
-        this.storedBytes += stored.bytes;
-      }
-      return { kind: 'stored', file: { object: stored.id, size: stored.bytes, mtimeNs: before.mtimeNs, ctimeNs: before.ctimeNs } };
+      if (outcome.kind === 'too-large') this.tally.refuse('file-bytes', rel, `file of ${outcome.size} bytes is over the ${this.#o.limits.maxFileBytes}-byte limit`);
+      return this.#stored(outcome);
     } finally {
       await source.close();
     }

@@ -15,7 +15,7 @@ import { hashFileData } from '../tree/hash-file-data.js';
 import type { ObjectStore, StoredObject } from './object-store.js';
 
 /** Reads of a file that keeps changing while it is read, before its previous version is kept. */
-const READ_ATTEMPTS = 3;
+export const READ_ATTEMPTS = 3;
 /**
  * How long after its mtime a file may still have a write(2) copying into it: a file this young
  * is read twice. One second covers a single write of hundreds of MB and a coarse clock.
@@ -63,6 +63,6 @@ async function settled(source: FileHandle, before: BigIntStats, seenAt: bigint, 
 }
 
 // True when a file's size, mtime or ctime moved while it was read (its bytes may mix two versions).
-function changedWhileRead(before: BigIntStats, after: BigIntStats): boolean {
+export function changedWhileRead(before: BigIntStats, after: BigIntStats): boolean {
   return before.size !== after.size || before.mtimeNs !== after.mtimeNs || before.ctimeNs !== after.ctimeNs;
 }

@@ -3,10 +3,11 @@
 // moving over on their next persist, the racily-clean rule and files rewritten while read.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmod, link, lstat, readdir, readFile, readlink, rm, stat, symlink, truncate, utimes, writeFile } from 'node:fs/promises';
+import { chmod, link, lstat, mkdir, readdir, readFile, readlink, rm, stat, symlink, truncate, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lookupPath } from '../../src/archive/revision-reader.js';
+import { SYNC_FILE_BYTES } from '../../src/archive/store-builder.js';
 import { livePaths } from '../../src/providers/local/live-paths.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
 
@@ -207,6 +208,48 @@ describe('archive format 2', () => {
     expect((await archived(h, 'ws', 'f.txt'))!.toString()).toBe('cccc');
     // And a tree that did not change is not read again.
     expect((await h.persist('ws')).unchanged).toBe(true);
+  });
+
+  it('small files rewritten in a loop during 30 persists (stored without the thread pool): every archived version is one the writer wrote', { timeout: 300_000 }, async () => {
+    const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2' });
+    await h.provision('ws');
+    const dir = path.join(h.live('ws'), 'small');
+    const size = 48 * 1024;
+    expect(size).toBeLessThanOrEqual(SYNC_FILE_BYTES);
+    const count = 64;
+    await mkdir(dir);
+    for (let i = 0; i < count; i++) await writeFile(path.join(dir, `f${i}`), Buffer.alloc(size, 0));
+    await h.persist('ws');
+    // A writer rewriting the files in place, one write(2) of uniform bytes per version, round after round.
+    const writer = spawn('python3', ['-c', `
+import os, sys
+size, count = int(sys.argv[2]), int(sys.argv[3])
+fds = [os.open(os.path.join(sys.argv[1], 'f%d' % i), os.O_WRONLY) for i in range(count)]
+v = 1
+while True:
+    for fd in fds:
+        os.pwrite(fd, bytes([v % 251 + 1]) * size, 0)
+        v += 1
+`, dir, String(size), String(count)]);
+    const versions = new Set<number>();
+    let stored = 0;
+    try {
+      for (let i = 0; i < 30; i++) {
+        const result = await h.persist('ws', { delete: false, reason: 'checkpoint' });
+        stored += result.changedFiles ?? 0;
+        for (let f = 0; f < count; f += 7) {
+          const bytes = (await archived(h, 'ws', `small/f${f}`))!;
+          expect(bytes.length).toBe(size);
+          expect(bytes.equals(Buffer.alloc(size, bytes[0]!)), `persist ${i}, f${f}: a torn version`).toBe(true);
+          versions.add(bytes[0]!);
+        }
+      }
+    } finally {
+      writer.kill('SIGKILL');
+    }
+    // The persists did take new versions (the writer was not idle, the files not all kept).
+    expect(stored).toBeGreaterThan(0);
+    expect(versions.size).toBeGreaterThan(1);
   });
 
   it('a 50 MB file rewritten in a loop during 50 persists: every archived version is one the writer wrote', { timeout: 600_000 }, async () => {

@@ -21,6 +21,8 @@ interface ExportJson {
   bytes: number;
   to?: string;
   tar?: string;
+  via?: 'tar' | 'materialize' | 'copy';
+  tarFailure?: string;
 }
 
 interface SameTreeOptions {
@@ -84,7 +86,9 @@ describe('fleet export', () => {
 
       const dir = path.join(out, 'tree');
       const summary = await exportJson(h, ['--to', dir]);
-      expect(summary).toMatchObject({ workspaceId: 'ws', revision: second, format: Number(format), to: dir });
+      // Format 2 is written through the host's tar, as a local restore is; format 1 is copied.
+      expect(summary).toMatchObject({ workspaceId: 'ws', revision: second, format: Number(format), to: dir, via: format === '2' ? 'tar' : 'copy' });
+      expect(summary).not.toHaveProperty('tarFailure');
       expectSameTree(await describeTree(dir), secondTree, { sparse: true, fifoTimes: format === '2', twiceSet: format === '1' });
       // Nothing else was left beside the target.
       expect(await readdir(out)).toEqual(['tree']);
@@ -144,6 +148,22 @@ describe('fleet export', () => {
     expect((await readdir(out)).sort()).toEqual(['exists.tar', 'full']);
     expect(await readdir(path.join(out, 'full'))).toEqual(['keep.txt']);
     expect(await readFile(path.join(out, 'exists.tar'), 'utf8')).toBe('mine');
+  });
+
+  it('format 2 --to with a host tar that fails midway: the tree is still exact, made file by file, and the failure is said', async () => {
+    const { h, secondTree } = await twoRevisions('2');
+    const realTar = execFileSync('sh', ['-c', 'command -v tar'], { encoding: 'utf8' }).trim();
+    const bin = await tempDir('tar-wrapper');
+    await writeFile(path.join(bin, 'tar'), `#!/bin/sh\ncase "$*" in *"-x "*) head -c 8192 > /dev/null; echo "tar: simulated: No space left on device" >&2; exit 2;; esac\nexec '${realTar}' "$@"\n`, { mode: 0o755 });
+    const out = await tempDir('export');
+    const dir = path.join(out, 'tree');
+    const result = await runFleet(['export', 'ws', '--to', dir, '--json'], { ...withoutRedis(h), PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}` });
+    expect(result.code, result.stderr).toBe(0);
+    const summary = cliJson(result.stdout) as ExportJson;
+    expect(summary).toMatchObject({ via: 'materialize', tarFailure: expect.stringMatching(/^tar exited 2: tar: simulated: No space left on device/) });
+    expect(result.stderr).toContain("export: the host's tar failed (tar exited 2");
+    expectSameTree(await describeTree(dir), secondTree, { sparse: true, fifoTimes: true });
+    expect(await readdir(out)).toEqual(['tree']);
   });
 
   it('an empty --to directory is filled; progress goes to stderr, the summary to stdout', async () => {

@@ -44,9 +44,13 @@ export function registerExport(program: Command, ctx: CliContext, run: (action: 
         const started = Date.now();
         const source = await exportSource(archive, workspaceId, revision);
         const bar = opts.json ? null : progressBar(ctx.io, `export ${workspaceId}/${source.revision}`);
-        const options = { systemPath: config.systemPath, onProgress: (done: number, total: number) => bar?.update(done, total) };
-        const made = await withInterrupt((signal) => (opts.to !== undefined ? exportToDirectory(archive, source, target, { ...options, signal }) : exportToTar(archive, source, target, { ...options, signal })));
+        // The host's tar that writes a format 2 tree gets the deadline of the restore that makes the same tree.
+        const options = { systemPath: config.systemPath, timeoutMs: config.deadlines.persistMs, onProgress: (done: number, total: number) => bar?.update(done, total) };
+        const made = await withInterrupt<{ files: number; bytes: number; tarFailure?: string }>((signal) =>
+          opts.to !== undefined ? exportToDirectory(archive, source, target, { ...options, signal }) : exportToTar(archive, source, target, { ...options, signal }),
+        );
         bar?.done();
+        if (made.tarFailure !== undefined) ctx.io.stderr(`export: the host's tar failed (${made.tarFailure}); the tree was made file by file instead\n`);
         const summary = { workspaceId, revision: source.revision, format: source.format, [opts.to !== undefined ? 'to' : 'tar']: target, ...made, durationMs: Date.now() - started };
         printResult(ctx.io, Boolean(opts.json), summary, () => `${workspaceId}: revision ${source.revision} (format ${source.format}) exported to ${target}: ${made.files} files, ${made.bytes} bytes`);
         return 0;

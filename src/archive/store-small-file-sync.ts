@@ -1,0 +1,80 @@
+/**
+ * `storeOpenFile` for a small file, without the thread pool: open beneath its directory's
+ * handle, stat, read whole, stat again, hash and store, close, all as synchronous syscalls. A
+ * changed file of a few KB costs about a dozen of them; as thread-pool round trips they were most
+ * of a persist of many small changed files, and of every first persist (BENCHMARKS.md, "Small
+ * files stored without the thread pool").
+ *
+ * The same rules as `storeOpenFile`: nothing followed (`O_NOFOLLOW`, and the open descriptor is
+ * what is read), a file whose size, mtime or ctime moved while it was read is read again (at most
+ * `READ_ATTEMPTS` times, then `unstable`), and one written in the second before it is read is
+ * read a second time and kept only when both reads are the same bytes with the stat unmoved.
+ *
+ * Answers `large` (nothing stored) when the open file is over `maxBytes` or sparse: the caller
+ * stores it the streaming way. Open errors are the caller's to classify (as for `openFile`).
+ */
+import { closeSync, fstatSync, openSync, readSync, type BigIntStats } from 'node:fs';
+import { classifyStorageError } from '../errors/classify-storage-error.js';
+import { StorageError } from '../errors/storage-error.js';
+import { isSparse } from '../tree/copy-file-data.js';
+import { READ_FILE_FLAGS, type DirHandle } from '../tree/dir-handle.js';
+import type { ObjectStore } from './object-store.js';
+import type { OpenFileOutcome } from './store-open-file.js';
+import { changedWhileRead, READ_ATTEMPTS, SETTLE_NS } from './store-open-file.js';
+
+export type SmallFileOutcome = OpenFileOutcome | { readonly kind: 'large' };
+
+export interface SmallFileOptions {
+  readonly store: Pick<ObjectStore, 'putBytesSync'>;
+  /** Largest file stored here; a larger one answers `large`. */
+  readonly maxBytes: number;
+  /** The workspace path, named by a storage error instead of the store's temporary. */
+  readonly label: string;
+}
+
+/** Opens `name` beneath `dir` (throws the open's error as it is) and stores it when small. */
+export function storeSmallFileSync(dir: DirHandle, name: Buffer, options: SmallFileOptions): SmallFileOutcome {
+  const fd = openSync(dir.entry(name), READ_FILE_FLAGS);
+  try {
+    for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+      const seenAt = BigInt(Date.now()) * 1_000_000n;
+      const before = fstatSync(fd, { bigint: true });
+      if (!before.isFile()) return { kind: 'vanished' };
+      if (before.size > BigInt(options.maxBytes) || isSparse(before)) return { kind: 'large' };
+      const bytes = readWhole(fd, Number(before.size));
+      const after = fstatSync(fd, { bigint: true });
+      if (changedWhileRead(before, after) || bytes.length !== Number(before.size)) continue;
+      if (young(before, seenAt)) {
+        const again = readWhole(fd, Number(before.size));
+        if (!again.equals(bytes) || changedWhileRead(before, fstatSync(fd, { bigint: true }))) continue;
+      }
+      let stored;
+      try {
+        stored = options.store.putBytesSync(bytes);
+      } catch (error) {
+        throw error instanceof StorageError ? classifyStorageError(error.cause, 'persist store', options.label) : error;
+      }
+      return { kind: 'stored', stored, before };
+    }
+    return { kind: 'unstable' };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+// Whether a file was changed too recently to trust one read (see SETTLE_NS).
+function young(stats: BigIntStats, seenAt: bigint): boolean {
+  return seenAt - stats.mtimeNs < SETTLE_NS || seenAt - stats.ctimeNs < SETTLE_NS;
+}
+
+// Up to `size` bytes from the start of `fd` (fewer when the file shrank meanwhile).
+function readWhole(fd: number, size: number): Buffer {
+  const bytes = Buffer.allocUnsafe(size);
+  let read = 0;
+  while (read < size) {
+    const n = readSync(fd, bytes, read, size - read, read);
+    if (n === 0) break;
+    read += n;
+  }
+  return read === size ? bytes : bytes.subarray(0, read);
+}
