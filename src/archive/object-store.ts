@@ -51,6 +51,20 @@ export interface StoredObject {
   readonly written: boolean;
 }
 
+/** A tree in its canonical form, with its id: what `putPreparedTree` stores. */
+export interface PreparedTree {
+  readonly sorted: TreeNode[];
+  readonly bytes: Buffer;
+  readonly id: string;
+}
+
+/** Sorts and encodes a tree and hashes it (no I/O). */
+export function prepareTree(nodes: readonly TreeNode[]): PreparedTree {
+  const sorted = sortNodes(nodes);
+  const bytes = encodeSortedTree(sorted);
+  return { sorted, bytes, id: sha256(bytes) };
+}
+
 export class ObjectStore {
   readonly #fanout = new Set<string>();
   readonly #trees = new Map<string, TreeNode[]>();
@@ -163,9 +177,12 @@ export class ObjectStore {
    * cache: a cached tree may have been collected since it was read.
    */
   async putTree(nodes: readonly TreeNode[], unchangedFrom?: string): Promise<{ id: string; written: boolean; patch?: boolean }> {
-    const sorted = sortNodes(nodes);
-    const bytes = encodeSortedTree(sorted);
-    const id = sha256(bytes);
+    return this.putPreparedTree(prepareTree(nodes), unchangedFrom);
+  }
+
+  /** `putTree` of a tree whose id was computed first (`prepareTree`: a walk goes on while it is written). */
+  async putPreparedTree(prepared: PreparedTree, unchangedFrom?: string): Promise<{ id: string; written: boolean; patch?: boolean }> {
+    const { sorted, bytes, id } = prepared;
     if (id === unchangedFrom) return { id, written: false };
     let written = false;
     let patch = false;

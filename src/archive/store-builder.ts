@@ -27,7 +27,7 @@ import { sameMtime } from '../tree/file-times.js';
 import type { TreeLimits } from '../tree/tree-limits.js';
 import { UNREADABLE } from './copy-entry.js';
 import { describeSource, type LiveItem } from './describe-source.js';
-import type { ObjectStore } from './object-store.js';
+import { prepareTree, type ObjectStore } from './object-store.js';
 import { freshLinkKey, LinkGroups } from './link-groups.js';
 import { keyOf } from './prior-index.js';
 import type { StatCache, StatCacheEntry } from './stat-cache.js';
@@ -139,6 +139,8 @@ export class StoreBuilder {
   reusedEntries = 0;
   /** When the walk last let the event loop turn (synchronous stores). */
   #turn = performance.now();
+  /** Tree writes under way (the build waits for them with the pool). */
+  readonly #treeWrites: Promise<void>[] = [];
 
   constructor(options: StoreBuilderOptions) {
     this.#o = options;
@@ -178,14 +180,19 @@ export class StoreBuilder {
     for (const item of described.items) await this.#live(frame, item);
     await Promise.all(frame.tasks);
     this.#pool.check();
-    if (frame.src && (await frame.src.stat()).nlink === 0n) await this.#vanishedDirectory(frame.prior);
+    if (frame.src && frame.src.statSync().nlink === 0n) await this.#vanishedDirectory(frame.prior);
     const nodes = frame.nodes.filter((n): n is TreeNode => n !== null);
     this.entries += nodes.length;
     // A directory whose every entry is its previous one is its previous tree: no encoding, no hashing.
     if (frame.priorTree !== undefined && sameNodes(nodes, frame.prior)) return frame.priorTree;
-    const { id, written } = await this.#o.store.putTree(nodes, frame.priorTree);
-    if (written) this.newTrees += 1;
-    return id;
+    // The id is known before the tree is written: the write joins the pool and the walk goes on (the build waits for it).
+    const prepared = prepareTree(nodes);
+    if (prepared.id !== frame.priorTree) {
+      await this.#pool.schedule(this.#treeWrites, async () => {
+        if ((await this.#o.store.putPreparedTree(prepared, frame.priorTree)).written) this.newTrees += 1;
+      });
+    }
+    return prepared.id;
   }
 
   // A node of the previous revision taken as it is (a directory keeps its whole tree by reference).
@@ -278,9 +285,10 @@ export class StoreBuilder {
       frame.nodes.push({ type: 'd', name: item.name, mode, tree: before.tree } satisfies DirNode);
       return;
     }
+    await this.#breathe();
     let src: DirHandle;
     try {
-      src = await frame.src!.openDir(item.name);
+      src = frame.src!.openDirSync(item.name);
     } catch (error) {
       const gone = vanished(error);
       if (gone) await this.#vanishedDirectory(before?.type === 'd' ? await this.#priorMap(before.tree) : undefined);
@@ -295,7 +303,7 @@ export class StoreBuilder {
       const tree = await this.#directory({ rel, depth: frame.depth + 1, src, prior, priorTree: before?.type === 'd' ? before.tree : undefined, nodes: [], tasks: [] });
       frame.nodes.push({ type: 'd', name: item.name, mode, tree } satisfies DirNode);
     } finally {
-      await src.close();
+      src.closeSync();
     }
   }
 

@@ -12,7 +12,7 @@
  *
  * A handle is owned by whoever opened it and must be closed exactly once.
  */
-import { close as closeCallback, constants, fchmod as fchmodCallback, fstat as fstatCallback, futimes as futimesCallback, lstat as lstatCallback, lstatSync, open as openCallback, opendirSync, readlinkSync, type BigIntStats } from 'node:fs';
+import { close as closeCallback, closeSync, constants, fchmod as fchmodCallback, fstat as fstatCallback, fstatSync, futimes as futimesCallback, lstat as lstatCallback, lstatSync, open as openCallback, openSync, opendirSync, readlinkSync, type BigIntStats } from 'node:fs';
 import { link, mkdir, open, opendir, readlink, rename, rmdir, symlink, unlink, type FileHandle } from 'node:fs/promises';
 
 /** Flags of every directory open: never follow the last component, fail unless a directory. */
@@ -70,6 +70,15 @@ export class DirHandle {
     return DirHandle.#adopt(fd);
   }
 
+  static #adoptSync(fd: number): DirHandle {
+    try {
+      return new DirHandle(fd, fstatSync(fd, { bigint: true }));
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+  }
+
   static async #adopt(fd: number): Promise<DirHandle> {
     try {
       return new DirHandle(fd, await fstatBigint(fd));
@@ -90,6 +99,11 @@ export class DirHandle {
   /** Opens a child directory beneath this one (`ENOTDIR` if it is anything else, a symlink included). */
   async openDir(name: Buffer): Promise<DirHandle> {
     return DirHandle.#adopt(await openFd(this.entry(name), DIRECTORY_FLAGS));
+  }
+
+  /** `openDir` without the thread pool (a tree walk opening thousands of directories, yielding on its own). */
+  openDirSync(name: Buffer): DirHandle {
+    return DirHandle.#adoptSync(openSync(this.entry(name), DIRECTORY_FLAGS));
   }
 
   /**
@@ -169,6 +183,11 @@ export class DirHandle {
     return fstatBigint(this.fd);
   }
 
+  /** `stat` without the thread pool. */
+  statSync(): BigIntStats {
+    return fstatSync(this.fd, { bigint: true });
+  }
+
   lstat(name: Buffer): Promise<BigIntStats> {
     return lstatBigint(this.entry(name));
   }
@@ -211,6 +230,13 @@ export class DirHandle {
 
   rename(name: Buffer, to: DirHandle, toName: Buffer): Promise<void> {
     return rename(this.entry(name), to.entry(toName));
+  }
+
+  /** `close` without the thread pool (idempotent). */
+  closeSync(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    closeSync(this.fd);
   }
 
   /** Closes the handle (idempotent). */

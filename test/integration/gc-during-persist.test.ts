@@ -57,7 +57,13 @@ interface Outcome {
 function instrument(store: ObjectStore, step: (label: string, stored?: { id: string; written: boolean }) => Promise<void>): (label?: string) => Promise<void> {
   let tail = Promise.resolve();
   const serial = (label: string, stored?: { id: string; written: boolean }) => (tail = tail.then(() => step(label, stored)));
-  const originals = { putBytes: store.putBytes.bind(store), putObject: store.putObject.bind(store), putTree: store.putTree.bind(store) };
+  const originals = {
+    putBytes: store.putBytes.bind(store),
+    putBytesSync: store.putBytesSync.bind(store),
+    putObject: store.putObject.bind(store),
+    putTree: store.putTree.bind(store),
+    putPreparedTree: store.putPreparedTree.bind(store),
+  };
   Object.assign(store, {
     putBytes: async (...args: Parameters<ObjectStore['putBytes']>) => {
       await serial('before putBytes');
@@ -75,6 +81,20 @@ function instrument(store: ObjectStore, step: (label: string, stored?: { id: str
       await serial('before putTree');
       const out = await originals.putTree(...args);
       await serial('after putTree', out);
+      return out;
+    },
+    putPreparedTree: async (...args: Parameters<ObjectStore['putPreparedTree']>) => {
+      await serial('before putTree');
+      const out = await originals.putPreparedTree(...args);
+      await serial('after putTree', out);
+      return out;
+    },
+    // Nothing of this process runs inside a synchronous store: its steps run at the persist's next
+    // turn of the event loop (a GC in another process could run anywhere; the protocol is the same).
+    putBytesSync: (...args: Parameters<ObjectStore['putBytesSync']>) => {
+      void serial('before putBytesSync');
+      const out = originals.putBytesSync(...args);
+      void serial('after putBytesSync', out);
       return out;
     },
   });
