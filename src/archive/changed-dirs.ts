@@ -43,6 +43,13 @@ export interface ChangedDirs {
    * entries did not change (so the name at `rel` still names the directory that walk saw).
    */
   reusable(parent: Buffer, rel: Buffer): boolean;
+  /**
+   * Whether the entry at `rel` changed since that walk (its ctime is after the moment it covers).
+   * An entry that did not is the inode that walk recorded under that name, as it was: writing,
+   * chmod, linking and renaming an inode all set its ctime, so no other inode can have come to
+   * that name without being listed.
+   */
+  changedEntry(rel: Buffer): boolean;
   /** Entries whose status changed, as `find` listed them. */
   readonly changedEntries: number;
 }
@@ -69,6 +76,7 @@ export function changedDirsOf(output: Buffer): ChangedDirs {
   return {
     rootClean: !holding.has('') && !changed.has(''),
     reusable: (parent, rel) => !holding.has(keyOf(rel)) && !changed.has(keyOf(rel)) && !changed.has(keyOf(parent)),
+    changedEntry: (rel) => changed.has(keyOf(rel)),
     changedEntries: records,
   };
 }

@@ -28,6 +28,8 @@ export interface LiveItem {
 
 export interface DescribedDirectory {
   readonly items: LiveItem[];
+  /** Names `known` vouched for: listed, not stat'ed (the caller takes them as recorded). */
+  readonly known: { readonly name: Buffer; readonly key: string }[];
   /** Keys of entries refused as unreadable (their previous state is kept). */
   readonly refused: ReadonlySet<string>;
   readonly keepAll: boolean;
@@ -36,7 +38,11 @@ export interface DescribedDirectory {
 /** Entries described between two yields to the event loop (timers, lock renewals, aborts). */
 const YIELD_EVERY = 512;
 
-export async function describeSource(src: DirHandle, rel: Buffer, tally: WalkTally, maxEntries: number): Promise<DescribedDirectory> {
+/**
+ * `known`, when given, vouches for names whose entry is what the caller already recorded: those
+ * are listed but not stat'ed (a persist that knows from the change scan which entries changed).
+ */
+export async function describeSource(src: DirHandle, rel: Buffer, tally: WalkTally, maxEntries: number, known?: (name: Buffer, key: string) => boolean): Promise<DescribedDirectory> {
   const refused = new Set<string>();
   let names: Buffer[] & { truncated?: boolean };
   try {
@@ -47,9 +53,17 @@ export async function describeSource(src: DirHandle, rel: Buffer, tally: WalkTal
   }
   if (names.truncated) tally.refuse('entries', rel, `directory has more entries than the ${maxEntries}-entry limit leaves; the rest were not read`);
   const items: LiveItem[] = [];
+  const vouched: { name: Buffer; key: string }[] = [];
   for (let i = 0; i < names.length; i++) {
     if (i > 0 && i % YIELD_EVERY === 0) await setImmediate();
     const name = names[i]!;
+    if (known) {
+      const key = keyOf(name);
+      if (known(name, key)) {
+        vouched.push({ name, key });
+        continue;
+      }
+    }
     try {
       const stats = src.lstatSync(name);
       items.push({ name, key: keyOf(name), stats, ...(stats.isSymbolicLink() ? { target: src.readlinkSync(name) } : {}) });
@@ -66,5 +80,5 @@ export async function describeSource(src: DirHandle, rel: Buffer, tally: WalkTal
       throw classifyStorageError(error, 'persist read', encodePath(childRel(rel, name)));
     }
   }
-  return { items, refused, keepAll: names.truncated === true };
+  return { items, known: vouched, refused, keepAll: names.truncated === true };
 }

@@ -94,6 +94,12 @@ interface Frame {
   readonly tasks: Promise<void>[];
 }
 
+/** An entry of the previous revision the change scan vouches for, with its stat cache entry (files). */
+interface Vouched {
+  readonly node: TreeNode;
+  readonly cached: StatCacheEntry | null;
+}
+
 /** A stored file's facts, shared by the names of one inode. */
 interface StoredFile {
   readonly object: string;
@@ -137,6 +143,8 @@ export class StoreBuilder {
   /** Directories taken from the basis by id, unopened (`changed`), and the entries they hold. */
   reusedDirs = 0;
   reusedEntries = 0;
+  /** Entries of walked directories taken as recorded without an lstat (the change scan vouched for them). */
+  vouchedEntries = 0;
   /** When the walk last let the event loop turn (synchronous stores). */
   #turn = performance.now();
   /** Tree writes under way (the build waits for them with the pool). */
@@ -173,10 +181,20 @@ export class StoreBuilder {
   // Builds one directory's tree (its subdirectories first, depth first) and stores it.
   async #directory(frame: Frame): Promise<string> {
     this.#pool.check();
-    const described = frame.src ? await describeSource(frame.src, frame.rel, this.tally, this.#o.limits.maxEntries) : { items: [], refused: new Set<string>(), keepAll: true };
-    const liveKeys = new Set(described.items.map((i) => i.key));
+    // Entries the change scan vouches for are taken as recorded, without an lstat each.
+    const vouched = new Map<string, Vouched>();
+    const known = (name: Buffer, key: string): boolean => {
+      const found = this.#vouched(frame, name, key);
+      if (found) vouched.set(key, found);
+      return found !== null;
+    };
+    const described = frame.src
+      ? await describeSource(frame.src, frame.rel, this.tally, this.#o.limits.maxEntries, this.#o.changed && frame.prior ? known : undefined)
+      : { items: [], known: [], refused: new Set<string>(), keepAll: true };
+    const liveKeys = new Set([...described.items.map((i) => i.key), ...described.known.map((k) => k.key)]);
     const keepAll = described.keepAll || this.#o.keepMissing;
     for (const [key, node] of frame.prior ?? []) if (!liveKeys.has(key) && (keepAll || described.refused.has(key))) this.#keep(frame, node);
+    for (const { name, key } of described.known) this.#known(frame, name, vouched.get(key)!);
     for (const item of described.items) await this.#live(frame, item);
     await Promise.all(frame.tasks);
     this.#pool.check();
@@ -217,6 +235,39 @@ export class StoreBuilder {
     };
     await walk(prior?.values() ?? []);
     this.tally.vanished += Math.max(1, count);
+  }
+
+  /**
+   * A file, symlink or FIFO of the previous revision that the change scan says did not change
+   * since the walk that recorded it (its ctime is older: the same inode, as it was), or null. A
+   * file needs its stat cache entry (carried into the next cache, and its recorded mtime for the
+   * racily-clean rule); one with other names, and directories, are stat'ed as before.
+   */
+  #vouched(frame: Frame, name: Buffer, key: string): Vouched | null {
+    const { changed, basis } = this.#o;
+    const node = frame.prior?.get(key);
+    if (!changed || !basis || !node || node.type === 'd') return null;
+    const rel = childRel(frame.rel, name);
+    if (changed.changedEntry(rel)) return null;
+    if (node.type !== 'f') return { node, cached: null };
+    if (node.linkKey !== undefined) return null;
+    const cached = this.#o.cache?.get(encodePath(rel));
+    if (!cached || cached.object !== node.object || cached.size !== node.size || cached.mode !== node.mode) return null;
+    if (cached.mtimeNs + RACY_MARGIN_NS >= basis.scanStartedAt || cached.ctimeNs + RACY_MARGIN_NS >= basis.scanStartedAt) return null;
+    return { node, cached };
+  }
+
+  // Places a vouched entry as recorded (the entry limit applies as to any other).
+  #known(frame: Frame, name: Buffer, { node, cached }: Vouched): void {
+    this.tally.tick();
+    if (this.tally.walked > this.#o.limits.maxEntries) this.tally.refuse('entries', childRel(frame.rel, name), `over the ${this.#o.limits.maxEntries}-entry limit`);
+    frame.nodes.push(node);
+    this.vouchedEntries += 1;
+    if (node.type !== 'f') return;
+    this.reusedFiles += 1;
+    this.files += 1;
+    this.bytes += node.size;
+    if (cached) this.cacheEntries.push(cached);
   }
 
   async #live(frame: Frame, item: LiveItem): Promise<void> {

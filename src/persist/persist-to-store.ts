@@ -178,6 +178,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     newObjects: sum((b) => b.newObjects),
     newTrees: sum((b) => b.newTrees),
     reusedDirectories: builder.reusedDirs,
+    unstattedEntries: builder.vouchedEntries,
     ...walkReport,
     ...treeReport(scan),
   };

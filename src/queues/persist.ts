@@ -64,6 +64,8 @@ export interface PersistResult {
   readonly newTrees?: number;
   /** Format 2: directories taken from the previous revision by id without being walked (their subtrees held no change). */
   readonly reusedDirectories?: number;
+  /** Format 2: entries of walked directories taken as recorded without an lstat (the change scan vouched they did not change). */
+  readonly unstattedEntries?: number;
   /** A checkpoint that walked its live tree more than once (to find a moment the tree held still): how many times. */
   readonly walks?: number;
   /**

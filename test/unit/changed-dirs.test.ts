@@ -24,6 +24,12 @@ describe('changedDirsOf', () => {
     expect(one.reusable(b('a'), b('a/other'))).toBe(true);
   });
 
+  it('changedEntry names exactly the entries find listed (their ctime moved), not their ancestors or siblings', () => {
+    const some = changedDirsOf(records(['f', 'a/b/c.txt'], ['l', 'a/link'], ['d', 'x']));
+    for (const changed of ['a/b/c.txt', 'a/link', 'x']) expect(some.changedEntry(b(changed)), changed).toBe(true);
+    for (const quiet of ['a', 'a/b', 'a/b/d.txt', 'a/b/c.txt2', 'x/y', '']) expect(some.changedEntry(b(quiet)), quiet).toBe(false);
+  });
+
   it('a changed directory is walked, and so are its subdirectories (its entries may have been swapped)', () => {
     const dir = changedDirsOf(records(['d', 'a/b']));
     expect(dir.reusable(b('a'), b('a/b'))).toBe(false);
