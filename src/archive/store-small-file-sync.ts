@@ -11,7 +11,9 @@
  * read a second time and kept only when both reads are the same bytes with the stat unmoved.
  *
  * Answers `large` (nothing stored) when the open file is over `maxBytes` or sparse: the caller
- * stores it the streaming way. Open errors are the caller's to classify (as for `openFile`).
+ * stores it the streaming way. An open error is thrown as it is, the caller's to classify (as for
+ * `openFile`); anything failing after the open is thrown typed (`StorageError`), as a read or
+ * store error of the streaming path fails the persist.
  */
 import { closeSync, fstatSync, openSync, readSync, type BigIntStats } from 'node:fs';
 import { classifyStorageError } from '../errors/classify-storage-error.js';
@@ -57,6 +59,9 @@ export function storeSmallFileSync(dir: DirHandle, name: Buffer, options: SmallF
       return { kind: 'stored', stored, before };
     }
     return { kind: 'unstable' };
+  } catch (error) {
+    // Past the open, a failure is the persist's, typed (the caller tells open failures apart by their class).
+    throw classifyStorageError(error, 'persist read', options.label);
   } finally {
     closeSync(fd);
   }
