@@ -38,16 +38,20 @@ export interface ChangedDirs {
   /** Whether nothing of the tree changed (the root holds no change and did not change itself). */
   readonly rootClean: boolean;
   /**
-   * Whether the directory at `rel` (a child of `parent`) and everything below it are as the
-   * previous walk recorded them: it holds no changed entry, did not change itself, and its parent's
-   * entries did not change (so the name at `rel` still names the directory that walk saw).
+   * Whether the directory at `rel` holds no changed entry and did not change itself. When its
+   * parent is the very directory the previous walk recorded at that path (see `changedEntry`),
+   * it and everything below it are what that walk recorded.
    */
-  reusable(parent: Buffer, rel: Buffer): boolean;
+  reusable(rel: Buffer): boolean;
   /**
    * Whether the entry at `rel` changed since that walk (its ctime is after the moment it covers).
-   * An entry that did not is the inode that walk recorded under that name, as it was: writing,
-   * chmod, linking and renaming an inode all set its ctime, so no other inode can have come to
-   * that name without being listed.
+   * An entry that did not, in a directory that is the one that walk recorded at that path, is the
+   * inode that walk recorded under that name, as it was: writing, chmod, linking and renaming an
+   * inode all set its ctime, so no other inode can have come to that name without being listed.
+   * The condition on the directory matters: a directory moved over another gets a new ctime, but
+   * the entries it carries keep theirs, and they are not the entries the replaced one held. So
+   * the root is that walk's directory, and a directory is when its parent is and it did not
+   * change; a directory that did not change also holds the names that walk listed, no more.
    */
   changedEntry(rel: Buffer): boolean;
   /** Entries whose status changed, as `find` listed them. */
@@ -75,7 +79,7 @@ export function changedDirsOf(output: Buffer): ChangedDirs {
   }
   return {
     rootClean: !holding.has('') && !changed.has(''),
-    reusable: (parent, rel) => !holding.has(keyOf(rel)) && !changed.has(keyOf(rel)) && !changed.has(keyOf(parent)),
+    reusable: (rel) => !holding.has(keyOf(rel)) && !changed.has(keyOf(rel)),
     changedEntry: (rel) => changed.has(keyOf(rel)),
     changedEntries: records,
   };

@@ -41,12 +41,15 @@ const YIELD_EVERY = 512;
 /**
  * `known`, when given, vouches for names whose entry is what the caller already recorded: those
  * are listed but not stat'ed (a persist that knows from the change scan which entries changed).
+ * `listed`, when given, are the directory's names, sorted bytewise, as the caller knows them (a
+ * directory the change scan says did not change): they are not read again. A name gone since is
+ * dropped as vanished, like one that goes between the listing and its lstat.
  */
-export async function describeSource(src: DirHandle, rel: Buffer, tally: WalkTally, maxEntries: number, known?: (name: Buffer, key: string) => boolean): Promise<DescribedDirectory> {
+export async function describeSource(src: DirHandle, rel: Buffer, tally: WalkTally, maxEntries: number, known?: (name: Buffer, key: string) => boolean, listed?: readonly Buffer[]): Promise<DescribedDirectory> {
   const refused = new Set<string>();
-  let names: Buffer[] & { truncated?: boolean };
+  let names: readonly Buffer[] & { truncated?: boolean };
   try {
-    names = src.namesSync(Math.max(0, maxEntries - tally.walked));
+    names = listed ?? src.namesSync(Math.max(0, maxEntries - tally.walked));
   } catch (error) {
     if (!vanished(error)) throw classifyStorageError(error, 'persist read', encodePath(rel) || '.');
     names = [];

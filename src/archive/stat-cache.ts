@@ -31,11 +31,15 @@ export type StatCache = ReadonlyMap<string, StatCacheEntry>;
  * What the walk that wrote a cache was: `exact` when its revision is the live tree as that walk
  * found it, nothing kept that the tree lacked and nothing refused (so a directory unchanged since
  * may be taken from it by id, see changed-dirs.ts); `fullWalkAt` when the last walk of every
- * directory of this tree was (ms since the epoch; a walk that took directories by id carries it on).
+ * directory of this tree was (ms since the epoch; a walk that took directories by id carries it on);
+ * `dirs`, the identity (`<dev>:<ino>`) of each directory below the root at the path it recorded
+ * (a directory found there again under that identity is the one it recorded, or one made since
+ * the walk, whose every entry is younger than it: store-builder.ts `Frame.recorded`).
  */
 export interface ScanFacts {
   readonly exact: boolean;
   readonly fullWalkAt: number;
+  readonly dirs: ReadonlyMap<string, string>;
 }
 
 /** A cache with the facts of the walk that wrote it. */
@@ -45,7 +49,23 @@ export interface LoadedStatCache {
 }
 
 /** Facts of a cache written before they were recorded: nothing may be taken by id from it. */
-const NO_FACTS: ScanFacts = { exact: false, fullWalkAt: 0 };
+export const NO_FACTS: ScanFacts = Object.freeze({ exact: false, fullWalkAt: 0, dirs: new Map<string, string>() });
+
+/** A directory's identity as `dirs` records it. */
+export const dirIdentity = (stats: { readonly dev: bigint; readonly ino: bigint }): string => `${stats.dev}:${stats.ino}`;
+
+const DIR_IDENTITY = /^\d{1,25}:\d{1,25}$/;
+
+// The `dirs` rows of a cache file; null when any is malformed (then nothing is recorded).
+function dirsOf(rows: unknown): Map<string, string> | null {
+  if (!Array.isArray(rows)) return null;
+  const dirs = new Map<string, string>();
+  for (const row of rows) {
+    if (!Array.isArray(row) || row.length !== 2 || typeof row[0] !== 'string' || typeof row[1] !== 'string' || !DIR_IDENTITY.test(row[1])) return null;
+    dirs.set(row[0], row[1]);
+  }
+  return dirs;
+}
 
 const VERSION = 1;
 
@@ -80,14 +100,16 @@ export async function loadStatCache(file: string, revision: string, tree: TreeId
   } catch {
     return null;
   }
-  const body = raw as { v?: unknown; revision?: unknown; tree?: unknown; entries?: unknown; exact?: unknown; fullWalkAt?: unknown };
+  const body = raw as { v?: unknown; revision?: unknown; tree?: unknown; entries?: unknown; exact?: unknown; fullWalkAt?: unknown; dirs?: unknown };
   if (body?.v !== VERSION || body.revision !== revision || body.tree !== identityOf(tree) || !Array.isArray(body.entries)) return null;
   const cache = new Map<string, StatCacheEntry>();
   for (const row of body.entries) {
     const entry = entryOf(row);
     if (entry) cache.set(entry.path, entry);
   }
-  const facts = body.exact === true && Number.isSafeInteger(body.fullWalkAt) ? { exact: true, fullWalkAt: body.fullWalkAt as number } : NO_FACTS;
+  // A cache written before directories were recorded has none: its walk's facts stand, no directory below the root is recorded.
+  const dirs = body.dirs === undefined ? new Map<string, string>() : dirsOf(body.dirs);
+  const facts = body.exact === true && Number.isSafeInteger(body.fullWalkAt) && dirs ? { exact: true, fullWalkAt: body.fullWalkAt as number, dirs } : NO_FACTS;
   return { entries: cache, facts };
 }
 
@@ -95,17 +117,25 @@ export async function loadStatCache(file: string, revision: string, tree: TreeId
 const ROWS_PER_WRITE = 4_096;
 
 /** Writes the cache for `revision` (temporary file, then rename), a few thousand rows at a time. */
-export async function saveStatCache(file: string, revision: string, tree: TreeIdentity, entries: readonly StatCacheEntry[], facts: ScanFacts = NO_FACTS): Promise<void> {
+export async function saveStatCache(file: string, revision: string, tree: TreeIdentity, entries: StatCache, facts: ScanFacts = NO_FACTS): Promise<void> {
   const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
   const out = await open(tmp, 'wx', 0o600);
   let closed = false;
   try {
     await out.write(`{"v":${VERSION},"revision":${JSON.stringify(revision)},"tree":${JSON.stringify(identityOf(tree))},"exact":${facts.exact},"fullWalkAt":${Math.trunc(facts.fullWalkAt)},"entries":[`);
-    for (let at = 0; at < entries.length; at += ROWS_PER_WRITE) {
-      const rows = entries.slice(at, at + ROWS_PER_WRITE).map((e) => JSON.stringify([e.path, e.size, e.mode, e.mtimeNs.toString(), e.ctimeNs.toString(), e.ino.toString(), e.object]));
-      await out.write(`${at > 0 ? ',' : ''}${rows.join(',')}`);
+    let rows: string[] = [];
+    let first = true;
+    const flush = async () => {
+      await out.write(`${first ? '' : ','}${rows.join(',')}`);
+      first = false;
+      rows = [];
+    };
+    for (const e of entries.values()) {
+      rows.push(JSON.stringify([e.path, e.size, e.mode, e.mtimeNs.toString(), e.ctimeNs.toString(), e.ino.toString(), e.object]));
+      if (rows.length === ROWS_PER_WRITE) await flush();
     }
-    await out.write(']}');
+    if (rows.length > 0) await flush();
+    await out.write(`],"dirs":${JSON.stringify([...facts.dirs])}}`);
     closed = true;
     await out.close();
     await rename(tmp, file);

@@ -8,7 +8,7 @@
  * cache for it is what its file says or will say, and any other revision reads the file.
  * Memory is bounded by entries (least recently used trees are forgotten first).
  */
-import { identityOf, loadStatCache, saveStatCache, type LoadedStatCache, type ScanFacts, type StatCacheEntry, type TreeIdentity } from './stat-cache.js';
+import { identityOf, loadStatCache, NO_FACTS, saveStatCache, type LoadedStatCache, type ScanFacts, type StatCache, type TreeIdentity } from './stat-cache.js';
 
 /** Entries kept in memory across all trees (about 150 bytes each). */
 export const KEPT_ENTRIES = 2_000_000;
@@ -22,7 +22,7 @@ interface Kept {
 interface Pending {
   readonly revision: string;
   readonly tree: TreeIdentity;
-  readonly entries: readonly StatCacheEntry[];
+  readonly entries: StatCache;
   readonly facts: ScanFacts;
 }
 
@@ -50,9 +50,12 @@ export class StatCaches {
     return loadStatCache(file, revision, tree).catch(() => null);
   }
 
-  /** Keeps `entries` as the cache of `revision` and writes the file in the background. */
-  save(file: string, revision: string, tree: TreeIdentity, entries: readonly StatCacheEntry[], facts: ScanFacts = { exact: false, fullWalkAt: 0 }): void {
-    this.#keep(file, { revision, tree: identityOf(tree), loaded: { entries: new Map(entries.map((e) => [e.path, e])), facts } });
+  /**
+   * Keeps `entries` (by path; the caller hands it over and never changes it again: a 100,000-entry
+   * map is not copied) as the cache of `revision` and writes the file in the background.
+   */
+  save(file: string, revision: string, tree: TreeIdentity, entries: StatCache, facts: ScanFacts = NO_FACTS): void {
+    this.#keep(file, { revision, tree: identityOf(tree), loaded: { entries, facts } });
     this.#pending.set(file, { revision, tree, entries, facts });
     if (!this.#writing.has(file)) this.#writing.set(file, this.#drain(file));
   }

@@ -14,7 +14,10 @@
  * - a directory is one tree object, written only when its entries changed; a kept directory
  *   (upload-only) is its previous tree id, whatever it holds;
  * - with `changed` (changed-dirs.ts), a directory that holds no change since the basis's walk is
- *   its previous tree id, neither opened nor listed; its totals are counted from the trees.
+ *   its previous tree id, neither opened nor listed; its totals are counted from the trees. In a
+ *   walked directory that did not change itself the names are the basis's (not read again), and
+ *   an entry that did not change is taken as recorded (not stat'ed). Both hold only in a
+ *   directory that is the one the basis's walk recorded at its path (`Frame.recorded`).
  */
 import type { BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
@@ -30,7 +33,7 @@ import { describeSource, type LiveItem } from './describe-source.js';
 import { prepareTree, type ObjectStore } from './object-store.js';
 import { freshLinkKey, LinkGroups } from './link-groups.js';
 import { keyOf } from './prior-index.js';
-import type { StatCache, StatCacheEntry } from './stat-cache.js';
+import { dirIdentity, type StatCache, type StatCacheEntry } from './stat-cache.js';
 import { storeOpenFile, type OpenFileOutcome } from './store-open-file.js';
 import { storeSmallFileSync } from './store-small-file-sync.js';
 import { storedMode } from './stored-mode.js';
@@ -80,12 +83,22 @@ export interface StoreBuilderOptions {
    * by id. Only for a basis that is exactly what a walk of this very tree found (ScanFacts.exact).
    */
   readonly changed?: ChangedDirs | null;
+  /** The directories the basis's walk recorded (path → `dirIdentity`; ScanFacts.dirs), with `changed`. */
+  readonly recordedDirs?: ReadonlyMap<string, string>;
 }
 
 interface Frame {
   readonly rel: Buffer;
   readonly depth: number;
   readonly src: DirHandle | null;
+  /**
+   * Whether the directory is the one the basis's walk recorded at this path (the root, whose
+   * identity the stat cache is tied to; else the identity `recordedDirs` gives for the path), or
+   * one made since that walk, whose every entry then changed after it. Only then does the change
+   * scan's verdict on an entry speak of the entry `prior` holds under its name: a directory moved
+   * over another carries entries older than the walk that are not the entries the replaced one had.
+   */
+  readonly recorded: boolean;
   readonly prior: ReadonlyMap<string, TreeNode> | undefined;
   /** The id of the directory's tree in the basis (reachable from it: an unchanged one is not stored again). */
   readonly priorTree: string | undefined;
@@ -145,6 +158,10 @@ export class StoreBuilder {
   reusedEntries = 0;
   /** Entries of walked directories taken as recorded without an lstat (the change scan vouched for them). */
   vouchedEntries = 0;
+  /** Walked directories whose names were taken from the basis, not read (they did not change themselves). */
+  listedDirs = 0;
+  /** The identity of each directory this walk opened, by path (the root aside): the next walk's `recordedDirs`. */
+  readonly dirIdentities = new Map<string, string>();
   /** When the walk last let the event loop turn (synchronous stores). */
   #turn = performance.now();
   /** Tree writes under way (the build waits for them with the pool). */
@@ -165,7 +182,7 @@ export class StoreBuilder {
         return basis.root;
       }
       const prior = basis ? await this.#priorMap(basis.root) : undefined;
-      const root = await this.#directory({ rel: Buffer.alloc(0), depth: 1, src, prior, priorTree: this.#o.basis?.root, nodes: [], tasks: [] });
+      const root = await this.#directory({ rel: Buffer.alloc(0), depth: 1, src, recorded: this.#o.changed != null, prior, priorTree: this.#o.basis?.root, nodes: [], tasks: [] });
       await this.#pool.drain();
       return root;
     } catch (error) {
@@ -188,9 +205,13 @@ export class StoreBuilder {
       if (found) vouched.set(key, found);
       return found !== null;
     };
+    const scanned = this.#o.changed && frame.recorded && frame.prior ? this.#o.changed : null;
+    // A recorded directory that did not change itself holds the names the basis's walk listed: they are not read again.
+    const listed = scanned && !scanned.changedEntry(frame.rel) ? [...frame.prior!.values()].map((n) => n.name) : undefined;
     const described = frame.src
-      ? await describeSource(frame.src, frame.rel, this.tally, this.#o.limits.maxEntries, this.#o.changed && frame.prior ? known : undefined)
+      ? await describeSource(frame.src, frame.rel, this.tally, this.#o.limits.maxEntries, scanned ? known : undefined, listed)
       : { items: [], known: [], refused: new Set<string>(), keepAll: true };
+    if (listed) this.listedDirs += 1;
     const liveKeys = new Set([...described.items.map((i) => i.key), ...described.known.map((k) => k.key)]);
     const keepAll = described.keepAll || this.#o.keepMissing;
     for (const [key, node] of frame.prior ?? []) if (!liveKeys.has(key) && (keepAll || described.refused.has(key))) this.#keep(frame, node);
@@ -246,7 +267,7 @@ export class StoreBuilder {
   #vouched(frame: Frame, name: Buffer, key: string): Vouched | null {
     const { changed, basis } = this.#o;
     const node = frame.prior?.get(key);
-    if (!changed || !basis || !node || node.type === 'd') return null;
+    if (!changed || !basis || !frame.recorded || !node || node.type === 'd') return null;
     const rel = childRel(frame.rel, name);
     if (changed.changedEntry(rel)) return null;
     if (node.type !== 'f') return { node, cached: null };
@@ -331,7 +352,8 @@ export class StoreBuilder {
 
   async #subdirectory(frame: Frame, item: LiveItem, rel: Buffer, mode: number): Promise<void> {
     const before = frame.prior?.get(item.key);
-    if (before?.type === 'd' && this.#o.changed?.reusable(frame.rel, rel)) {
+    const changed = this.#o.changed;
+    if (before?.type === 'd' && frame.recorded && changed?.reusable(rel)) {
       await this.#reuse(before.tree);
       frame.nodes.push({ type: 'd', name: item.name, mode, tree: before.tree } satisfies DirNode);
       return;
@@ -351,7 +373,10 @@ export class StoreBuilder {
     }
     try {
       const prior = before?.type === 'd' ? await this.#priorMap(before.tree) : undefined;
-      const tree = await this.#directory({ rel, depth: frame.depth + 1, src, prior, priorTree: before?.type === 'd' ? before.tree : undefined, nodes: [], tasks: [] });
+      const identity = dirIdentity(src.stats);
+      this.dirIdentities.set(encodePath(rel), identity);
+      const recorded = changed != null && before?.type === 'd' && this.#o.recordedDirs?.get(encodePath(rel)) === identity;
+      const tree = await this.#directory({ rel, depth: frame.depth + 1, src, recorded, prior, priorTree: before?.type === 'd' ? before.tree : undefined, nodes: [], tasks: [] });
       frame.nodes.push({ type: 'd', name: item.name, mode, tree } satisfies DirNode);
     } finally {
       src.closeSync();

@@ -44,6 +44,7 @@ export const PersistResultSchema = z.object({
   newTrees: z.number().int().optional(),
   reusedDirectories: z.number().int().optional(),
   unstattedEntries: z.number().int().optional(),
+  unlistedDirectories: z.number().int().optional(),
   walks: z.number().int().optional(),
   pointInTime: z.boolean().optional(),
   transferredBytes: z.number().int().optional(),

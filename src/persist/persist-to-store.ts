@@ -7,7 +7,7 @@
  * persist and its history reads as one. A workspace's first persist compares with the archived
  * base it was made from, if any (persist/base-seed.ts).
  */
-import type { StatCache, StatCacheEntry } from '../archive/stat-cache.js';
+import { NO_FACTS, type StatCache, type StatCacheEntry } from '../archive/stat-cache.js';
 import { RACY_MARGIN_NS, StoreBuilder, type StoreBasis } from '../archive/store-builder.js';
 import { FULL_WALK_EVERY_MS, scanChangedDirs, type ChangedDirs } from '../archive/changed-dirs.js';
 import { EmptySourceError } from '../errors/empty-source-error.js';
@@ -66,7 +66,8 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     return scanChangedDirs(src, { sinceNs: from.scanStartedAt - RACY_MARGIN_NS, maxRecords: deps.treeLimits.maxEntries, systemPath: deps.systemPath, signal: ctx.signal });
   };
   // One walk of the live tree into the store; `keepMissing`: keep what the tree lacks (upload-only).
-  const walk = async (keepMissing: boolean, from: StoreBasis | null = basis ?? seed, hint: StatCache | null = cache, exactFrom = loaded?.facts.exact === true, report = true) => {
+  // `dirsFrom`: the directories the walk that found `from` recorded (ScanFacts.dirs).
+  const walk = async (keepMissing: boolean, from: StoreBasis | null = basis ?? seed, hint: StatCache | null = cache, exactFrom = loaded?.facts.exact === true, dirsFrom = loaded?.facts.dirs ?? NO_FACTS.dirs, report = true) => {
     const startedAt = BigInt(Date.now()) * 1_000_000n;
     const changed = await changedSince(from, exactFrom);
     const builder = new StoreBuilder({
@@ -77,6 +78,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
       limits: deps.treeLimits,
       signal: ctx.signal,
       changed,
+      recordedDirs: dirsFrom,
       onProgress: (done) => {
         if (!report) return;
         const total = Math.max(done, basis?.entries ?? done);
@@ -91,9 +93,12 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     // The tree as this walk found it: a directory taken by id keeps its files' cache entries.
     const entries = new Map<string, StatCacheEntry>(builder.reusedDirs > 0 && hint ? hint : []);
     for (const entry of builder.cacheEntries) entries.set(entry.path, entry);
+    // Likewise the directories: one taken by id is the one recorded before (it did not change).
+    const dirs = new Map<string, string>(builder.reusedDirs > 0 ? dirsFrom : []);
+    for (const [dir, identity] of builder.dirIdentities) dirs.set(dir, identity);
     // Exact: what it found, nothing kept that the tree lacks, nothing refused.
     const exact = !keepMissing && tally.refusedCount === 0 && !rootChanged;
-    return { builder, root, scan, keepMissing, startedAt, entries, exact };
+    return { builder, root, scan, keepMissing, startedAt, entries, dirs, exact };
   };
   type Walk = Awaited<ReturnType<typeof walk>>;
   const exact = request.exact === true && !request.delete;
@@ -114,7 +119,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
       // delete without the write before it (seen on Vercel's listings, possible here too).
       pointInTime = false;
       while (walks.length < SETTLE_WALKS) {
-        const again = await walk(false, { root: built.root, scanStartedAt: built.startedAt }, built.entries, built.exact, false);
+        const again = await walk(false, { root: built.root, scanStartedAt: built.startedAt }, built.entries, built.exact, built.dirs, false);
         walks.push(again);
         // A walk that kept a file's earlier version (it changed while read) or lost an entry saw the tree move: no proof.
         const still = again.builder.unstableFiles === 0 && again.scan.vanished === 0 && !again.scan.rootChanged;
@@ -134,7 +139,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     }
     if (refused) {
       ctx.logger.info({ workspaceId, reason: refused }, 'checkpoint keeps what the live tree lacks (a reconcile would be refused)');
-      built = await walk(true, basis ?? seed, cache, loaded?.facts.exact === true, false);
+      built = await walk(true, basis ?? seed, cache, loaded?.facts.exact === true, loaded?.facts.dirs, false);
       walks.push(built);
       pointInTime = undefined;
     }
@@ -152,7 +157,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
   await ctx.progress({ step: 'scan', percent: 50 });
   if (basis?.native && root === basis.root) {
     // Nothing changed, but a full walk moved `fullWalkAt`: the cache of the same revision says so.
-    if (tree.statCache && currentRevision && loaded && fullWalkAt !== loaded.facts.fullWalkAt) deps.statCaches.save(tree.statCache, currentRevision, src.stats, [...built.entries.values()], { exact: built.exact, fullWalkAt });
+    if (tree.statCache && currentRevision && loaded && fullWalkAt !== loaded.facts.fullWalkAt) deps.statCaches.save(tree.statCache, currentRevision, src.stats, built.entries, { exact: built.exact, fullWalkAt, dirs: built.dirs });
     return { ...unchanged(), bytes: builder.bytes, files: builder.files, ...treeReport(scan), ...walkReport };
   }
   const rootBuilt = { root, files: builder.files, bytes: builder.bytes, entries: builder.entries, reconcile, scanStartedAt };
@@ -161,7 +166,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     if (!(await stillAt(tree.path, src))) checkSourceIntact({ ...request, delete: reconcile }, { ...scan, rootChanged: true });
   });
   // The stat cache is a hint for the next persist (kept in memory, its file written after this returns).
-  if (tree.statCache) deps.statCaches.save(tree.statCache, revision, src.stats, [...built.entries.values()], { exact: built.exact, fullWalkAt });
+  if (tree.statCache) deps.statCaches.save(tree.statCache, revision, src.stats, built.entries, { exact: built.exact, fullWalkAt, dirs: built.dirs });
   await ctx.progress({ step: 'done', percent: 100 });
   return {
     workspaceId,
@@ -179,6 +184,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     newTrees: sum((b) => b.newTrees),
     reusedDirectories: builder.reusedDirs,
     unstattedEntries: builder.vouchedEntries,
+    unlistedDirectories: builder.listedDirs,
     ...walkReport,
     ...treeReport(scan),
   };

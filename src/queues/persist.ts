@@ -66,6 +66,8 @@ export interface PersistResult {
   readonly reusedDirectories?: number;
   /** Format 2: entries of walked directories taken as recorded without an lstat (the change scan vouched they did not change). */
   readonly unstattedEntries?: number;
+  /** Format 2: walked directories whose names were taken from the previous revision, not read (the change scan says they did not change themselves). */
+  readonly unlistedDirectories?: number;
   /** A checkpoint that walked its live tree more than once (to find a moment the tree held still): how many times. */
   readonly walks?: number;
   /**

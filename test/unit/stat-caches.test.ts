@@ -1,11 +1,14 @@
 // The in-memory stat caches of a persist process: a persist's own cache is kept (the next one
 // reads no file), files are written in the background (the newest per file), memory is bounded.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StatCacheEntry } from '../../src/archive/stat-cache.js';
 import { StatCaches } from '../../src/archive/stat-caches.js';
+
+// Entries as a cache holds them (by path).
+const byPath = (entries: StatCacheEntry[]) => new Map(entries.map((e) => [e.path, e]));
 
 const OBJECT = 'a'.repeat(64);
 const tree = { dev: 1n, ino: 2n };
@@ -25,7 +28,7 @@ describe('StatCaches', () => {
   it('keeps a saved cache in memory for its revision and tree, and writes its file in the background', async () => {
     const file = path.join(dir, 'stat-cache.json');
     const c = caches();
-    c.save(file, 'r1', tree, [entry('a'), entry('b/c')]);
+    c.save(file, 'r1', tree, byPath([entry('a'), entry('b/c')]));
     const kept = await c.load(file, 'r1', tree);
     expect([...kept!.entries.keys()]).toEqual(['a', 'b/c']);
     await c.flush();
@@ -33,7 +36,7 @@ describe('StatCaches', () => {
     const read = await caches().load(file, 'r1', tree);
     expect([...read!.entries.values()]).toEqual([entry('a'), entry('b/c')]);
     // Written without facts: nothing may be taken from it by id.
-    expect(read!.facts).toEqual({ exact: false, fullWalkAt: 0 });
+    expect(read!.facts).toEqual({ exact: false, fullWalkAt: 0, dirs: new Map() });
     // Not for another revision, nor another tree (a restore swapped the root).
     expect(await c.load(file, 'r2', tree)).toBeNull();
     expect(await c.load(file, 'r1', { dev: 1n, ino: 9n })).toBeNull();
@@ -44,7 +47,7 @@ describe('StatCaches', () => {
     const file = path.join(dir, 'stat-cache.json');
     const c = caches();
     const born = { dev: 1n, ino: 2n, birthtimeNs: 1_700_000_000_000_000_000n };
-    c.save(file, 'r1', born, [entry('a')]);
+    c.save(file, 'r1', born, byPath([entry('a')]));
     await c.flush();
     expect(await c.load(file, 'r1', born)).not.toBeNull();
     // Destroyed and restored: the freed inode number came back, the birth time did not.
@@ -57,7 +60,7 @@ describe('StatCaches', () => {
   it('writes only the newest of many saves of one file', async () => {
     const file = path.join(dir, 'stat-cache.json');
     const c = caches();
-    for (let i = 0; i < 50; i++) c.save(file, `r${i}`, tree, [entry('f', i)]);
+    for (let i = 0; i < 50; i++) c.save(file, `r${i}`, tree, byPath([entry('f', i)]));
     await c.flush();
     const body = JSON.parse(await readFile(file, 'utf8')) as { revision: string; entries: unknown[][] };
     expect(body.revision).toBe('r49');
@@ -69,7 +72,7 @@ describe('StatCaches', () => {
     const file = path.join(dir, 'stat-cache.json');
     const c = caches();
     const many = Array.from({ length: 10_000 }, (_, i) => entry(`d/${i}`, i));
-    c.save(file, 'r1', tree, many);
+    c.save(file, 'r1', tree, byPath(many));
     await c.flush();
     expect([...(await caches().load(file, 'r1', tree))!.entries.values()]).toEqual(many);
   });
@@ -77,19 +80,36 @@ describe('StatCaches', () => {
   it('keeps the facts of the walk that wrote a cache, in memory and in its file', async () => {
     const file = path.join(dir, 'stat-cache.json');
     const c = caches();
-    c.save(file, 'r1', tree, [entry('a')], { exact: true, fullWalkAt: 1_796_000_000_000 });
-    expect((await c.load(file, 'r1', tree))!.facts).toEqual({ exact: true, fullWalkAt: 1_796_000_000_000 });
+    const facts = { exact: true, fullWalkAt: 1_796_000_000_000, dirs: new Map([['a', '2049:77'], ['a/b', '2049:78']]) };
+    c.save(file, 'r1', tree, byPath([entry('a/f')]), facts);
+    expect((await c.load(file, 'r1', tree))!.facts).toEqual(facts);
     await c.flush();
-    expect((await caches().load(file, 'r1', tree))!.facts).toEqual({ exact: true, fullWalkAt: 1_796_000_000_000 });
+    expect((await caches().load(file, 'r1', tree))!.facts).toEqual(facts);
+  });
+
+  it('a cache with no directories (written before they were recorded) keeps its facts; a malformed directory row drops them', async () => {
+    const file = path.join(dir, 'stat-cache.json');
+    const c = caches();
+    c.save(file, 'r1', tree, byPath([entry('a/f')]), { exact: true, fullWalkAt: 1_796_000_000_000, dirs: new Map([['a', '1:2']]) });
+    await c.flush();
+    const body = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    await writeFile(file, JSON.stringify({ ...body, dirs: undefined }));
+    expect((await caches().load(file, 'r1', tree))!.facts).toEqual({ exact: true, fullWalkAt: 1_796_000_000_000, dirs: new Map() });
+    for (const bad of [[['a', '../1']], [['a']], 'a', [[1, '1:2']]]) {
+      await writeFile(file, JSON.stringify({ ...body, dirs: bad }));
+      const loaded = (await caches().load(file, 'r1', tree))!;
+      expect(loaded.facts, JSON.stringify(bad)).toEqual({ exact: false, fullWalkAt: 0, dirs: new Map() });
+      expect(loaded.entries.size).toBe(1);
+    }
   });
 
   it('forgets the least recently used trees beyond its entry bound; their files still serve', async () => {
     const c = caches(4);
     const files = ['t1', 't2', 't3'].map((n) => path.join(dir, `${n}.json`));
-    c.save(files[0]!, 'r', tree, [entry('a'), entry('b')]);
-    c.save(files[1]!, 'r', tree, [entry('a'), entry('b')]);
+    c.save(files[0]!, 'r', tree, byPath([entry('a'), entry('b')]));
+    c.save(files[1]!, 'r', tree, byPath([entry('a'), entry('b')]));
     await c.load(files[0]!, 'r', tree); // t1 is now the most recent
-    c.save(files[2]!, 'r', tree, [entry('a'), entry('b')]);
+    c.save(files[2]!, 'r', tree, byPath([entry('a'), entry('b')]));
     await c.flush();
     await Promise.all(files.map((f) => rm(f)));
     // t2 was forgotten (its file is gone too); t1 and t3 are kept.
@@ -101,7 +121,7 @@ describe('StatCaches', () => {
   it('reports a file it cannot write and never throws; the kept cache still serves', async () => {
     const file = path.join(dir, 'missing-dir', 'stat-cache.json');
     const c = caches();
-    c.save(file, 'r1', tree, [entry('a')]);
+    c.save(file, 'r1', tree, byPath([entry('a')]));
     await c.flush();
     expect(errors).toHaveLength(1);
     expect((errors[0] as NodeJS.ErrnoException).code).toBe('ENOENT');
