@@ -35,6 +35,7 @@ import { freshLinkKey, LinkGroups } from './link-groups.js';
 import { keyOf } from './prior-index.js';
 import { dirIdentity, type StatCache, type StatCacheEntry } from './stat-cache.js';
 import { storeOpenFile, type OpenFileOutcome } from './store-open-file.js';
+import { WriteWaits } from './write-waits.js';
 import { storeSmallFileSync } from './store-small-file-sync.js';
 import { storedMode } from './stored-mode.js';
 import { sameNode, type DirNode, type FileNode, type TreeNode } from './tree-object.js';
@@ -164,6 +165,8 @@ export class StoreBuilder {
   readonly dirIdentities = new Map<string, string>();
   /** When the walk last let the event loop turn (synchronous stores). */
   #turn = performance.now();
+  /** The walk's budget for waiting on files changed too recently to read (a write(2) may be under way). */
+  readonly #waits: WriteWaits;
   /** Tree writes under way (the build waits for them with the pool). */
   readonly #treeWrites: Promise<void>[] = [];
 
@@ -171,6 +174,12 @@ export class StoreBuilder {
     this.#o = options;
     this.#pool = new TaskPool(FILE_CONCURRENCY, options.signal);
     this.tally = new WalkTally(options.onProgress);
+    this.#waits = new WriteWaits(options.signal);
+  }
+
+  /** How long the walk waited for files changed too recently to read (ms). */
+  get writeWaitMs(): number {
+    return this.#waits.waitedMs;
   }
 
   /** Walks `src` into the store; returns the root tree id. */
@@ -457,8 +466,14 @@ export class StoreBuilder {
     // A small file with one name: stored here and now, without the thread pool.
     if (!inodeKey && stats.size <= BigInt(Math.min(SYNC_FILE_BYTES, this.#o.limits.maxFileBytes))) {
       await this.#breathe();
-      const outcome = this.#storeSync(frame, name, rel);
-      if (outcome !== null) {
+      let outcome = this.#storeSync(frame, name, rel, true);
+      // A write(2) may still be copying into it: read it once it is old enough (within the walk's budget).
+      if (outcome?.kind === 'fresh') {
+        await this.#waits.wait(outcome.waitMs);
+        this.#turn = performance.now();
+        outcome = this.#storeSync(frame, name, rel, false);
+      }
+      if (outcome !== null && outcome.kind !== 'fresh') {
         settle(outcome);
         return;
       }
@@ -520,16 +535,21 @@ export class StoreBuilder {
     throw classifyStorageError(error, 'persist read', encodePath(rel));
   }
 
-  /** `#store` for a small file, synchronously; null when the open file is not small after all (the caller stores it the other way). */
-  #storeSync(frame: Frame, name: Buffer, rel: Buffer): StoreOutcome | null {
+  /**
+   * `#store` for a small file, synchronously; null when the open file is not small after all (the
+   * caller stores it the other way), `fresh` when it changed too recently to be read yet.
+   */
+  #storeSync(frame: Frame, name: Buffer, rel: Buffer, mayWait: boolean): StoreOutcome | { readonly kind: 'fresh'; readonly waitMs: number } | null {
     let outcome;
     try {
-      outcome = storeSmallFileSync(frame.src!, name, { store: this.#o.store, maxBytes: Math.min(SYNC_FILE_BYTES, this.#o.limits.maxFileBytes), label: encodePath(rel) });
+      const maxBytes = Math.min(SYNC_FILE_BYTES, this.#o.limits.maxFileBytes);
+      outcome = storeSmallFileSync(frame.src!, name, { store: this.#o.store, maxBytes, label: encodePath(rel), mayWait: mayWait && this.#waits.left > 0 });
     } catch (error) {
       if (error instanceof StorageError) throw error;
       return this.#openFailed(error, rel);
     }
     if (outcome.kind === 'large') return null;
+    if (outcome.kind === 'fresh') return outcome;
     return this.#stored(outcome);
   }
 
@@ -559,7 +579,7 @@ export class StoreBuilder {
       return this.#openFailed(error, rel);
     }
     try {
-      const outcome = await storeOpenFile(source, { store: this.#o.store, maxFileBytes: this.#o.limits.maxFileBytes, label: encodePath(rel), signal: this.#o.signal });
+      const outcome = await storeOpenFile(source, { store: this.#o.store, maxFileBytes: this.#o.limits.maxFileBytes, label: encodePath(rel), signal: this.#o.signal, waits: this.#waits });
       if (outcome.kind === 'too-large') this.tally.refuse('file-bytes', rel, `file of ${outcome.size} bytes is over the ${this.#o.limits.maxFileBytes}-byte limit`);
       return this.#stored(outcome);
     } finally {

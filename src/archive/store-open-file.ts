@@ -4,7 +4,11 @@
  * read again, up to `READ_ATTEMPTS` times, then reported unstable (the caller keeps its previous
  * version). A file written in the second before it is read is read a second time and kept only
  * when both reads agree: the kernel sets mtime when a write(2) begins, so a read racing one long
- * write sees the same stat before and after, and bytes of two versions.
+ * write sees the same stat before and after, and bytes of two versions. Two reads in a row cannot
+ * see a write that is stalled mid-copy (its writer descheduled on a busy machine): both give the
+ * same half-written bytes. So a file whose last change began less than `WRITE_STALL_NS` ago is
+ * not read until that long after it (`stallWaitMs`, within the walk's budget, write-waits.ts): a
+ * torn read then needs a write(2) stalled for longer than that.
  */
 import type { BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
@@ -13,6 +17,7 @@ import { StorageError } from '../errors/storage-error.js';
 import { isSparse } from '../tree/copy-file-data.js';
 import { hashFileData } from '../tree/hash-file-data.js';
 import type { ObjectStore, StoredObject } from './object-store.js';
+import type { WriteWaits } from './write-waits.js';
 
 /** Reads of a file that keeps changing while it is read, before its previous version is kept. */
 export const READ_ATTEMPTS = 3;
@@ -21,6 +26,22 @@ export const READ_ATTEMPTS = 3;
  * is read twice. One second covers a single write of hundreds of MB and a coarse clock.
  */
 export const SETTLE_NS = 1_000_000_000n;
+/**
+ * How long a write(2) that began may still be copying into a file on a busy machine (a writer
+ * descheduled mid-copy): a file whose ctime is younger is read only once it is this old. Measured
+ * by ctime, which a sandbox cannot set (an mtime in the future costs only a double read).
+ */
+export const WRITE_STALL_NS = 100_000_000n;
+
+/**
+ * How long to wait before reading a file with `stats` at `nowNs` (0: read now): until its last
+ * change is `WRITE_STALL_NS` old, never longer than that (a clock stepped back).
+ */
+export function stallWaitMs(stats: BigIntStats, nowNs: bigint): number {
+  const left = stats.ctimeNs + WRITE_STALL_NS - nowNs;
+  if (left <= 0n) return 0;
+  return Math.ceil(Number(left < WRITE_STALL_NS ? left : WRITE_STALL_NS) / 1e6);
+}
 
 export type OpenFileOutcome =
   | { readonly kind: 'stored'; readonly stored: StoredObject; readonly before: BigIntStats }
@@ -33,15 +54,23 @@ export interface OpenFileOptions {
   /** The workspace path, named by a storage error instead of the store's temporary. */
   readonly label: string;
   readonly signal?: AbortSignal;
+  /** The walk's budget for waiting on writes that may be under way; none: read at once. */
+  readonly waits?: WriteWaits;
 }
 
 /** Stores the file open at `source` (the handle stays open). */
 export async function storeOpenFile(source: FileHandle, options: OpenFileOptions): Promise<OpenFileOutcome> {
   const { store, signal } = options;
   for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
-    const seenAt = BigInt(Date.now()) * 1_000_000n;
-    const before = await source.stat({ bigint: true });
+    let seenAt = BigInt(Date.now()) * 1_000_000n;
+    let before = await source.stat({ bigint: true });
     if (!before.isFile()) return { kind: 'vanished' };
+    // A write(2) may still be copying into it: read it once it is old enough (once per file, within the walk's budget).
+    if (attempt === 0 && options.waits && (await options.waits.wait(stallWaitMs(before, seenAt)))) {
+      seenAt = BigInt(Date.now()) * 1_000_000n;
+      before = await source.stat({ bigint: true });
+      if (!before.isFile()) return { kind: 'vanished' };
+    }
     if (before.size > BigInt(options.maxFileBytes)) return { kind: 'too-large', size: before.size };
     const stored = await store.putObject(source, Number(before.size), isSparse(before), signal).catch((error: unknown) => {
       throw error instanceof StorageError ? classifyStorageError(error.cause, 'persist store', options.label) : error;

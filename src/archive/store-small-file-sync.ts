@@ -11,7 +11,8 @@
  * read a second time and kept only when both reads are the same bytes with the stat unmoved.
  *
  * Answers `large` (nothing stored) when the open file is over `maxBytes` or sparse: the caller
- * stores it the streaming way. An open error is thrown as it is, the caller's to classify (as for
+ * stores it the streaming way. Answers `fresh` (nothing stored) when `mayWait` and its last change
+ * began too recently to read it (`stallWaitMs`): the caller waits `waitMs` and calls again. An open error is thrown as it is, the caller's to classify (as for
  * `openFile`); anything failing after the open is thrown typed (`StorageError`), as a read or
  * store error of the streaming path fails the persist.
  */
@@ -22,9 +23,9 @@ import { isSparse } from '../tree/copy-file-data.js';
 import { READ_FILE_FLAGS, type DirHandle } from '../tree/dir-handle.js';
 import type { ObjectStore } from './object-store.js';
 import type { OpenFileOutcome } from './store-open-file.js';
-import { changedWhileRead, READ_ATTEMPTS, SETTLE_NS } from './store-open-file.js';
+import { changedWhileRead, READ_ATTEMPTS, SETTLE_NS, stallWaitMs } from './store-open-file.js';
 
-export type SmallFileOutcome = OpenFileOutcome | { readonly kind: 'large' };
+export type SmallFileOutcome = OpenFileOutcome | { readonly kind: 'large' } | { readonly kind: 'fresh'; readonly waitMs: number };
 
 export interface SmallFileOptions {
   readonly store: Pick<ObjectStore, 'putBytesSync'>;
@@ -32,6 +33,8 @@ export interface SmallFileOptions {
   readonly maxBytes: number;
   /** The workspace path, named by a storage error instead of the store's temporary. */
   readonly label: string;
+  /** Answer `fresh` for a file changed too recently to read (else it is read at once). */
+  readonly mayWait?: boolean;
 }
 
 /** Opens `name` beneath `dir` (throws the open's error as it is) and stores it when small. */
@@ -43,6 +46,8 @@ export function storeSmallFileSync(dir: DirHandle, name: Buffer, options: SmallF
       const before = fstatSync(fd, { bigint: true });
       if (!before.isFile()) return { kind: 'vanished' };
       if (before.size > BigInt(options.maxBytes) || isSparse(before)) return { kind: 'large' };
+      const waitMs = options.mayWait ? stallWaitMs(before, seenAt) : 0;
+      if (waitMs > 0) return { kind: 'fresh', waitMs };
       const bytes = readWhole(fd, Number(before.size));
       const after = fstatSync(fd, { bigint: true });
       if (changedWhileRead(before, after) || bytes.length !== Number(before.size)) continue;

@@ -45,6 +45,7 @@ export const PersistResultSchema = z.object({
   reusedDirectories: z.number().int().optional(),
   unstattedEntries: z.number().int().optional(),
   unlistedDirectories: z.number().int().optional(),
+  writeWaitMs: z.number().int().optional(),
   walks: z.number().int().optional(),
   pointInTime: z.boolean().optional(),
   transferredBytes: z.number().int().optional(),

@@ -185,6 +185,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     reusedDirectories: builder.reusedDirs,
     unstattedEntries: builder.vouchedEntries,
     unlistedDirectories: builder.listedDirs,
+    ...(sum((b) => b.writeWaitMs) > 0 ? { writeWaitMs: sum((b) => b.writeWaitMs) } : {}),
     ...walkReport,
     ...treeReport(scan),
   };

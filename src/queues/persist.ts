@@ -68,6 +68,8 @@ export interface PersistResult {
   readonly unstattedEntries?: number;
   /** Format 2: walked directories whose names were taken from the previous revision, not read (the change scan says they did not change themselves). */
   readonly unlistedDirectories?: number;
+  /** Format 2: how long the walks waited for files changed too recently to read (a write(2) may have been under way); absent when 0. */
+  readonly writeWaitMs?: number;
   /** A checkpoint that walked its live tree more than once (to find a moment the tree held still): how many times. */
   readonly walks?: number;
   /**

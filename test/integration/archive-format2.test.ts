@@ -210,34 +210,47 @@ describe('archive format 2', () => {
     expect((await h.persist('ws')).unchanged).toBe(true);
   });
 
-  it('small files rewritten in a loop during 30 persists (stored without the thread pool): every archived version is one the writer wrote', { timeout: 300_000 }, async () => {
+  it.each([
+    ['small files (stored without the thread pool)', 48 * 1024, true],
+    ['files over the synchronous size (streamed)', 96 * 1024, false],
+  ])('%s rewritten in halves during 30 persists: every archived version is one the writer wrote', { timeout: 300_000 }, async (_what, size, sync) => {
+    expect(size <= SYNC_FILE_BYTES).toBe(sync);
     const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2' });
     await h.provision('ws');
     const dir = path.join(h.live('ws'), 'small');
-    const size = 48 * 1024;
-    expect(size).toBeLessThanOrEqual(SYNC_FILE_BYTES);
     const count = 64;
     await mkdir(dir);
     for (let i = 0; i < count; i++) await writeFile(path.join(dir, `f${i}`), Buffer.alloc(size, 0));
     await h.persist('ws');
-    // A writer rewriting the files in place, one write(2) of uniform bytes per version, round after round.
+    // A writer rewriting the files in place, each version of a file in two halves 2 ms apart (what
+    // a write(2) descheduled mid-copy on a busy machine looks like: the file half-written, its
+    // ctime set when the write began), one round of all files, then a pause. Two reads in a row of
+    // a half-written file agree, and its stat does not move between them: only leaving a file
+    // changed in the last 100 ms to settle (WRITE_STALL_NS) keeps the half-written state out.
     const writer = spawn('python3', ['-c', `
-import os, sys
+import os, sys, time
 size, count = int(sys.argv[2]), int(sys.argv[3])
+half = size // 2
 fds = [os.open(os.path.join(sys.argv[1], 'f%d' % i), os.O_WRONLY) for i in range(count)]
 v = 1
 while True:
     for fd in fds:
-        os.pwrite(fd, bytes([v % 251 + 1]) * size, 0)
+        b = bytes([v % 251 + 1])
+        os.pwrite(fd, b * half, 0)
+        time.sleep(0.002)
+        os.pwrite(fd, b * (size - half), half)
         v += 1
+    time.sleep(0.3)
 `, dir, String(size), String(count)]);
     const versions = new Set<number>();
     let stored = 0;
+    let waited = 0;
     try {
       for (let i = 0; i < 30; i++) {
         const result = await h.persist('ws', { delete: false, reason: 'checkpoint' });
         stored += result.changedFiles ?? 0;
-        for (let f = 0; f < count; f += 7) {
+        waited += result.writeWaitMs ?? 0;
+        for (let f = 0; f < count; f++) {
           const bytes = (await archived(h, 'ws', `small/f${f}`))!;
           expect(bytes.length).toBe(size);
           expect(bytes.equals(Buffer.alloc(size, bytes[0]!)), `persist ${i}, f${f}: a torn version`).toBe(true);
@@ -247,9 +260,10 @@ while True:
     } finally {
       writer.kill('SIGKILL');
     }
-    // The persists did take new versions (the writer was not idle, the files not all kept).
+    // The persists did take new versions (the writer was not idle, the files not all kept), and some waited for a burst to settle.
     expect(stored).toBeGreaterThan(0);
     expect(versions.size).toBeGreaterThan(1);
+    expect(waited).toBeGreaterThan(0);
   });
 
   it('a 50 MB file rewritten in a loop during 50 persists: every archived version is one the writer wrote', { timeout: 600_000 }, async () => {
