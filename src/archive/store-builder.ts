@@ -34,7 +34,7 @@ import { prepareTree, type ObjectStore } from './object-store.js';
 import { freshLinkKey, LinkGroups } from './link-groups.js';
 import { keyOf } from './prior-index.js';
 import { dirIdentity, type StatCache, type StatCacheEntry } from './stat-cache.js';
-import { storeOpenFile, type OpenFileOutcome } from './store-open-file.js';
+import { READ_ATTEMPTS, storeOpenFile, type OpenFileOutcome } from './store-open-file.js';
 import { WriteWaits } from './write-waits.js';
 import { storeSmallFileSync } from './store-small-file-sync.js';
 import { storedMode } from './stored-mode.js';
@@ -467,13 +467,14 @@ export class StoreBuilder {
     if (!inodeKey && stats.size <= BigInt(Math.min(SYNC_FILE_BYTES, this.#o.limits.maxFileBytes))) {
       await this.#breathe();
       let outcome = this.#storeSync(frame, name, rel, true);
-      // A write(2) may still be copying into it: read it once it is old enough (within the walk's budget).
-      if (outcome?.kind === 'fresh') {
+      // A write(2) may still be copying into it: read it once it is old enough (a file changed again
+      // meanwhile waits again, as many times as it may be read, all within the walk's budget).
+      for (let waits = 1; outcome?.kind === 'fresh'; waits++) {
         await this.#waits.wait(outcome.waitMs);
         this.#turn = performance.now();
-        outcome = this.#storeSync(frame, name, rel, false);
+        outcome = this.#storeSync(frame, name, rel, waits < READ_ATTEMPTS);
       }
-      if (outcome !== null && outcome.kind !== 'fresh') {
+      if (outcome !== null) {
         settle(outcome);
         return;
       }

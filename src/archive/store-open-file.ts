@@ -65,8 +65,8 @@ export async function storeOpenFile(source: FileHandle, options: OpenFileOptions
     let seenAt = BigInt(Date.now()) * 1_000_000n;
     let before = await source.stat({ bigint: true });
     if (!before.isFile()) return { kind: 'vanished' };
-    // A write(2) may still be copying into it: read it once it is old enough (once per file, within the walk's budget).
-    if (attempt === 0 && options.waits && (await options.waits.wait(stallWaitMs(before, seenAt)))) {
+    // A write(2) may still be copying into it: read it once it is old enough (within the walk's budget).
+    if (options.waits && (await options.waits.wait(stallWaitMs(before, seenAt)))) {
       seenAt = BigInt(Date.now()) * 1_000_000n;
       before = await source.stat({ bigint: true });
       if (!before.isFile()) return { kind: 'vanished' };

@@ -30,15 +30,35 @@ describe('stallWaitMs', () => {
 
 describe('WriteWaits', () => {
   it('grants waits until the budget is spent, then answers false at once', async () => {
-    const waits = new WriteWaits(undefined, 25);
+    let clock = 0;
+    const waits = new WriteWaits(undefined, 25, () => clock);
     expect(await waits.wait(10)).toBe(true);
+    clock += 10;
     expect(waits.left).toBe(15);
     expect(await waits.wait(40)).toBe(true);
+    clock += 15;
     expect(waits.waitedMs).toBe(25);
     expect(waits.left).toBe(0);
     expect(await waits.wait(5)).toBe(false);
     expect(await waits.wait(0)).toBe(false);
     expect(waits.waitedMs).toBe(25);
+  });
+
+  it('waits that overlap cost the wall time they cover together (files streamed at once)', async () => {
+    let clock = 1_000;
+    const waits = new WriteWaits(undefined, 150, () => clock);
+    // Sixteen files at once, each waiting up to 100 ms from about the same moment: 100 ms in all.
+    const all = [];
+    for (let i = 0; i < 16; i++) {
+      all.push(waits.wait(100 - i));
+    }
+    expect(await Promise.all(all)).toEqual(Array(16).fill(true));
+    expect(waits.waitedMs).toBe(100);
+    clock += 100;
+    // Later, a wait reaching past the budget is cut to what is left.
+    expect(await waits.wait(100)).toBe(true);
+    expect(waits.waitedMs).toBe(150);
+    expect(waits.left).toBe(0);
   });
 
   it('an aborted walk stops waiting', async () => {
