@@ -45,7 +45,11 @@ export class WriteWaits {
     if (ms <= 0 || end <= start) return false;
     this.#spent += Math.max(0, end - from);
     this.#coveredUntil = Math.max(this.#coveredUntil, end);
-    await sleep(end - start, undefined, { signal: this.signal });
+    // No abort listener per wait (sixteen streamed files wait at once, on one signal): a wait is
+    // at most WRITE_STALL_NS long, and an aborted walk stops at its end.
+    this.signal?.throwIfAborted();
+    await sleep(end - start);
+    this.signal?.throwIfAborted();
     return true;
   }
 }

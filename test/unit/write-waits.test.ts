@@ -61,11 +61,12 @@ describe('WriteWaits', () => {
     expect(waits.left).toBe(0);
   });
 
-  it('an aborted walk stops waiting', async () => {
+  it('an aborted walk stops at the end of the wait under way, and waits no more', async () => {
     const stop = new AbortController();
     const waits = new WriteWaits(stop.signal, 60_000);
-    const waiting = waits.wait(60_000);
+    const waiting = waits.wait(20);
     stop.abort();
     await expect(waiting).rejects.toThrow(/abort/i);
+    await expect(waits.wait(20)).rejects.toThrow(/abort/i);
   });
 });
