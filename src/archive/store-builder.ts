@@ -383,8 +383,9 @@ export class StoreBuilder {
     try {
       const prior = before?.type === 'd' ? await this.#priorMap(before.tree) : undefined;
       const identity = dirIdentity(src.stats);
-      this.dirIdentities.set(encodePath(rel), identity);
-      const recorded = changed != null && before?.type === 'd' && this.#o.recordedDirs?.get(encodePath(rel)) === identity;
+      const path = encodePath(rel);
+      this.dirIdentities.set(path, identity);
+      const recorded = changed != null && before?.type === 'd' && this.#o.recordedDirs?.get(path) === identity;
       const tree = await this.#directory({ rel, depth: frame.depth + 1, src, recorded, prior, priorTree: before?.type === 'd' ? before.tree : undefined, nodes: [], tasks: [] });
       frame.nodes.push({ type: 'd', name: item.name, mode, tree } satisfies DirNode);
     } finally {

@@ -12,9 +12,10 @@
  *
  * Answers `large` (nothing stored) when the open file is over `maxBytes` or sparse: the caller
  * stores it the streaming way. Answers `fresh` (nothing stored) when `mayWait` and its last change
- * began too recently to read it (`stallWaitMs`): the caller waits `waitMs` and calls again. An open error is thrown as it is, the caller's to classify (as for
- * `openFile`); anything failing after the open is thrown typed (`StorageError`), as a read or
- * store error of the streaming path fails the persist.
+ * began too recently to read it (`stallWaitMs`): the caller waits `waitMs` and calls again. An
+ * open error is thrown as it is, the caller's to classify (as for `openFile`); anything failing
+ * after the open is thrown typed (`StorageError`), as a read or store error of the streaming path
+ * fails the persist.
  */
 import { closeSync, fstatSync, openSync, readSync, type BigIntStats } from 'node:fs';
 import { classifyStorageError } from '../errors/classify-storage-error.js';
