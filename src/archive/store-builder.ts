@@ -51,6 +51,8 @@ const FILE_CONCURRENCY = 16;
  * (store-small-file-sync.ts): their dozen syscalls cost less than as thread-pool round trips.
  */
 export const SYNC_FILE_BYTES = 64 * 1024;
+/** Trees up to this size (about 500 entries) are written without the thread pool. */
+const SYNC_TREE_BYTES = 64 * 1024;
 /** Longest run of synchronous stores between two turns of the event loop (ms): timers and lock renewals run. */
 const YIELD_MS = 20;
 /**
@@ -233,9 +235,13 @@ export class StoreBuilder {
     this.entries += nodes.length;
     // A directory whose every entry is its previous one is its previous tree: no encoding, no hashing.
     if (frame.priorTree !== undefined && sameNodes(nodes, frame.prior)) return frame.priorTree;
-    // The id is known before the tree is written: the write joins the pool and the walk goes on (the build waits for it).
     const prepared = prepareTree(nodes);
-    if (prepared.id !== frame.priorTree) {
+    if (prepared.id === frame.priorTree) return prepared.id;
+    // A tree of a few kilobytes is written at once, without the thread pool. A larger one's id is
+    // known before it is written: the write joins the pool and the walk goes on (the build waits for it).
+    if (prepared.bytes.length <= SYNC_TREE_BYTES) {
+      if (this.#o.store.putPreparedTreeSync(prepared, frame.priorTree).written) this.newTrees += 1;
+    } else {
       await this.#pool.schedule(this.#treeWrites, async () => {
         if ((await this.#o.store.putPreparedTree(prepared, frame.priorTree)).written) this.newTrees += 1;
       });

@@ -4,7 +4,7 @@ import { mkdtemp, open, readFile, rm, stat, utimes, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ObjectStore } from '../../src/archive/object-store.js';
+import { ObjectStore, prepareTree } from '../../src/archive/object-store.js';
 import { flattenTree, lookupPath } from '../../src/archive/revision-reader.js';
 import { encodeTree, sha256, TreeFormatError, type TreeNode } from '../../src/archive/tree-object.js';
 import { decodeWholeTree } from '../../src/archive/tree-patch.js';
@@ -27,6 +27,12 @@ const file = (name: string | Buffer, extra: Partial<{ mode: number; size: number
   mtimeNs: 1_700_000_000_123_456_789n,
   ...extra,
 });
+
+// A tree stored through the thread pool, and without it (small trees during a walk): the same files either way.
+const TREE_PUTS = [
+  ['putPreparedTree', (store: ObjectStore, nodes: TreeNode[], from?: string) => store.putPreparedTree(prepareTree(nodes), from)],
+  ['putPreparedTreeSync', async (store: ObjectStore, nodes: TreeNode[], from?: string) => store.putPreparedTreeSync(prepareTree(nodes), from)],
+] as const;
 
 describe('tree objects', () => {
   it('encode canonically: sorted by name bytes, independent of input order; decode round-trips', () => {
@@ -89,20 +95,20 @@ describe('ObjectStore', () => {
     expect((await stat(store.objectPath(id))).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
   });
 
-  it('a reused tree gets a fresh mtime too, even one the store holds in memory; a collected one is written again', async () => {
+  it.each(TREE_PUTS)('a reused tree gets a fresh mtime too, even one the store holds in memory; a collected one is written again (%s)', async (_, putTree) => {
     const store = new ObjectStore(root);
-    const tree = await store.putTree([file('a')]);
+    const tree = await putTree(store, [file('a')]);
     await store.readTree(tree.id);
     await utimes(store.treePath(tree.id), 1_000, 1_000);
-    expect((await store.putTree([file('a')])).written).toBe(false);
+    expect((await putTree(store, [file('a')])).written).toBe(false);
     expect((await stat(store.treePath(tree.id))).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
     // Collected by GC while this process still has it cached: the cache does not stand for the file.
     await rm(store.treePath(tree.id));
-    expect(await store.putTree([file('a')])).toEqual({ id: tree.id, written: true });
+    expect(await putTree(store, [file('a')])).toEqual({ id: tree.id, written: true });
     expect((await readFile(store.treePath(tree.id))).equals(encodeTree([file('a')]))).toBe(true);
     // The tree a directory had in the basis (reachable from it) is named without any I/O.
     await rm(store.treePath(tree.id));
-    expect(await store.putTree([file('a')], tree.id)).toEqual({ id: tree.id, written: false });
+    expect(await putTree(store, [file('a')], tree.id)).toEqual({ id: tree.id, written: false });
     expect(await store.hasTree(tree.id)).toBe(false);
   });
 
@@ -127,52 +133,52 @@ describe('ObjectStore', () => {
   });
 });
 
-describe('ObjectStore: trees stored as patches', () => {
+describe.each(TREE_PUTS)('ObjectStore: trees stored as patches (%s)', (_, putTree) => {
   const dir = (count: number, changed: ReadonlyMap<string, number> = new Map()) =>
     Array.from({ length: count }, (_, i) => file(`f-${String(i).padStart(3, '0')}.txt`, { size: changed.get(`f-${String(i).padStart(3, '0')}.txt`) ?? 1 }));
   const isPatch = async (store: ObjectStore, id: string) => (await readFile(store.treePath(id))).subarray(0, 12).toString() === '{"v":2,"b":"';
 
   it('a directory that changed a little is a patch of the tree it replaced, read back exactly by a fresh store; patches stay one step from a whole tree', async () => {
     const store = new ObjectStore(root, { treePatches: true });
-    const first = await store.putTree(dir(60));
-    const second = await store.putTree(dir(60, new Map([['f-007.txt', 2]])), first.id);
+    const first = await putTree(store, dir(60));
+    const second = await putTree(store, dir(60, new Map([['f-007.txt', 2]])), first.id);
     expect(second).toMatchObject({ written: true, patch: true });
     expect(await isPatch(store, second.id)).toBe(true);
     expect((await stat(store.treePath(second.id))).size * 10).toBeLessThan((await stat(store.treePath(first.id))).size);
     const fresh = new ObjectStore(root);
     expect(encodeTree(await fresh.readTree(second.id)).equals(encodeTree(dir(60, new Map([['f-007.txt', 2]]))))).toBe(true);
     expect((await fresh.loadTree(second.id)).base).toBe(first.id);
-    // The next change builds on the same whole tree (never a patch of a patch).
-    const third = await store.putTree(dir(60, new Map([['f-007.txt', 2], ['f-020.txt', 3]])), second.id);
+    // The next change builds on the same whole tree (never a patch of a patch), also from a store that has not read it.
+    const third = await putTree(new ObjectStore(root, { treePatches: true }), dir(60, new Map([['f-007.txt', 2], ['f-020.txt', 3]])), second.id);
     expect((await fresh.loadTree(third.id)).base).toBe(first.id);
     // Half the directory changed: whole again, and the next patch builds on that.
     const most = new Map(Array.from({ length: 40 }, (_, i) => [`f-${String(i).padStart(3, '0')}.txt`, 4] as const));
-    const fourth = await store.putTree(dir(60, most), third.id);
+    const fourth = await putTree(store, dir(60, most), third.id);
     expect(fourth.patch).toBeUndefined();
     expect((await fresh.loadTree(fourth.id)).base).toBeNull();
-    const fifth = await store.putTree(dir(61, most), fourth.id);
+    const fifth = await putTree(store, dir(61, most), fourth.id);
     expect((await fresh.loadTree(fifth.id)).base).toBe(fourth.id);
     // Without the option (the default), every tree is whole.
     const plain = new ObjectStore(root);
-    const whole = await plain.putTree(dir(60, new Map([['f-001.txt', 9]])), first.id);
+    const whole = await putTree(plain, dir(60, new Map([['f-001.txt', 9]])), first.id);
     expect(await isPatch(plain, whole.id)).toBe(false);
   });
 
   it('a patch whose base is gone is refused on read, and written again whole when a writer reuses it; reusing a patch refreshes its base', async () => {
     const store = new ObjectStore(root, { treePatches: true });
-    const base = await store.putTree(dir(40));
+    const base = await putTree(store, dir(40));
     const nodes = dir(40, new Map([['f-003.txt', 5]]));
-    const patch = await store.putTree(nodes, base.id);
+    const patch = await putTree(store, nodes, base.id);
     expect(patch.patch).toBe(true);
     await utimes(store.treePath(base.id), 1_000, 1_000);
     await utimes(store.treePath(patch.id), 1_000, 1_000);
-    expect((await store.putTree(nodes)).written).toBe(false);
+    expect((await putTree(store, nodes)).written).toBe(false);
     expect((await stat(store.treePath(base.id))).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
     expect((await stat(store.treePath(patch.id))).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
     await rm(store.treePath(base.id));
     await expect(new ObjectStore(root).readTree(patch.id)).rejects.toThrow(/is a patch of .*, which is missing/);
     await expect(new ObjectStore(root).loadTree(patch.id)).rejects.toBeInstanceOf(TreeFormatError);
-    expect(await store.putTree(nodes)).toEqual({ id: patch.id, written: true });
+    expect(await putTree(store, nodes)).toEqual({ id: patch.id, written: true });
     expect(await isPatch(store, patch.id)).toBe(false);
     expect(encodeTree(await new ObjectStore(root).readTree(patch.id)).equals(encodeTree(nodes))).toBe(true);
   });
