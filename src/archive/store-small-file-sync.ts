@@ -49,11 +49,11 @@ export function storeSmallFileSync(dir: DirHandle, name: Buffer, options: SmallF
       if (before.size > BigInt(options.maxBytes) || isSparse(before)) return { kind: 'large' };
       const waitMs = options.mayWait ? stallWaitMs(before, seenAt) : 0;
       if (waitMs > 0) return { kind: 'fresh', waitMs };
-      const bytes = readWhole(fd, Number(before.size));
+      const bytes = readWhole(fd, Number(before.size), 0);
       const after = fstatSync(fd, { bigint: true });
       if (changedWhileRead(before, after) || bytes.length !== Number(before.size)) continue;
       if (young(before, seenAt)) {
-        const again = readWhole(fd, Number(before.size));
+        const again = readWhole(fd, Number(before.size), 1);
         if (!again.equals(bytes) || changedWhileRead(before, fstatSync(fd, { bigint: true }))) continue;
       }
       let stored;
@@ -78,9 +78,16 @@ function young(stats: BigIntStats, seenAt: bigint): boolean {
   return seenAt - stats.mtimeNs < SETTLE_NS || seenAt - stats.ctimeNs < SETTLE_NS;
 }
 
-// Up to `size` bytes from the start of `fd` (fewer when the file shrank meanwhile).
-function readWhole(fd: number, size: number): Buffer {
-  const bytes = Buffer.allocUnsafe(size);
+/**
+ * Two buffers the reads go into, reused from file to file: a fresh one per read cost more than
+ * the read (this runs synchronously, and nothing keeps the bytes once they are stored).
+ */
+const scratch: Buffer[] = [Buffer.alloc(0), Buffer.alloc(0)];
+
+// Up to `size` bytes from the start of `fd` (fewer when the file shrank meanwhile), in scratch buffer `slot`.
+function readWhole(fd: number, size: number, slot: 0 | 1): Buffer {
+  if (scratch[slot]!.length < size) scratch[slot] = Buffer.allocUnsafe(Math.max(size, 64 * 1024));
+  const bytes = scratch[slot]!.subarray(0, size);
   let read = 0;
   while (read < size) {
     const n = readSync(fd, bytes, read, size - read, read);

@@ -37,6 +37,19 @@ describe('storeSmallFileSync', () => {
     expect(await objects()).toHaveLength(1);
   });
 
+  it('files of every size in a row, larger then smaller then empty, are each stored as their own bytes (the read buffers are reused)', async () => {
+    const { tree, store, dir } = await setup();
+    const sizes = [60_000, 17, 65_536, 0, 4_097, 1, 30_000];
+    for (const [i, size] of sizes.entries()) {
+      const bytes = Buffer.alloc(size, 0x61 + i);
+      await writeFile(path.join(tree, `f${i}`), bytes);
+      const outcome = storeSmallFileSync(dir, Buffer.from(`f${i}`), { store, maxBytes: 65536, label: `f${i}` });
+      const id = createHash('sha256').update(bytes).digest('hex');
+      expect(outcome, `f${i} (${size} bytes)`).toMatchObject({ kind: 'stored', stored: { id, bytes: size } });
+      expect((await store.readObject(id)).equals(bytes), `f${i} (${size} bytes)`).toBe(true);
+    }
+  });
+
   it('never follows a symlink, never reads a FIFO, and leaves large or sparse files to the streaming path', async () => {
     const { tree, store, dir, objects } = await setup();
     const outside = await tempDir('small-outside');
