@@ -11,9 +11,13 @@
  * - `cp_a`: `cp -a` of the source tree (the baseline of issue 20's target restore / cp -a ≤ 1.0).
  *
  * CPU per way is this process's plus its children's (tar's, cp's), from /proc/self/stat.
+ *
+ * `RESTORE_COLD=1`: the page cache is also dropped before each way (`/proc/sys/vm/drop_caches`,
+ * root only; the whole machine's cache), so each reads its source from the disk: the restore
+ * of a host that has not read the archive lately, against `cp -a` of a tree not read lately.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { extractRevision } from '../src/archive/extract-revision.js';
@@ -35,6 +39,7 @@ const run = promisify(execFile);
 const SYSTEM_PATH = process.env.PATH ?? '/usr/bin:/bin';
 const TIMEOUT_MS = 30 * 60_000;
 const WAYS = ['tar', 'materialize', 'cp_a'] as const;
+const DROP_CACHES = '/proc/sys/vm/drop_caches';
 type Way = (typeof WAYS)[number];
 
 interface Sample {
@@ -49,7 +54,23 @@ async function cpuMs(): Promise<number> {
   return (ticks * 1000) / 100;
 }
 
-async function measure(ctx: BenchContext, files: number, repeats: number, label: string): Promise<SizeResult> {
+// RESTORE_COLD: `1` drops the page cache before each way, `0` or unset keeps it.
+function coldCache(): boolean {
+  const raw = process.env.RESTORE_COLD ?? '0';
+  if (raw !== '0' && raw !== '1') throw new Error(`RESTORE_COLD: expected 0 or 1, got ${JSON.stringify(raw)}`);
+  return raw === '1';
+}
+
+// Writes dirty pages back, then (cold) drops the clean ones: every way starts from the disk.
+async function flushCache(cold: boolean): Promise<void> {
+  await run('sync');
+  if (!cold) return;
+  await writeFile(DROP_CACHES, '3\n').catch((error: unknown) => {
+    throw new Error(`RESTORE_COLD=1: cannot drop the page cache (${DROP_CACHES}: ${(error as NodeJS.ErrnoException).code ?? String(error)}); run as root or without RESTORE_COLD`);
+  });
+}
+
+async function measure(ctx: BenchContext, files: number, repeats: number, label: string, cold: boolean): Promise<SizeResult> {
   const totalBytes = files <= 10_000 ? scaled(130 * 1_000_000, 5_000_000) * (files / scaled(10_000, 500)) : files * 4_096;
   return withBenchEnv(`restore-${files}`, async (env) => {
     const source = await env.subdir('source');
@@ -80,7 +101,7 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
     };
     const way = (name: Way) => async (repeat: number): Promise<Sample> => {
       const dir = path.join(out, `${name}-${repeat}`);
-      await run('sync');
+      await flushCache(cold);
       const cpu = await cpuMs();
       const started = performance.now();
       await made[name](dir);
@@ -95,7 +116,7 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
     const cpu = (name: Way) => samples[name].map((s) => s.cpuMs);
     const tarRatio = summarize(pairedRatios(ms('tar'), ms('cp_a')), 'tar/cp -a');
     return {
-      params: { files, totalMB: totalBytes / 1e6, repeats },
+      params: { files, totalMB: totalBytes / 1e6, repeats, cold },
       metrics: {
         tar_ms: summarize(ms('tar'), 'ms'),
         materialize_ms: summarize(ms('materialize'), 'ms'),
@@ -109,12 +130,16 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
       },
       profile: {},
       targets: [target(`${label}restore (tar) / cp -a`, tarRatio.median, '<=', 1)],
-      notes: ['Each way makes the same stored revision into a fresh directory; CPU counts this process and its children (tar, cp).'],
+      notes: [
+        'Each way makes the same stored revision into a fresh directory; CPU counts this process and its children (tar, cp).',
+        cold ? 'Cold: the page cache was dropped before each way (RESTORE_COLD=1); each read its source from the disk.' : 'Warm: the source trees and the archive were in the page cache (RESTORE_COLD=1 drops it).',
+      ],
     };
   });
 }
 
 export default async function restoreBench(ctx: BenchContext): Promise<BenchResult> {
   const repeats = ctx.repeats ?? 5;
-  return bySize(10_000, 500, { repeats }, (files, label) => measure(ctx, files, repeats, label));
+  const cold = coldCache();
+  return bySize(10_000, 500, { repeats, cold }, (files, label) => measure(ctx, files, repeats, label, cold));
 }
