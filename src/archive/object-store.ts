@@ -24,6 +24,8 @@ export const STORE_DIR = '.store';
 const IN_MEMORY_BYTES = 1024 * 1024;
 /** Objects and trees are read-only on disk. */
 const OBJECT_MODE = 0o444;
+/** Trees up to this size (about 500 entries) are written without the thread pool (`putPreparedTreeSync`). */
+export const SYNC_TREE_BYTES = 64 * 1024;
 /** Bytes of a tree file that say whether it is a patch, and of what (tree-patch.ts). */
 const PATCH_HEAD_BYTES = PATCH_PREFIX.length + 64;
 
@@ -199,10 +201,12 @@ export class ObjectStore {
    * `unchangedFrom` is the id of the tree this one replaces in the revision being built, which
    * that revision's basis keeps reachable: the same id is then neither written nor refreshed (an
    * unchanged directory costs no I/O). Any other id goes through the file, never the memory
-   * cache: a cached tree may have been collected since it was read.
+   * cache: a cached tree may have been collected since it was read. A tree of up to
+   * `SYNC_TREE_BYTES` is written without the thread pool.
    */
   async putTree(nodes: readonly TreeNode[], unchangedFrom?: string): Promise<PutTreeResult> {
-    return this.putPreparedTree(prepareTree(nodes), unchangedFrom);
+    const prepared = prepareTree(nodes);
+    return prepared.bytes.length <= SYNC_TREE_BYTES ? this.putPreparedTreeSync(prepared, unchangedFrom) : this.putPreparedTree(prepared, unchangedFrom);
   }
 
   /** `putTree` of a tree whose id was computed first (`prepareTree`: a walk goes on while it is written). */

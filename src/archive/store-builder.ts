@@ -30,7 +30,7 @@ import { sameMtime } from '../tree/file-times.js';
 import type { TreeLimits } from '../tree/tree-limits.js';
 import { UNREADABLE } from './copy-entry.js';
 import { describeSource, type LiveItem } from './describe-source.js';
-import { prepareTree, type ObjectStore } from './object-store.js';
+import { prepareTree, SYNC_TREE_BYTES, type ObjectStore } from './object-store.js';
 import { freshLinkKey, LinkGroups } from './link-groups.js';
 import { keyOf } from './prior-index.js';
 import { dirIdentity, type StatCache, type StatCacheEntry } from './stat-cache.js';
@@ -51,8 +51,6 @@ const FILE_CONCURRENCY = 16;
  * (store-small-file-sync.ts): their dozen syscalls cost less than as thread-pool round trips.
  */
 export const SYNC_FILE_BYTES = 64 * 1024;
-/** Trees up to this size (about 500 entries) are written without the thread pool. */
-const SYNC_TREE_BYTES = 64 * 1024;
 /** Longest run of synchronous stores between two turns of the event loop (ms): timers and lock renewals run. */
 const YIELD_MS = 20;
 /**
