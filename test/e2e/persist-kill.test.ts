@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { findLitter, removeLitter } from '../../src/gc/collect-litter.js';
 import { createHarness } from '../helpers/workspace-harness.js';
 import { readTree } from '../helpers/tree.js';
-import { killGroup, startFleet } from '../helpers/processes.js';
+import { cliJson, killGroup, runFleet, startFleet } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 import { rng } from '../helpers/rng.js';
 import { archivedMismatches, readArchivedTree } from '../helpers/archived.js';
@@ -92,6 +92,10 @@ describe('kill test', () => {
     expect(await findLitter(h.services.archive, ['ws'], 0, 1_000)).toEqual([]);
     const current = (await h.services.archive.current('ws'))!;
     expect((await h.services.archive.revisions('ws')).includes(current)).toBe(true);
+    // Every revision the kills left, checked from the front door: each tree and object re-read against its id.
+    const verify = await runFleet(['verify', 'ws', '--json'], h.env);
+    expect(verify.code, `fleet verify after the kills (seed ${seed}): ${verify.stdout}${verify.stderr}`).toBe(0);
+    expect((cliJson(verify.stdout) as { problems: unknown[] }).problems).toEqual([]);
     console.log(JSON.stringify({ test: 'persist-kill', seed, iterations: acked, killed, killedAt, litterRemoved: litter.length }));
   });
 });
