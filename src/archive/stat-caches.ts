@@ -3,12 +3,28 @@
  * The cache a persist wrote for a tree is kept in memory, so the next persist of that tree in
  * this process reads and validates no file (at 100,000 files that parse cost about 0.2 s a
  * persist); the file is written after the revision is committed, in the background, the newest
- * cache of a file only (a slow disk never queues old ones). A kept cache belongs to the revision
+ * cache of a file only (a slow disk never queues old ones). After the first write of a tree's cache
+ * by this process (a whole snapshot), a write appends only what changed since the one before to the
+ * file's log, until the log would outgrow half the snapshot: then a new snapshot replaces both. A kept cache belongs to the revision
  * it was written for, exactly as the file does: a revision is written by one persist, so a kept
  * cache for it is what its file says or will say, and any other revision reads the file.
  * Memory is bounded by entries (least recently used trees are forgotten first).
  */
-import { identityOf, loadStatCache, NO_FACTS, saveStatCache, type LoadedStatCache, type ScanFacts, type StatCache, type TreeIdentity } from './stat-cache.js';
+import { stat } from 'node:fs/promises';
+import {
+  appendStatCacheLog,
+  encodeStatCacheDelta,
+  identityOf,
+  loadStatCache,
+  NO_FACTS,
+  saveStatCache,
+  statCacheDelta,
+  statCacheLog,
+  type LoadedStatCache,
+  type ScanFacts,
+  type StatCache,
+  type TreeIdentity,
+} from './stat-cache.js';
 
 /** Entries kept in memory across all trees (about 150 bytes each). */
 export const KEPT_ENTRIES = 2_000_000;
@@ -17,6 +33,20 @@ interface Kept {
   readonly revision: string;
   readonly tree: string;
   readonly loaded: LoadedStatCache;
+}
+
+/** A log is never replaced by a snapshot below this size (a small tree's log may outgrow half its snapshot). */
+const MIN_LOG_BYTES = 256 * 1024;
+
+// What this process last wrote to a cache file (snapshot and log): the next write appends to it.
+interface OnDisk {
+  readonly revision: string;
+  readonly tree: string;
+  readonly loaded: LoadedStatCache;
+  readonly snapshotBytes: number;
+  /** The snapshot's inode: a file removed or replaced since is not appended to. */
+  readonly snapshotIno: number;
+  readonly logBytes: number;
 }
 
 interface Pending {
@@ -32,6 +62,7 @@ export class StatCaches {
   #keptEntries = 0;
   readonly #pending = new Map<string, Pending>();
   readonly #writing = new Map<string, Promise<void>>();
+  readonly #onDisk = new Map<string, OnDisk>();
 
   constructor(
     /** Told about a cache file that could not be written (the next process persists once without the ctime check). */
@@ -67,12 +98,17 @@ export class StatCaches {
 
   #keep(file: string, kept: Kept): void {
     this.#drop(file);
-    if (kept.loaded.entries.size > this.maxEntries) return;
+    if (kept.loaded.entries.size > this.maxEntries) {
+      this.#onDisk.delete(file);
+      return;
+    }
     this.#kept.set(file, kept);
     this.#keptEntries += kept.loaded.entries.size;
     for (const [oldest] of this.#kept) {
       if (this.#keptEntries <= this.maxEntries) break;
       this.#drop(oldest);
+      // Nor what was written for it (a write for it later starts a snapshot): memory stays bounded.
+      this.#onDisk.delete(oldest);
     }
   }
 
@@ -88,10 +124,40 @@ export class StatCaches {
     try {
       for (let next = this.#pending.get(file); next; next = this.#pending.get(file)) {
         this.#pending.delete(file);
-        await saveStatCache(file, next.revision, next.tree, next.entries, next.facts).catch((error: unknown) => this.onWriteError(file, error));
+        await this.#write(file, next).catch((error: unknown) => {
+          // What the file holds is unknown now: the next write is a whole snapshot.
+          this.#onDisk.delete(file);
+          this.onWriteError(file, error);
+        });
       }
     } finally {
       this.#writing.delete(file);
     }
+  }
+
+  // Appends `next` to what this process last wrote to `file` as a log line, or writes a snapshot.
+  async #write(file: string, next: Pending): Promise<void> {
+    const loaded = { entries: next.entries, facts: next.facts };
+    const tree = identityOf(next.tree);
+    const last = this.#onDisk.get(file);
+    if (last && last.tree === tree && (await this.#unchangedOnDisk(file, last))) {
+      const line = encodeStatCacheDelta(next.tree, { from: last.revision, revision: next.revision, exact: next.facts.exact, fullWalkAt: next.facts.fullWalkAt, ...statCacheDelta(last.loaded, loaded) });
+      const logBytes = last.logBytes + Buffer.byteLength(line);
+      if (logBytes <= Math.max(MIN_LOG_BYTES, last.snapshotBytes / 2)) {
+        this.#onDisk.delete(file);
+        await appendStatCacheLog(file, line);
+        this.#onDisk.set(file, { ...last, revision: next.revision, loaded, logBytes });
+        return;
+      }
+    }
+    this.#onDisk.delete(file);
+    const snapshotBytes = await saveStatCache(file, next.revision, next.tree, next.entries, next.facts);
+    this.#onDisk.set(file, { revision: next.revision, tree, loaded, snapshotBytes, snapshotIno: (await stat(file)).ino, logBytes: 0 });
+  }
+
+  // Whether the snapshot and log of `file` are still what this process wrote (nothing removed, replaced or cut).
+  async #unchangedOnDisk(file: string, last: OnDisk): Promise<boolean> {
+    const [snapshot, log] = await Promise.all([stat(file).catch(() => null), stat(statCacheLog(file)).catch(() => null)]);
+    return snapshot?.ino === last.snapshotIno && (log?.size ?? 0) === last.logBytes;
   }
 }

@@ -1,10 +1,10 @@
 // The in-memory stat caches of a persist process: a persist's own cache is kept (the next one
 // reads no file), files are written in the background (the newest per file), memory is bounded.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { StatCacheEntry } from '../../src/archive/stat-cache.js';
+import { statCacheLog, type StatCacheEntry } from '../../src/archive/stat-cache.js';
 import { StatCaches } from '../../src/archive/stat-caches.js';
 
 // Entries as a cache holds them (by path).
@@ -57,15 +57,101 @@ describe('StatCaches', () => {
     expect(await caches().load(file, 'r1', born)).not.toBeNull();
   });
 
-  it('writes only the newest of many saves of one file', async () => {
+  it('writes only the newest of many saves of one file: the first as a snapshot, the newest as one log line after it', async () => {
     const file = path.join(dir, 'stat-cache.json');
     const c = caches();
     for (let i = 0; i < 50; i++) c.save(file, `r${i}`, tree, byPath([entry('f', i)]));
     await c.flush();
     const body = JSON.parse(await readFile(file, 'utf8')) as { revision: string; entries: unknown[][] };
-    expect(body.revision).toBe('r49');
-    expect(body.entries).toEqual([['f', 49, 0o644, '1700000000000000001', '1700000000000000002', '3', OBJECT]]);
-    expect(await caches().load(file, 'r49', tree)).not.toBeNull();
+    expect(body.revision).toBe('r0');
+    expect(body.entries).toEqual([['f', 0, 0o644, '1700000000000000001', '1700000000000000002', '3', OBJECT]]);
+    const lines = (await readFile(statCacheLog(file), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { from: string; revision: string; set: unknown[][] });
+    expect(lines.map((l) => [l.from, l.revision, l.set])).toEqual([['r0', 'r49', [['f', 49, 0o644, '1700000000000000001', '1700000000000000002', '3', OBJECT]]]]);
+    expect([...(await caches().load(file, 'r49', tree))!.entries.values()]).toEqual([entry('f', 49)]);
+  });
+
+  it('a chain of saves reads back, in another process, as each revision had it: entries set and removed, facts and directories', async () => {
+    const file = path.join(dir, 'stat-cache.json');
+    const c = caches();
+    const saved: [string, Map<string, StatCacheEntry>, { exact: boolean; fullWalkAt: number; dirs: Map<string, string> }][] = [
+      ['r1', byPath([entry('a'), entry('b/c'), entry('b/d')]), { exact: false, fullWalkAt: 0, dirs: new Map([['b', '1:10']]) }],
+      ['r2', byPath([entry('a', 2), entry('b/c'), entry('e')]), { exact: true, fullWalkAt: 1_796_000_000_000, dirs: new Map([['b', '1:10'], ['x', '1:11']]) }],
+      ['r3', byPath([entry('a', 2), entry('e'), entry('f/g')]), { exact: true, fullWalkAt: 1_796_000_000_000, dirs: new Map([['f', '1:12'], ['x', '1:13']]) }],
+      // The same revision again (a walk that found nothing new moved its facts).
+      ['r3', byPath([entry('a', 2), entry('e'), entry('f/g')]), { exact: true, fullWalkAt: 1_796_000_060_000, dirs: new Map([['f', '1:12'], ['x', '1:13']]) }],
+    ];
+    for (const [revision, entries, facts] of saved) {
+      c.save(file, revision, tree, entries, facts);
+      await c.flush();
+    }
+    expect(JSON.parse(await readFile(file, 'utf8')).revision).toBe('r1');
+    expect((await readFile(statCacheLog(file), 'utf8')).split('\n').filter(Boolean)).toHaveLength(3);
+    for (const [i, [revision, entries, facts]] of saved.entries()) {
+      if (i === 2) continue; // r3's newest state is the last line's
+      const read = (await caches().load(file, revision, tree))!;
+      expect([...read.entries.values()], revision).toEqual([...entries.values()]);
+      expect(read.facts, revision).toEqual(facts.exact ? facts : { exact: false, fullWalkAt: 0, dirs: new Map() });
+    }
+    expect(await caches().load(file, 'r4', tree)).toBeNull();
+    expect(await caches().load(file, 'r3', { dev: 1n, ino: 9n })).toBeNull();
+    expect(errors).toEqual([]);
+  });
+
+  it('a torn last log line (a crash mid-append) ends the chain: its revision is not read, the one before still is', async () => {
+    const file = path.join(dir, 'stat-cache.json');
+    const c = caches();
+    c.save(file, 'r1', tree, byPath([entry('a')]));
+    await c.flush();
+    c.save(file, 'r2', tree, byPath([entry('a', 2)]));
+    await c.flush();
+    c.save(file, 'r3', tree, byPath([entry('a', 3)]));
+    await c.flush();
+    const log = await readFile(statCacheLog(file), 'utf8');
+    await writeFile(statCacheLog(file), log.slice(0, log.length - 20));
+    expect(await caches().load(file, 'r3', tree)).toBeNull();
+    expect([...(await caches().load(file, 'r2', tree))!.entries.values()]).toEqual([entry('a', 2)]);
+    // A line that does not follow from the revision reached ends it too.
+    await writeFile(statCacheLog(file), log.split('\n')[1]! + '\n');
+    expect(await caches().load(file, 'r3', tree)).toBeNull();
+    expect(await caches().load(file, 'r1', tree)).not.toBeNull();
+  });
+
+  it('a log that would outgrow half its snapshot is replaced by a new snapshot; a restored tree starts one too', async () => {
+    const file = path.join(dir, 'stat-cache.json');
+    const c = caches();
+    const sizes = (turn: number, changed: number) => byPath(Array.from({ length: 20_000 }, (_, i) => entry(`d/${i}`, i < changed ? turn : 1)));
+    c.save(file, 'r1', tree, sizes(1, 0));
+    await c.flush();
+    const snapshot = (await stat(file)).size;
+    // A fifth of the entries changed: a log line of about a fifth of the snapshot.
+    c.save(file, 'r2', tree, sizes(2, 4_000));
+    await c.flush();
+    expect(JSON.parse(await readFile(file, 'utf8')).revision).toBe('r1');
+    expect((await stat(statCacheLog(file))).size).toBeLessThan(snapshot / 2);
+    c.save(file, 'r3', tree, sizes(3, 4_000));
+    await c.flush();
+    c.save(file, 'r4', tree, sizes(4, 4_000));
+    await c.flush();
+    // r4's line would have taken the log past half the snapshot: r4 is the snapshot, the log is gone.
+    expect(JSON.parse(await readFile(file, 'utf8')).revision).toBe('r4');
+    await expect(stat(statCacheLog(file))).rejects.toMatchObject({ code: 'ENOENT' });
+    expect([...(await caches().load(file, 'r4', tree))!.entries.values()]).toEqual([...sizes(4, 4_000).values()]);
+    // A snapshot removed (or a log cut) behind this process's back: the next write is a snapshot again.
+    await rm(file);
+    c.save(file, 'r5', tree, sizes(5, 10));
+    await c.flush();
+    expect(JSON.parse(await readFile(file, 'utf8')).revision).toBe('r5');
+    c.save(file, 'r6', tree, sizes(6, 10));
+    await c.flush();
+    await writeFile(statCacheLog(file), '');
+    c.save(file, 'r7', tree, sizes(7, 10));
+    await c.flush();
+    expect(JSON.parse(await readFile(file, 'utf8')).revision).toBe('r7');
+    // Another tree at the same file (a restore made a new root): a snapshot, not a line after the old tree's.
+    c.save(file, 'r8', { dev: 1n, ino: 9n }, byPath([entry('a')]));
+    await c.flush();
+    expect(JSON.parse(await readFile(file, 'utf8')).revision).toBe('r8');
+    expect(errors).toEqual([]);
   });
 
   it('writes a cache of more rows than one write holds, exactly', async () => {
