@@ -3,13 +3,14 @@
 // moving over on their next persist, the racily-clean rule and files rewritten while read.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmod, link, lstat, mkdir, readdir, readFile, readlink, rm, stat, symlink, truncate, utimes, writeFile } from 'node:fs/promises';
+import { chmod, link, lstat, mkdir, open, readdir, readFile, readlink, rm, stat, symlink, truncate, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lookupPath } from '../../src/archive/revision-reader.js';
 import { SYNC_FILE_BYTES } from '../../src/archive/store-builder.js';
 import { livePaths } from '../../src/providers/local/live-paths.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
+import { waitFor } from '../helpers/wait.js';
 
 const sha = (content: string | Buffer) => createHash('sha256').update(content).digest('hex');
 
@@ -26,6 +27,21 @@ async function restore(h: Harness, ws: string): Promise<string> {
   await h.services.providerFor(address).destroy(address.handle, AbortSignal.timeout(30_000));
   expect((await h.provision(ws)).outcome).toBe('restored');
   return h.live(ws);
+}
+
+// Waits until a writer has begun on `file` (written as zeros; the writer's versions are never 0):
+// python starts slowly on a loaded machine, and persists made before it prove nothing.
+async function writerStarted(file: string): Promise<void> {
+  const firstByte = async () => {
+    const handle = await open(file, 'r');
+    try {
+      const { buffer } = await handle.read(Buffer.alloc(1), 0, 1, 0);
+      return buffer[0];
+    } finally {
+      await handle.close();
+    }
+  };
+  await waitFor(`a writer to begin on ${file}`, async () => ((await firstByte()) !== 0 ? true : undefined), 60_000);
 }
 
 describe('archive format 2', () => {
@@ -247,6 +263,8 @@ while True:
     let stored = 0;
     let waited = 0;
     try {
+      // The persists run while it writes (python starts slowly on a loaded machine).
+      await writerStarted(path.join(dir, 'f0'));
       for (let i = 0; i < 30; i++) {
         const result = await h.persist('ws', { delete: false, reason: 'checkpoint' });
         stored += result.changedFiles ?? 0;
@@ -287,6 +305,7 @@ while True:
 `, file, String(size)]);
     const versions = new Set<number>();
     try {
+      await writerStarted(file);
       for (let i = 0; i < persists; i++) {
         await h.persist('ws', { delete: false, reason: 'checkpoint' });
         const bytes = (await archived(h, 'ws', 'big.bin'))!;
