@@ -3,11 +3,12 @@
  * The cache a persist wrote for a tree is kept in memory, so the next persist of that tree in
  * this process reads and validates no file (at 100,000 files that parse cost about 0.2 s a
  * persist); the file is written after the revision is committed, in the background, the newest
- * cache of a file only (a slow disk never queues old ones). After the first write of a tree's cache
- * by this process (a whole snapshot), a write appends only what changed since the one before to the
- * file's log, until the log would outgrow half the snapshot: then a new snapshot replaces both. A kept cache belongs to the revision
- * it was written for, exactly as the file does: a revision is written by one persist, so a kept
- * cache for it is what its file says or will say, and any other revision reads the file.
+ * cache of a file only (a slow disk never queues old ones). After this process's first write of
+ * a tree's cache (a whole snapshot), a write appends only what changed since the one before to
+ * the file's log, until the log would outgrow half the snapshot: then a new snapshot replaces
+ * both. A kept cache belongs to the revision it was written for, exactly as the file does: a
+ * revision is written by one persist, so a kept cache for it is what its file says or will say,
+ * and any other revision reads the file.
  * Memory is bounded by entries (least recently used trees are forgotten first).
  */
 import { stat } from 'node:fs/promises';
@@ -135,7 +136,8 @@ export class StatCaches {
     }
   }
 
-  // Appends `next` to what this process last wrote to `file` as a log line, or writes a snapshot.
+  // Appends `next` to what this process last wrote to `file` as a log line, or writes a snapshot
+  // (a failure leaves the file unknown: `#drain` then forgets what was written).
   async #write(file: string, next: Pending): Promise<void> {
     const loaded = { entries: next.entries, facts: next.facts };
     const tree = identityOf(next.tree);
@@ -144,13 +146,11 @@ export class StatCaches {
       const line = encodeStatCacheDelta(next.tree, { from: last.revision, revision: next.revision, exact: next.facts.exact, fullWalkAt: next.facts.fullWalkAt, ...statCacheDelta(last.loaded, loaded) });
       const logBytes = last.logBytes + Buffer.byteLength(line);
       if (logBytes <= Math.max(MIN_LOG_BYTES, last.snapshotBytes / 2)) {
-        this.#onDisk.delete(file);
         await appendStatCacheLog(file, line);
         this.#onDisk.set(file, { ...last, revision: next.revision, loaded, logBytes });
         return;
       }
     }
-    this.#onDisk.delete(file);
     const snapshotBytes = await saveStatCache(file, next.revision, next.tree, next.entries, next.facts);
     this.#onDisk.set(file, { revision: next.revision, tree, loaded, snapshotBytes, snapshotIno: (await stat(file)).ino, logBytes: 0 });
   }
