@@ -36,6 +36,7 @@ import { keyOf } from './prior-index.js';
 import { dirIdentity, type StatCache, type StatCacheEntry } from './stat-cache.js';
 import { READ_ATTEMPTS, storeOpenFile, type OpenFileOutcome } from './store-open-file.js';
 import { WriteWaits } from './write-waits.js';
+import { keepsWriteLock } from '../tree/write-barrier.js';
 import { storeSmallFileSync } from './store-small-file-sync.js';
 import { storedMode } from './stored-mode.js';
 import { sameNode, type DirNode, type FileNode, type TreeNode } from './tree-object.js';
@@ -169,6 +170,12 @@ export class StoreBuilder {
   readonly #waits: WriteWaits;
   /** Tree writes under way (the build waits for them with the pool). */
   readonly #treeWrites: Promise<void>[] = [];
+  /**
+   * The tree's filesystem holds a write(2)'s inode lock while it copies (tree/write-barrier.ts):
+   * a streamed file's reads also wait for writes under way (not a small one's: those are read on
+   * the event loop, and a write of at most 64 KB stalls only as long as its writer is descheduled).
+   */
+  #writeLock = false;
 
   constructor(options: StoreBuilderOptions) {
     this.#o = options;
@@ -184,6 +191,7 @@ export class StoreBuilder {
 
   /** Walks `src` into the store; returns the root tree id. */
   async build(src: DirHandle): Promise<string> {
+    this.#writeLock = keepsWriteLock(src.fd);
     try {
       const basis = this.#o.basis;
       if (basis && this.#o.changed?.rootClean) {
@@ -585,7 +593,7 @@ export class StoreBuilder {
       return this.#openFailed(error, rel);
     }
     try {
-      const outcome = await storeOpenFile(source, { store: this.#o.store, maxFileBytes: this.#o.limits.maxFileBytes, label: encodePath(rel), signal: this.#o.signal, waits: this.#waits });
+      const outcome = await storeOpenFile(source, { store: this.#o.store, maxFileBytes: this.#o.limits.maxFileBytes, label: encodePath(rel), signal: this.#o.signal, waits: this.#waits, writeLock: this.#writeLock });
       if (outcome.kind === 'too-large') this.tally.refuse('file-bytes', rel, `file of ${outcome.size} bytes is over the ${this.#o.limits.maxFileBytes}-byte limit`);
       return this.#stored(outcome);
     } finally {

@@ -7,8 +7,12 @@
  * write sees the same stat before and after, and bytes of two versions. Two reads in a row cannot
  * see a write that is stalled mid-copy (its writer descheduled on a busy machine): both give the
  * same half-written bytes. So a file whose last change began less than `WRITE_STALL_NS` ago is
- * not read until that long after it (`stallWaitMs`, within the walk's budget, write-waits.ts): a
- * torn read then needs a write(2) stalled for longer than that.
+ * not read until that long after it (`stallWaitMs`, within the walk's budget, write-waits.ts).
+ * Where the filesystem holds a write's inode lock for its whole copy (ext4, xfs: `writeLock`,
+ * tree/write-barrier.ts), each read then also waits for writes under way to finish, and the
+ * second read of a young file for any that began during the first: no single write(2), however
+ * long it stalls, is read half-done (one still copying after `WRITE_BARRIER_MS` leaves the file
+ * unstable this time). Elsewhere a torn read needs a write(2) stalled for longer than the wait.
  */
 import type { BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
@@ -18,6 +22,7 @@ import { isSparse } from '../tree/copy-file-data.js';
 import { hashFileData } from '../tree/hash-file-data.js';
 import type { ObjectStore, StoredObject } from './object-store.js';
 import type { WriteWaits } from './write-waits.js';
+import { writesDone } from '../tree/write-barrier.js';
 
 /** Reads of a file that keeps changing while it is read, before its previous version is kept. */
 export const READ_ATTEMPTS = 3;
@@ -32,6 +37,12 @@ export const SETTLE_NS = 1_000_000_000n;
  * by ctime, which a sandbox cannot set (an mtime in the future costs only a double read).
  */
 export const WRITE_STALL_NS = 100_000_000n;
+/**
+ * Longest a read waits for a write(2) under way to finish copying (`writeLock`); a write still
+ * copying then leaves the file unread this time (`unstable`: its previous version is kept, and
+ * the next persist takes it).
+ */
+export const WRITE_BARRIER_MS = 1_000;
 
 /**
  * How long to wait before reading a file with `stats` at `nowNs` (0: read now): until its last
@@ -56,6 +67,12 @@ export interface OpenFileOptions {
   readonly signal?: AbortSignal;
   /** The walk's budget for waiting on writes that may be under way; none: read at once. */
   readonly waits?: WriteWaits;
+  /**
+   * The file's filesystem holds a write(2)'s inode lock for its whole copy (tree/write-barrier.ts):
+   * each read also waits for writes under way to finish, so no write stalled mid-copy, however
+   * long, is read half-done.
+   */
+  readonly writeLock?: boolean;
 }
 
 /** Stores the file open at `source` (the handle stays open). */
@@ -65,8 +82,16 @@ export async function storeOpenFile(source: FileHandle, options: OpenFileOptions
     let seenAt = BigInt(Date.now()) * 1_000_000n;
     let before = await source.stat({ bigint: true });
     if (!before.isFile()) return { kind: 'vanished' };
-    // A write(2) may still be copying into it: read it once it is old enough (within the walk's budget).
+    // A write(2) may still be copying into it: read it once it is old enough (within the walk's
+    // budget; a version written in several writes is whole by then, as far as a reader can know).
     if (options.waits && (await options.waits.wait(stallWaitMs(before, seenAt)))) {
+      seenAt = BigInt(Date.now()) * 1_000_000n;
+      before = await source.stat({ bigint: true });
+      if (!before.isFile()) return { kind: 'vanished' };
+    }
+    if (options.writeLock) {
+      // And whatever write(2) began before this is done copying once the barrier returns, however long it stalled.
+      if (!(await writesDone(source.fd, `${before.dev}:${before.ino}`, WRITE_BARRIER_MS))) return { kind: 'unstable' };
       seenAt = BigInt(Date.now()) * 1_000_000n;
       before = await source.stat({ bigint: true });
       if (!before.isFile()) return { kind: 'vanished' };
@@ -76,7 +101,7 @@ export async function storeOpenFile(source: FileHandle, options: OpenFileOptions
       throw error instanceof StorageError ? classifyStorageError(error.cause, 'persist store', options.label) : error;
     });
     const after = await source.stat({ bigint: true });
-    if (!changedWhileRead(before, after) && stored.bytes === Number(before.size) && (await settled(source, before, seenAt, stored.id, signal))) {
+    if (!changedWhileRead(before, after) && stored.bytes === Number(before.size) && (await settled(source, before, seenAt, stored.id, signal, options.writeLock === true))) {
       return { kind: 'stored', stored, before };
     }
   }
@@ -84,8 +109,12 @@ export async function storeOpenFile(source: FileHandle, options: OpenFileOptions
 }
 
 // True unless the file was written too recently to trust one read: then it must read again to the same id, its stat unmoved.
-async function settled(source: FileHandle, before: BigIntStats, seenAt: bigint, id: string, signal?: AbortSignal): Promise<boolean> {
+// With `writeLock`, the second read comes after every write(2) begun during the first has finished:
+// the same bytes then are a version the file held whole (a write under way during the first read
+// would show in the second).
+async function settled(source: FileHandle, before: BigIntStats, seenAt: bigint, id: string, signal: AbortSignal | undefined, writeLock: boolean): Promise<boolean> {
   if (seenAt - before.mtimeNs >= SETTLE_NS && seenAt - before.ctimeNs >= SETTLE_NS) return true;
+  if (writeLock && !(await writesDone(source.fd, `${before.dev}:${before.ino}`, WRITE_BARRIER_MS))) return false;
   const again = await hashFileData(source, Number(before.size), signal);
   const after = await source.stat({ bigint: true });
   return again.hash === id && again.bytes === Number(before.size) && !changedWhileRead(before, after);

@@ -11,6 +11,7 @@ import { SYNC_FILE_BYTES } from '../../src/archive/store-builder.js';
 import { livePaths } from '../../src/providers/local/live-paths.js';
 import { createHarness, type Harness } from '../helpers/workspace-harness.js';
 import { waitFor } from '../helpers/wait.js';
+import { stallWrite } from '../helpers/stalled-writer.js';
 
 const sha = (content: string | Buffer) => createHash('sha256').update(content).digest('hex');
 
@@ -283,6 +284,32 @@ while True:
     expect(stored).toBeGreaterThan(0);
     expect(versions.size).toBeGreaterThan(1);
     expect(waited).toBeGreaterThan(0);
+  });
+
+  it('a streamed file under a write(2) stalled mid-copy: the persist keeps its whole previous version, the next takes the new one', { timeout: 120_000 }, async () => {
+    const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2' });
+    await h.provision('ws');
+    const file = path.join(h.live('ws'), 'big.bin');
+    const size = 1 << 20;
+    expect(size > SYNC_FILE_BYTES).toBe(true);
+    await writeFile(file, Buffer.alloc(size, 'a'));
+    await h.persist('ws');
+    // Half 'b', half 'a', the write's inode lock held, its ctime just set: two reads agree on these
+    // bytes, and without the write barrier both persists below committed them.
+    const writer = await stallWrite(file, 'b');
+    try {
+      for (const reason of ['checkpoint', 'turn-end'] as const) {
+        const result = await h.persist('ws', { delete: reason === 'turn-end', reason });
+        const bytes = (await archived(h, 'ws', 'big.bin'))!;
+        expect(bytes.equals(Buffer.alloc(size, 'a')), `${reason}: the archived version is the whole one before the write`).toBe(true);
+        expect(result.changedFiles ?? 0).toBe(0);
+      }
+      await writer.release();
+    } finally {
+      writer.kill();
+    }
+    await h.persist('ws');
+    expect((await archived(h, 'ws', 'big.bin'))!.equals(Buffer.alloc(size, 'b'))).toBe(true);
   });
 
   it('a 50 MB file rewritten in a loop during 50 persists: every archived version is one the writer wrote', { timeout: 600_000 }, async () => {

@@ -1,0 +1,66 @@
+// A write(2) stalled mid-copy (test/fixtures/stalled-write.py) while persists run in the
+// Procfile's worker process, enqueued the way an app pod does: a turn end and a checkpoint commit
+// the file's whole previous version, never the half-written bytes both reads of it agree on, and
+// the persist after the write ends takes the new one (src/tree/write-barrier.ts).
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { lookupPath } from '../../src/archive/revision-reader.js';
+import { SYNC_FILE_BYTES } from '../../src/archive/store-builder.js';
+import type { PersistReason, PersistResult } from '../../src/queues/persist.js';
+import { killGroup, startFleet } from '../helpers/processes.js';
+import { stallWrite } from '../helpers/stalled-writer.js';
+import { waitFor } from '../helpers/wait.js';
+import { createHarness, type Harness } from '../helpers/workspace-harness.js';
+
+const SIZE = 1 << 20;
+
+async function persist(h: Harness, reason: PersistReason, turn: number): Promise<PersistResult> {
+  const address = (await h.services.addresses.get('ws'))!;
+  const { seq } = await h.services.client.persist({ workspaceId: 'ws', generation: address.generation, delete: reason === 'turn-end', reason, turnId: `t${turn}` });
+  const status = await waitFor(`persist ${turn} to be acknowledged`, async () => {
+    const s = await h.services.intents.status('ws');
+    return s.completedSeq >= seq ? s : undefined;
+  }, 60_000);
+  return status.result as PersistResult;
+}
+
+async function archived(h: Harness): Promise<Buffer> {
+  const revision = (await h.services.archive.current('ws'))!;
+  const record = (await h.services.archive.readRecord('ws', revision))!;
+  const node = await lookupPath(h.services.archive.objects, record.root, Buffer.from('big.bin'));
+  if (node?.type !== 'f') throw new Error('big.bin is not archived as a file');
+  return readFile(h.services.archive.objects.objectPath(node.object));
+}
+
+describe('a write stalled mid-copy, through the worker process', () => {
+  it('is never archived half-done', { timeout: 180_000 }, async () => {
+    expect(SIZE).toBeGreaterThan(SYNC_FILE_BYTES);
+    const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2' });
+    await h.provision('ws');
+    const file = path.join(h.live('ws'), 'big.bin');
+    await writeFile(file, Buffer.alloc(SIZE, 'a'));
+    const worker = startFleet(['worker', '--queues', 'persist,checkpoint'], h.env);
+    try {
+      await worker.waitForOutput('serving');
+      await persist(h, 'turn-end', 1);
+      expect((await archived(h)).equals(Buffer.alloc(SIZE, 'a'))).toBe(true);
+      const writer = await stallWrite(file, 'b');
+      try {
+        for (const [turn, reason] of [[2, 'turn-end'], [3, 'checkpoint']] as const) {
+          await persist(h, reason, turn);
+          expect((await archived(h)).equals(Buffer.alloc(SIZE, 'a')), `${reason}: the whole version from before the write`).toBe(true);
+        }
+        await writer.release();
+      } finally {
+        writer.kill();
+      }
+      const after = await persist(h, 'turn-end', 4);
+      expect(after.changedFiles).toBe(1);
+      expect((await archived(h)).equals(Buffer.alloc(SIZE, 'b'))).toBe(true);
+    } finally {
+      killGroup(worker.child, 'SIGTERM');
+      await worker.exited;
+    }
+  });
+});
