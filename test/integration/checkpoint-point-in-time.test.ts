@@ -107,7 +107,9 @@ async function checkpointsUnderWriter({ live, perBurst, pausesMs: [minPause, max
   const outcomes: { a: number; b: number }[] = [];
   let judged = 0;
   let refused = 0;
-  for (let i = 0; outcomes.length < checkpoints && i < 2_000; i++) {
+  // Until enough committed and, where the writer must get in the way, one was refused: on a loaded
+  // machine the writer can miss every walk of a short streak (seen once in CI, seed 272).
+  for (let i = 0; (outcomes.length < checkpoints || (mustRefuse && refused === 0)) && i < 2_000; i++) {
     // A checkpoint that cannot show one instant commits nothing (TreeChanged, retried).
     const request: Partial<PersistRequest> = turnEnds ? { delete: true, reason: 'turn-end' } : { delete: false, exact: true, reason: 'checkpoint' };
     const checkpoint = await persist(request).catch((error: unknown) => {
@@ -125,9 +127,9 @@ async function checkpointsUnderWriter({ live, perBurst, pausesMs: [minPause, max
     expect([a, a - 1], `seed ${seed}, checkpoint ${i}: a=${a} b=${b} ${JSON.stringify(checkpoint)}`).toContain(b);
   }
   writer.kill('SIGKILL');
-  expect(outcomes.length, `seed ${seed}`).toBe(checkpoints);
+  expect(outcomes.length, `seed ${seed}`).toBeGreaterThanOrEqual(checkpoints);
   // Turn ends that could not show one instant are not judged; most can.
-  expect(judged, `seed ${seed}`).toBeGreaterThan(checkpoints / 2);
+  expect(judged, `seed ${seed}`).toBeGreaterThan(outcomes.length / 2);
   // The writer really got in the way: some checkpoints found no instant to commit.
   if (mustRefuse) expect(refused, `seed ${seed}: checkpoints refused (TreeChanged)`).toBeGreaterThan(0);
 }
