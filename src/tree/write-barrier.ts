@@ -37,6 +37,21 @@ const queue: (() => void)[] = [];
 /** Inodes (`dev:ino`) with a barrier not yet returned. */
 const pending = new Set<string>();
 
+// A place in the pool: taken at once when one is free, else handed over by the barrier that leaves it.
+async function place(): Promise<void> {
+  if (inFlight < MAX_IN_FLIGHT) {
+    inFlight += 1;
+    return;
+  }
+  await new Promise<void>((resolve) => queue.push(resolve));
+}
+
+function leave(): void {
+  const next = queue.shift();
+  if (next) next();
+  else inFlight -= 1;
+}
+
 /** Whether the filesystem of the open directory `dirFd` serialises direct reads behind buffered writes (ext4, xfs). */
 export function keepsWriteLock(dirFd: number): boolean {
   try {
@@ -73,14 +88,12 @@ export async function writesDone(fd: number, inode: string, timeoutMs: number): 
   });
   const barrier = (async () => {
     try {
-      if (inFlight >= MAX_IN_FLIGHT) await new Promise<void>((resolve) => queue.push(resolve));
-      inFlight += 1;
+      await place();
       try {
         if (!late) await readAsync(direct, Buffer.alloc(1), 0, 1, PAST_ANY_END);
         return !late;
       } finally {
-        inFlight -= 1;
-        queue.shift()?.();
+        leave();
       }
     } catch {
       return false;
