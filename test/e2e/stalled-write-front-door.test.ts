@@ -2,12 +2,12 @@
 // Procfile's worker process, enqueued the way an app pod does: a turn end and a checkpoint commit
 // the file's whole previous version, never the half-written bytes both reads of it agree on, and
 // the persist after the write ends takes the new one (src/tree/write-barrier.ts).
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { lookupPath } from '../../src/archive/revision-reader.js';
 import { SYNC_FILE_BYTES } from '../../src/archive/store-builder.js';
 import type { PersistReason, PersistResult } from '../../src/queues/persist.js';
+import { archivedNode } from '../helpers/archived.js';
 import { killGroup, startFleet } from '../helpers/processes.js';
 import { stallWrite } from '../helpers/stalled-writer.js';
 import { waitFor } from '../helpers/wait.js';
@@ -26,11 +26,9 @@ async function persist(h: Harness, reason: PersistReason, turn: number): Promise
 }
 
 async function archived(h: Harness): Promise<Buffer> {
-  const revision = (await h.services.archive.current('ws'))!;
-  const record = (await h.services.archive.readRecord('ws', revision))!;
-  const node = await lookupPath(h.services.archive.objects, record.root, Buffer.from('big.bin'));
-  if (node?.type !== 'f') throw new Error('big.bin is not archived as a file');
-  return readFile(h.services.archive.objects.objectPath(node.object));
+  const node = await archivedNode(h.services.archive, 'ws', 'big.bin');
+  if (node?.type !== 'file') throw new Error('big.bin is not archived as a file');
+  return node.content;
 }
 
 describe('a write stalled mid-copy, through the worker process', () => {
