@@ -34,7 +34,7 @@ import { DirHandle } from '../tree/dir-handle.js';
 import { removeEntry } from '../tree/remove-tree.js';
 import { copyObjectInto, materializeRevision, SMALL_COPY_BYTES, type Materialized, type MaterializeOptions } from './materialize-revision.js';
 import type { ObjectStore } from './object-store.js';
-import { readSmallObject } from './tar-entries.js';
+import { readSmallObjectInto } from './tar-entries.js';
 import { TarWriter } from './tar-writer.js';
 import type { FileNode, TreeNode } from './tree-object.js';
 import { childRel } from './tree-walk.js';
@@ -138,32 +138,39 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
         turn = performance.now();
       }
       const common = { path: at, uid, gid };
+      // The writer answers a promise only when the sink took a chunk: none is made per entry.
+      let wrote: Promise<void> | undefined;
       switch (node.type) {
         case 'd':
-          await writer.add({ ...common, type: 'dir', mode: 0o700, mtimeNs: now });
+          wrote = writer.add({ ...common, type: 'dir', mode: 0o700, mtimeNs: now });
+          if (wrote) await wrote;
           await walk(node.tree, at);
-          break;
+          continue;
         case 'f': {
-          if (!inTar(node)) break;
+          if (!inTar(node)) continue;
           const first = node.linkKey === undefined ? undefined : firstNames.get(node.linkKey);
           if (first !== undefined) {
-            await writer.add({ ...common, type: 'hardlink', mode: node.mode, mtimeNs: now, linkpath: first });
+            wrote = writer.add({ ...common, type: 'hardlink', mode: node.mode, mtimeNs: now, linkpath: first });
             break;
           }
           if (node.linkKey !== undefined) firstNames.set(node.linkKey, at);
-          await writer.add({ ...common, type: 'file', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs) }, readSmallObject(store, node.object, node.size));
+          // The object is read straight into the tar's chunk.
+          wrote = writer.addFile({ ...common, type: 'file', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs) }, node.size, (target, offset) =>
+            readSmallObjectInto(store, node.object, node.size, target, offset),
+          );
           counts.files += 1;
           counts.bytes += node.size;
           options.onFile?.(counts.files);
           break;
         }
         case 'l':
-          await writer.add({ ...common, type: 'symlink', mode: 0o777, mtimeNs: now, linkpath: node.target });
+          wrote = writer.add({ ...common, type: 'symlink', mode: 0o777, mtimeNs: now, linkpath: node.target });
           break;
         case 'p':
-          await writer.add({ ...common, type: 'fifo', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs) });
+          wrote = writer.add({ ...common, type: 'fifo', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs) });
           break;
       }
+      if (wrote) await wrote;
     }
   };
 

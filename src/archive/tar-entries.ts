@@ -76,19 +76,25 @@ export function coalescer(): Transform {
  * `size` (the tree's) fails with `StorageIoError`.
  */
 export function readSmallObject(store: ObjectStore, object: string, size: number): Buffer {
+  const buffer = Buffer.allocUnsafe(size + 1);
+  readSmallObjectInto(store, object, size, buffer, 0);
+  return buffer.subarray(0, size);
+}
+
+/**
+ * `readSmallObject` into `target` at `offset`, which has room for `size + 1` bytes (the byte past
+ * the content shows an object longer than its tree says).
+ */
+export function readSmallObjectInto(store: ObjectStore, object: string, size: number, target: Buffer, offset: number): void {
   const path = store.objectPath(object);
   const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-  let content: Buffer;
+  let read = 0;
   try {
-    const buffer = Buffer.allocUnsafe(size + 1);
-    let read = 0;
-    for (let n = -1; n !== 0 && read < buffer.length; read += n) n = readSync(fd, buffer, read, buffer.length - read, null);
-    content = buffer.subarray(0, read);
+    for (let n = -1; n !== 0 && read < size + 1; read += n) n = readSync(fd, target, offset + read, size + 1 - read, null);
   } finally {
     closeSync(fd);
   }
-  if (content.length !== size) throw shortObject(path, content.length, size);
-  return content;
+  if (read !== size) throw shortObject(path, read, size);
 }
 
 function shortObject(path: string, held: number, size: number): StorageIoError {

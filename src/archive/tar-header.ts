@@ -7,6 +7,10 @@
  * size past 8 GiB, are pax records too. Owners are numbers with no names, 0 unless given (an
  * export is a tree, not a set of accounts; a restore through tar gives the workspace's uid), in
  * pax records when past the ustar fields' 7 octal digits.
+ *
+ * The headers are written into the caller's buffer (`writeTarHeader`): a restore writes one or
+ * two of them per file, and building each from small buffers and strings cost more than GNU tar
+ * needs to make the file (BENCHMARKS.md, "Restore: headers written in place").
  */
 
 /** Size of a tar block. */
@@ -32,20 +36,34 @@ export interface TarHeader {
   readonly gid?: number;
 }
 
-const TYPEFLAG: Record<TarType, string> = { file: '0', hardlink: '1', symlink: '2', dir: '5', fifo: '6' };
+const TYPEFLAG: Record<TarType, number> = { file: 0x30, hardlink: 0x31, symlink: 0x32, dir: 0x35, fifo: 0x36 };
+const PAX_TYPEFLAG = 0x78; // 'x'
 const NAME_BYTES = 100;
 /** The largest value of a 12-byte octal field (11 digits). */
 const MAX_OCTAL_12 = 0o77777777777;
 /** The largest value of an 8-byte octal field (7 digits). */
 const MAX_OCTAL_8 = 0o7777777;
 const NS = 1_000_000_000n;
+const SLASH = Buffer.from('/');
+const NO_LINK = Buffer.alloc(0);
+// The extended header's own name is informational (readers use the records); GNU tar's pattern.
+const PAX_NAME = Buffer.from('PaxHeaders/entry');
+// A ustar block before its fields: zeros, and the magic and version.
+const USTAR_TEMPLATE = (() => {
+  const block = Buffer.alloc(TAR_BLOCK);
+  block.write('ustar\u000000', 257, 8, 'latin1');
+  return block;
+})();
 
 // True when `bytes` are valid UTF-8 (they survive a decode and re-encode unchanged).
 const isUtf8 = (bytes: Buffer) => Buffer.from(bytes.toString('utf8'), 'utf8').equals(bytes);
 
-// Writes `value` as a NUL-terminated octal field of `length` bytes.
-function octal(block: Buffer, offset: number, length: number, value: number): void {
-  block.write(value.toString(8).padStart(length - 1, '0'), offset, length - 1, 'latin1');
+// Writes `value` as `digits` octal digits at `at` (the field's NUL after them is the template's).
+function octal(target: Buffer, at: number, digits: number, value: number): void {
+  for (let i = at + digits - 1; i >= at; i--) {
+    target[i] = 0x30 + (value % 8);
+    value = Math.floor(value / 8);
+  }
 }
 
 // A pax time: seconds with the nanoseconds as a fraction (trailing zeros dropped), negative before 1970.
@@ -56,60 +74,98 @@ export function paxTime(ns: bigint): string {
   return `${negative ? '-' : ''}${abs / NS}${fraction ? `.${fraction}` : ''}`;
 }
 
+// The length field of a pax record whose rest (`" key=value\n"`) is `body` bytes: it counts itself.
+function recordLength(body: number): number {
+  let length = body + 1;
+  while (String(length).length + body !== length) length += 1;
+  return length;
+}
+
 // One pax record `"<length> <key>=<value>\n"`, where the length counts the whole record.
 function paxRecord(key: string, value: Buffer): Buffer {
   const body = Buffer.concat([Buffer.from(` ${key}=`), value, Buffer.from('\n')]);
-  let length = body.length + 1;
-  while (String(length).length + body.length !== length) length += 1;
-  return Buffer.concat([Buffer.from(String(length)), body]);
+  return Buffer.concat([Buffer.from(String(recordLength(body.length))), body]);
 }
 
-// A ustar header block with its checksum.
-function ustarBlock(name: Buffer, typeflag: string, mode: number, size: number, mtimeSeconds: number, linkname: Buffer, uid = 0, gid = 0): Buffer {
-  const block = Buffer.alloc(TAR_BLOCK);
-  name.copy(block, 0, 0, Math.min(name.length, NAME_BYTES));
-  octal(block, 100, 8, mode);
-  octal(block, 108, 8, Math.min(uid, MAX_OCTAL_8));
-  octal(block, 116, 8, Math.min(gid, MAX_OCTAL_8));
-  octal(block, 124, 12, size);
-  octal(block, 136, 12, mtimeSeconds);
-  block.fill(0x20, 148, 156);
-  block.write(typeflag, 156, 1, 'latin1');
-  linkname.copy(block, 157, 0, Math.min(linkname.length, NAME_BYTES));
-  block.write('ustar\u000000', 257, 8, 'latin1');
+// A ustar header block with its checksum, at `at` of `target`.
+function ustarBlock(target: Buffer, at: number, name: Buffer, typeflag: number, mode: number, size: number, mtimeSeconds: number, linkname: Buffer, uid: number, gid: number): void {
+  USTAR_TEMPLATE.copy(target, at);
+  name.copy(target, at, 0, Math.min(name.length, NAME_BYTES));
+  octal(target, at + 100, 7, mode);
+  octal(target, at + 108, 7, Math.min(uid, MAX_OCTAL_8));
+  octal(target, at + 116, 7, Math.min(gid, MAX_OCTAL_8));
+  octal(target, at + 124, 11, size);
+  octal(target, at + 136, 11, mtimeSeconds);
+  target.fill(0x20, at + 148, at + 156);
+  target[at + 156] = typeflag;
+  linkname.copy(target, at + 157, 0, Math.min(linkname.length, NAME_BYTES));
   let sum = 0;
-  for (const byte of block) sum += byte;
-  block.write(`${sum.toString(8).padStart(6, '0')}\u0000 `, 148, 8, 'latin1');
-  return block;
+  for (let i = at, end = at + TAR_BLOCK; i < end; i++) sum += target[i]!;
+  octal(target, at + 148, 6, sum);
+  target[at + 154] = 0;
 }
 
 /** Zero bytes that pad `size` bytes of content to a whole block. */
 export function tarPadding(size: number): Buffer {
-  return Buffer.alloc((TAR_BLOCK - (size % TAR_BLOCK)) % TAR_BLOCK);
+  return Buffer.alloc(paddingOf(size));
 }
 
-/** The header blocks of one entry: a pax extended header when needed, then the ustar header. */
-export function tarHeader(entry: TarHeader): Buffer {
-  const name = entry.type === 'dir' ? Buffer.concat([entry.path, Buffer.from('/')]) : entry.path;
-  const link = entry.linkpath ?? Buffer.alloc(0);
+/** How many zero bytes pad `size` bytes of content to a whole block. */
+export const paddingOf = (size: number): number => (TAR_BLOCK - (size % TAR_BLOCK)) % TAR_BLOCK;
+
+/**
+ * Writes the header blocks of one entry (a pax extended header when needed, then the ustar
+ * header) at `offset` of `target` and returns how many bytes they took. When they do not fit,
+ * nothing is written and the answer is minus the bytes they need.
+ */
+export function writeTarHeader(target: Buffer, offset: number, entry: TarHeader): number {
+  const name = entry.type === 'dir' ? Buffer.concat([entry.path, SLASH]) : entry.path;
+  const link = entry.linkpath ?? NO_LINK;
   const size = entry.type === 'file' ? entry.size : 0;
   const seconds = entry.mtimeNs / NS;
   const wholeSeconds = entry.mtimeNs % NS === 0n && seconds >= 0n && seconds <= BigInt(MAX_OCTAL_12);
+  const uid = entry.uid ?? 0;
+  const gid = entry.gid ?? 0;
+  // The common extended header holds one record, the time: written as text, no buffers made.
+  const onlyTime = !wholeSeconds && name.length <= NAME_BYTES && link.length <= NAME_BYTES && size <= MAX_OCTAL_12 && uid <= MAX_OCTAL_8 && gid <= MAX_OCTAL_8;
+  const timeRecord = onlyTime ? ` mtime=${paxTime(entry.mtimeNs)}\n` : '';
+  const records = onlyTime ? null : paxRecords(entry, name, link, size, wholeSeconds, uid, gid);
+  const bodyBytes = onlyTime ? String(recordLength(timeRecord.length)).length + timeRecord.length : (records?.length ?? 0);
+  const total = (bodyBytes > 0 ? TAR_BLOCK + bodyBytes + paddingOf(bodyBytes) : 0) + TAR_BLOCK;
+  if (offset + total > target.length) return -total;
+
+  const mtimeField = seconds < 0n ? 0 : Number(seconds > BigInt(MAX_OCTAL_12) ? BigInt(MAX_OCTAL_12) : seconds);
+  let at = offset;
+  if (bodyBytes > 0) {
+    ustarBlock(target, at, PAX_NAME, PAX_TYPEFLAG, 0o644, bodyBytes, mtimeField, NO_LINK, 0, 0);
+    at += TAR_BLOCK;
+    if (records) records.copy(target, at);
+    else target.write(`${recordLength(timeRecord.length)}${timeRecord}`, at, bodyBytes, 'latin1');
+    at += bodyBytes;
+    const padding = paddingOf(bodyBytes);
+    target.fill(0, at, at + padding);
+    at += padding;
+  }
+  ustarBlock(target, at, name, TYPEFLAG[entry.type], entry.mode & 0o7777, Math.min(size, MAX_OCTAL_12), mtimeField, link, uid, gid);
+  return total;
+}
+
+// The pax records of an entry outside the common case (null: none).
+function paxRecords(entry: TarHeader, name: Buffer, link: Buffer, size: number, wholeSeconds: boolean, uid: number, gid: number): Buffer | null {
   const records: Buffer[] = [];
   if (name.length > NAME_BYTES) records.push(paxRecord('path', name));
   if (link.length > NAME_BYTES) records.push(paxRecord('linkpath', link));
   if ((name.length > NAME_BYTES && !isUtf8(name)) || (link.length > NAME_BYTES && !isUtf8(link))) records.unshift(paxRecord('hdrcharset', Buffer.from('BINARY')));
   if (size > MAX_OCTAL_12) records.push(paxRecord('size', Buffer.from(String(size))));
   if (!wholeSeconds) records.push(paxRecord('mtime', Buffer.from(paxTime(entry.mtimeNs))));
-  const uid = entry.uid ?? 0;
-  const gid = entry.gid ?? 0;
   if (uid > MAX_OCTAL_8) records.push(paxRecord('uid', Buffer.from(String(uid))));
   if (gid > MAX_OCTAL_8) records.push(paxRecord('gid', Buffer.from(String(gid))));
-  const mtimeField = seconds < 0n ? 0 : Number(seconds > BigInt(MAX_OCTAL_12) ? BigInt(MAX_OCTAL_12) : seconds);
-  const ustar = ustarBlock(name, TYPEFLAG[entry.type], entry.mode & 0o7777, Math.min(size, MAX_OCTAL_12), mtimeField, link, uid, gid);
-  if (records.length === 0) return ustar;
-  const body = Buffer.concat(records);
-  // The extended header's own name is informational (readers use the records); GNU tar's pattern.
-  const paxName = Buffer.from('PaxHeaders/entry');
-  return Buffer.concat([ustarBlock(paxName, 'x', 0o644, body.length, mtimeField, Buffer.alloc(0)), body, tarPadding(body.length), ustar]);
+  return records.length === 0 ? null : Buffer.concat(records);
+}
+
+/** The header blocks of one entry, in a buffer of their own. */
+export function tarHeader(entry: TarHeader): Buffer {
+  const header = Buffer.allocUnsafe(-writeTarHeader(NO_LINK, 0, entry));
+  writeTarHeader(header, 0, entry);
+  return header;
 }

@@ -1,47 +1,83 @@
 /**
- * Entries of a POSIX pax tar (tar-header.ts) gathered into chunks of `CHUNK_BYTES` for a sink: the
- * restore through the host's tar (extract-revision.ts) writes a revision into `tar -x` with it.
- * tar-stream costs about 0.2 ms an entry (a stream and promises each), more than GNU tar needs
- * to make the file.
+ * Entries of a POSIX pax tar (tar-header.ts) written into chunks of about `CHUNK_BYTES` for a
+ * sink: the restore through the host's tar (extract-revision.ts) writes a revision into `tar -x`
+ * with it. Headers and contents are written in place: a file's content is read by the caller
+ * straight into the chunk (`addFile`), so a restore makes no buffer per file and copies no
+ * content twice. A chunk handed to the sink is never written again (the next is a new buffer).
+ * tar-stream costs about 0.2 ms an entry (a stream and promises each), more than GNU tar needs to
+ * make the file.
  */
-import { TAR_END, tarHeader, tarPadding, type TarHeader } from './tar-header.js';
+import { paddingOf, TAR_END, writeTarHeader, type TarHeader } from './tar-header.js';
 
 /** Bytes gathered before they go to the sink. */
 const CHUNK_BYTES = 256 * 1024;
+/** Room of a chunk: a whole small file (extract-revision.ts: up to 256 KiB) fits after most of one. */
+const CHUNK_ROOM = CHUNK_BYTES + 64 * 1024;
+
+/** Writes a file's `size` content bytes at `offset` of `target`; `target` has room for `size + 1` (a reader may check that no more follow). */
+export type FillContent = (target: Buffer, offset: number) => void;
 
 export class TarWriter {
-  #parts: Buffer[] = [];
-  #bytes = 0;
+  #chunk = Buffer.allocUnsafe(CHUNK_ROOM);
+  #at = 0;
 
   constructor(private readonly sink: (chunk: Buffer) => Promise<void>) {}
 
-  /** Adds one entry (a file with its whole `content`); resolves once the sink took a full chunk, if one was. */
-  async add(header: Omit<TarHeader, 'size'>, content?: Buffer): Promise<void> {
-    const size = header.type === 'file' ? (content?.length ?? 0) : 0;
-    this.#push(tarHeader({ ...header, size }));
-    if (size > 0) this.#push(content!, tarPadding(size));
-    if (this.#bytes >= CHUNK_BYTES) await this.#flush();
+  /**
+   * Adds one entry, a file with its whole `content` if given. Resolves once the sink took a full
+   * chunk, if one was; answers undefined when nothing waits (no promise made per entry).
+   */
+  add(header: Omit<TarHeader, 'size'>, content?: Buffer): Promise<void> | undefined {
+    if (header.type !== 'file' || content === undefined || content.length === 0) return this.addFile(header, 0, null);
+    return this.addFile(header, content.length, (target, offset) => content.copy(target, offset));
+  }
+
+  /** Adds a file of `size` bytes that `fill` writes into the chunk (see `add`). */
+  addFile(header: Omit<TarHeader, 'size'>, size: number, fill: FillContent | null): Promise<void> | undefined {
+    const entry = { ...header, size: header.type === 'file' ? size : 0 };
+    if (!this.#put(entry, fill)) {
+      return this.#flush().then(() => {
+        if (this.#put(entry, fill)) return this.#flushIfFull();
+        // Larger than a whole chunk's room: a chunk of its own.
+        this.#chunk = Buffer.allocUnsafe(-writeTarHeader(Buffer.alloc(0), 0, entry) + entry.size + paddingOf(entry.size) + 1);
+        if (!this.#put(entry, fill)) throw new Error('tar entry does not fit a chunk made for it');
+        return this.#flush();
+      });
+    }
+    return this.#flushIfFull();
   }
 
   /** Closes the archive and hands the rest to the sink. */
   async end(): Promise<void> {
-    this.#push(TAR_END);
+    if (this.#chunk.length - this.#at < TAR_END.length) await this.#flush();
+    TAR_END.copy(this.#chunk, this.#at);
+    this.#at += TAR_END.length;
     await this.#flush();
   }
 
-  #push(...parts: Buffer[]): void {
-    for (const part of parts) {
-      if (part.length === 0) continue;
-      this.#parts.push(part);
-      this.#bytes += part.length;
-    }
+  // Writes the entry into the chunk when it fits (its content and padding, and a byte past the content for the reader).
+  #put(entry: TarHeader, fill: FillContent | null): boolean {
+    const header = writeTarHeader(this.#chunk, this.#at, entry);
+    if (header < 0) return false;
+    const { size } = entry;
+    const padding = paddingOf(size);
+    const start = this.#at + header;
+    if (start + size + Math.max(padding, 1) > this.#chunk.length) return false;
+    if (size > 0) fill!(this.#chunk, start);
+    this.#chunk.fill(0, start + size, start + size + padding);
+    this.#at = start + size + padding;
+    return true;
+  }
+
+  #flushIfFull(): Promise<void> | undefined {
+    return this.#at >= CHUNK_BYTES ? this.#flush() : undefined;
   }
 
   async #flush(): Promise<void> {
-    if (this.#bytes === 0) return;
-    const chunk = Buffer.concat(this.#parts, this.#bytes);
-    this.#parts = [];
-    this.#bytes = 0;
+    if (this.#at === 0) return;
+    const chunk = this.#chunk.subarray(0, this.#at);
+    this.#chunk = Buffer.allocUnsafe(CHUNK_ROOM);
+    this.#at = 0;
     await this.sink(chunk);
   }
 }

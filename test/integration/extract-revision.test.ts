@@ -3,7 +3,7 @@
 // content, file time to the nanosecond and hard link; large files (copied after the tar, hard
 // links to them too); names that are not UTF-8 as raw bytes; times before 1970; a damaged object fails typed; a tar that fails on its own falls back to materialising.
 import { execFileSync } from 'node:child_process';
-import { chmod, link, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, link, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -174,6 +174,21 @@ describe('extractRevision', () => {
     expect(error).toBeInstanceOf(StorageIoError);
     expect((error as StorageIoError).message).toContain('its tree says 1000');
     expect((error as StorageIoError).context).toMatchObject({ path: store.objectPath(node.object) });
+  });
+
+  it('an object longer than its tree says fails typed too (the byte read past the content, in the tar chunk, shows it)', async () => {
+    const source = path.join(root, 'source');
+    await mkdir(source);
+    await writeFile(path.join(source, 'a.txt'), 'a'.repeat(512));
+    const store = new ObjectStore(path.join(root, 'archive'));
+    const tree = await storeTree(store, source);
+    const node = await lookupPath(store, tree, Buffer.from('a.txt'));
+    if (node?.type !== 'f') throw new Error('a.txt not stored as a file');
+    await chmod(store.objectPath(node.object), 0o644);
+    await appendFile(store.objectPath(node.object), 'x');
+    const error = await into(path.join(root, 'dest'), (handle) => extractRevision(store, tree, handle, options(undefined))).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StorageIoError);
+    expect((error as StorageIoError).message).toContain('object holds more than 512 bytes, its tree says 512');
   });
 
   it('a tar that fails on its own (here: none on PATH that extracts) falls back to materialising, and says why', async () => {
