@@ -95,6 +95,7 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
         into(dir, async (dest) => {
           const extracted = await extractRevision(store, root, dest, { ...options(), timeoutMs: TIMEOUT_MS });
           if (extracted.via !== 'tar') throw new Error(`bench: the restore did not go through tar (${extracted.tarFailure})`);
+          if (extracted.readAhead) ctx.log(`${label}tar read ${extracted.readAhead} objects ahead (its synchronous reads were slow)`);
         }),
       materialize: (dir) => into(dir, (dest) => materializeRevision(store, root, dest, options())),
       cp_a: (dir) => run('cp', ['-a', `${source}/.`, dir]),

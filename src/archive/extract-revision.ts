@@ -34,6 +34,7 @@ import { DirHandle } from '../tree/dir-handle.js';
 import { removeEntry } from '../tree/remove-tree.js';
 import { copyObjectInto, materializeRevision, SMALL_COPY_BYTES, type Materialized, type MaterializeOptions } from './materialize-revision.js';
 import type { ObjectStore } from './object-store.js';
+import { ObjectReadAhead } from './object-read-ahead.js';
 import { readSmallObjectInto } from './tar-entries.js';
 import { TarWriter } from './tar-writer.js';
 import type { FileNode, TreeNode } from './tree-object.js';
@@ -58,6 +59,8 @@ export interface Extracted extends Materialized {
   /** How the revision was made: `materialize` when it could not go through tar (`tarFailure` says why tar failed, if it ran). */
   readonly via: 'tar' | 'materialize';
   readonly tarFailure?: string;
+  /** Objects read ahead through the thread pool because the synchronous reads were slow (object-read-ahead.ts). */
+  readonly readAhead?: number;
 }
 
 /** A large file, or another name of its inode, made after the tar. */
@@ -125,6 +128,8 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
 
   const inTar = (node: TreeNode): node is FileNode => node.type === 'f' && node.size <= SMALL_COPY_BYTES && (node.linkKey === undefined || !plan.lateKeys.has(node.linkKey));
 
+  // Objects read synchronously wait for the disk one at a time: once they prove slow, read ahead.
+  const ahead = new ObjectReadAhead(store, root, { reads: inTar, signal });
   const firstNames = new Map<string, Buffer>();
   const now = BigInt(Date.now()) * 1_000_000n;
   let turn = performance.now();
@@ -132,8 +137,9 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
     for (const node of await until(store.readTree(tree))) {
       const at = childRel(rel, node.name);
       signal.throwIfAborted();
-      // Objects are read synchronously: timers (the job's lock renewal) run at least every YIELD_MS.
-      if (performance.now() - turn >= YIELD_MS) {
+      // Objects are read synchronously: timers (the job's lock renewal) run at least every YIELD_MS,
+      // and while reading ahead, at every entry (each step of a read ahead needs a turn of the loop).
+      if (ahead.active || performance.now() - turn >= YIELD_MS) {
         await setImmediate();
         turn = performance.now();
       }
@@ -154,10 +160,12 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
             break;
           }
           if (node.linkKey !== undefined) firstNames.set(node.linkKey, at);
-          // The object is read straight into the tar's chunk.
-          wrote = writer.addFile({ ...common, type: 'file', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs) }, node.size, (target, offset) =>
-            readSmallObjectInto(store, node.object, node.size, target, offset),
-          );
+          // The object is read straight into the tar's chunk (timed: slow reads start the read ahead).
+          wrote = writer.addFile({ ...common, type: 'file', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs) }, node.size, (target, offset) => {
+            const started = performance.now();
+            readSmallObjectInto(store, node.object, node.size, target, offset);
+            ahead.read((performance.now() - started) * 1000);
+          });
           counts.files += 1;
           counts.bytes += node.size;
           options.onFile?.(counts.files);
@@ -183,6 +191,8 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
     if (!(error instanceof TarEndedEarly)) writeError = error;
     stop.abort(error);
     input.destroy();
+  } finally {
+    await ahead.stop();
   }
   const result = await tar;
   if (writeError !== null) throw writeError;
@@ -232,7 +242,7 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
   }
   // The root last, like every directory (materializeRevision: it stays the fleet's while its contents are written).
   if (owner) await chownDir(dest, owner.uid, owner.gid);
-  return { ...counts, via: 'tar' };
+  return { ...counts, via: 'tar', ...(ahead.readAhead > 0 ? { readAhead: ahead.readAhead } : {}) };
 }
 
 /** The host's tar exited while entries were still being written (its exit status says why). */
