@@ -2,7 +2,9 @@
  * Reads a revision's objects ahead through the thread pool while a restore through tar reads them
  * synchronously, one at a time (extract-revision.ts) — but only once those reads have proved slow.
  * From the page cache a synchronous read takes microseconds and reading ahead only costs CPU
- * (BENCHMARKS.md, "Restore through tar": 1.4–2.5x slower warm). From the disk each read waits for
+ * (BENCHMARKS.md, "Restore through tar": 1.4–2.5x slower warm; run R: up to 3x). So it begins only
+ * when a sample of the restore's reads is slow (its median) and the process's block reads show
+ * that they went to the disk. From the disk each read waits for
  * the device alone; several reads in flight keep it busy, and the restore's own read then finds
  * the object in the page cache (BENCHMARKS.md, run R: a cold 100,000-file restore).
  *
@@ -14,7 +16,11 @@ import { open } from 'node:fs/promises';
 import type { ObjectStore } from './object-store.js';
 import type { FileNode, TreeNode } from './tree-object.js';
 
-/** Reads averaging longer than this (µs) over a sample mean the objects come from the disk. */
+/**
+ * A sample of reads whose median is longer than this (µs) means the objects come from the disk.
+ * The median, not the mean: one read that met a garbage collection (tens of ms in a large heap)
+ * would make a whole warm sample look cold.
+ */
 export const COLD_READ_MICROS = 100;
 /** Reads in a sample. */
 export const SAMPLE = 32;
@@ -23,10 +29,15 @@ export const AHEAD = 256;
 /** Reads ahead in flight at most. */
 const IN_FLIGHT = 16;
 
+/** Of a sample's reads, at least this share went to the disk (the process's block reads say so). */
+const DISK_SHARE = 0.25;
+
 export interface ReadAheadOptions {
   /** The files the restore reads, in its order: a tree's entries in order, a directory's before the next entry. */
   readonly reads: (node: TreeNode) => node is FileNode;
   readonly signal: AbortSignal;
+  /** Block reads of this process so far (getrusage `ru_inblock`). @default from process.resourceUsage() */
+  readonly blockReads?: () => number;
   /** Told each object read ahead (tests). */
   readonly onReadAhead?: (object: string) => void;
 }
@@ -34,8 +45,8 @@ export interface ReadAheadOptions {
 export class ObjectReadAhead {
   /** Objects the restore has read. */
   #consumed = 0;
-  #sampleMicros = 0;
-  #sampleReads = 0;
+  #sample: number[] = [];
+  #blocksAtSample = 0;
   #running: Promise<void> | null = null;
   #wake: (() => void) | null = null;
   readonly #stop = new AbortController();
@@ -58,13 +69,15 @@ export class ObjectReadAhead {
     this.#consumed += 1;
     this.#wake?.();
     if (this.#running) return;
-    this.#sampleMicros += micros;
-    this.#sampleReads += 1;
-    if (this.#sampleReads < SAMPLE) return;
-    const cold = this.#sampleMicros / this.#sampleReads > COLD_READ_MICROS;
-    this.#sampleMicros = 0;
-    this.#sampleReads = 0;
-    if (cold) this.#running = this.#run().catch(() => undefined);
+    const blockReads = this.options.blockReads ?? (() => process.resourceUsage().fsRead);
+    if (this.#sample.length === 0) this.#blocksAtSample = blockReads();
+    this.#sample.push(micros);
+    if (this.#sample.length < SAMPLE) return;
+    // Slow is not enough (a loaded machine deschedules a warm read too): the reads went to the disk.
+    const median = this.#sample.sort((a, b) => a - b)[SAMPLE >> 1]!;
+    const fromDisk = blockReads() - this.#blocksAtSample >= SAMPLE * DISK_SHARE;
+    this.#sample = [];
+    if (median > COLD_READ_MICROS && fromDisk) this.#running = this.#run().catch(() => undefined);
   }
 
   /** Stops reading ahead; resolves once no read ahead is in flight. */
