@@ -2,7 +2,7 @@
  * Reads a revision's objects ahead through the thread pool while a restore through tar reads them
  * synchronously, one at a time (extract-revision.ts) — but only once those reads have proved slow.
  * From the page cache a synchronous read takes microseconds and reading ahead only costs CPU
- * (BENCHMARKS.md, "Restore through tar": 1.4–2.5x slower warm; run R: up to 3x). So it begins only
+ * (BENCHMARKS.md, "Restore through tar": 1.4–2.5x slower warm; run R: 2.5–4.5x). So it begins only
  * when a sample of the restore's reads is slow (its median) and the process's block reads show
  * that they went to the disk. From the disk each read waits for
  * the device alone; several reads in flight keep it busy, and the restore's own read then finds
