@@ -163,9 +163,12 @@ function paxRecords(entry: TarHeader, name: Buffer, link: Buffer, size: number, 
   return records.length === 0 ? null : Buffer.concat(records);
 }
 
+/** How many bytes the header blocks of one entry take. */
+export const tarHeaderBytes = (entry: TarHeader): number => -writeTarHeader(NO_LINK, 0, entry);
+
 /** The header blocks of one entry, in a buffer of their own. */
 export function tarHeader(entry: TarHeader): Buffer {
-  const header = Buffer.allocUnsafe(-writeTarHeader(NO_LINK, 0, entry));
+  const header = Buffer.allocUnsafe(tarHeaderBytes(entry));
   writeTarHeader(header, 0, entry);
   return header;
 }

@@ -7,11 +7,11 @@
  * tar-stream costs about 0.2 ms an entry (a stream and promises each), more than GNU tar needs to
  * make the file.
  */
-import { paddingOf, TAR_END, writeTarHeader, type TarHeader } from './tar-header.js';
+import { paddingOf, TAR_END, tarHeaderBytes, writeTarHeader, type TarHeader } from './tar-header.js';
 
 /** Bytes gathered before they go to the sink. */
 const CHUNK_BYTES = 256 * 1024;
-/** Room of a chunk: a whole small file (extract-revision.ts: up to 256 KiB) fits after most of one. */
+/** Room of a chunk: an entry that does not fit what is left sends the chunk first; one larger than the room gets a chunk of its own. */
 const CHUNK_ROOM = CHUNK_BYTES + 64 * 1024;
 
 /** Writes a file's `size` content bytes at `offset` of `target`; `target` has room for `size + 1` (a reader may check that no more follow). */
@@ -39,7 +39,7 @@ export class TarWriter {
       return this.#flush().then(() => {
         if (this.#put(entry, fill)) return this.#flushIfFull();
         // Larger than a whole chunk's room: a chunk of its own.
-        this.#chunk = Buffer.allocUnsafe(-writeTarHeader(Buffer.alloc(0), 0, entry) + entry.size + paddingOf(entry.size) + 1);
+        this.#chunk = Buffer.allocUnsafe(tarHeaderBytes(entry) + entry.size + paddingOf(entry.size) + 1);
         if (!this.#put(entry, fill)) throw new Error('tar entry does not fit a chunk made for it');
         return this.#flush();
       });

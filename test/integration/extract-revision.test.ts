@@ -159,34 +159,34 @@ describe('extractRevision', () => {
     expect((got['old.txt'] as { mtimeNs: string }).mtimeNs).toBe('-86400000000000');
   });
 
-  it('an object shorter than its tree says fails typed, naming the object', async () => {
+  // A source of the given files stored, and the object of `name` made writable for the test to damage.
+  async function storedWithObject(files: Record<string, string>, name: string) {
     const source = path.join(root, 'source');
     await mkdir(source);
-    await writeFile(path.join(source, 'a.txt'), 'a'.repeat(1000));
-    await writeFile(path.join(source, 'b.txt'), 'b'.repeat(1000));
+    for (const [file, content] of Object.entries(files)) await writeFile(path.join(source, file), content);
     const store = new ObjectStore(path.join(root, 'archive'));
     const tree = await storeTree(store, source);
-    const node = await lookupPath(store, tree, Buffer.from('b.txt'));
-    if (node?.type !== 'f') throw new Error('b.txt not stored as a file');
-    await chmod(store.objectPath(node.object), 0o644);
-    await truncate(store.objectPath(node.object), 10);
-    const error = await into(path.join(root, 'dest'), (handle) => extractRevision(store, tree, handle, options(undefined))).catch((e: unknown) => e);
+    const node = await lookupPath(store, tree, Buffer.from(name));
+    if (node?.type !== 'f') throw new Error(`${name} not stored as a file`);
+    const object = store.objectPath(node.object);
+    await chmod(object, 0o644);
+    const extract = () => into(path.join(root, 'dest'), (handle) => extractRevision(store, tree, handle, options(undefined))).catch((e: unknown) => e);
+    return { object, extract };
+  }
+
+  it('an object shorter than its tree says fails typed, naming the object', async () => {
+    const { object, extract } = await storedWithObject({ 'a.txt': 'a'.repeat(1000), 'b.txt': 'b'.repeat(1000) }, 'b.txt');
+    await truncate(object, 10);
+    const error = await extract();
     expect(error).toBeInstanceOf(StorageIoError);
     expect((error as StorageIoError).message).toContain('its tree says 1000');
-    expect((error as StorageIoError).context).toMatchObject({ path: store.objectPath(node.object) });
+    expect((error as StorageIoError).context).toMatchObject({ path: object });
   });
 
   it('an object longer than its tree says fails typed too (the byte read past the content, in the tar chunk, shows it)', async () => {
-    const source = path.join(root, 'source');
-    await mkdir(source);
-    await writeFile(path.join(source, 'a.txt'), 'a'.repeat(512));
-    const store = new ObjectStore(path.join(root, 'archive'));
-    const tree = await storeTree(store, source);
-    const node = await lookupPath(store, tree, Buffer.from('a.txt'));
-    if (node?.type !== 'f') throw new Error('a.txt not stored as a file');
-    await chmod(store.objectPath(node.object), 0o644);
-    await appendFile(store.objectPath(node.object), 'x');
-    const error = await into(path.join(root, 'dest'), (handle) => extractRevision(store, tree, handle, options(undefined))).catch((e: unknown) => e);
+    const { object, extract } = await storedWithObject({ 'a.txt': 'a'.repeat(512) }, 'a.txt');
+    await appendFile(object, 'x');
+    const error = await extract();
     expect(error).toBeInstanceOf(StorageIoError);
     expect((error as StorageIoError).message).toContain('object holds more than 512 bytes, its tree says 512');
   });
