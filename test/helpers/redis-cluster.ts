@@ -79,19 +79,36 @@ export class RedisCluster {
     nodes.splice(0, nodes.length, ...started);
     await run('redis-cli', ['-a', password, '--no-auth-warning', '--cluster', 'create', ...nodes.map((node) => `127.0.0.1:${node.port}`), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'], { timeout: 60_000 });
     const cluster = new RedisCluster(nodes, password);
-    await cluster.waitUntilHealthy(60_000);
+    await cluster.waitUntilHealthy(60_000, masters * replicasPerMaster);
     return cluster;
   }
 
-  /** Resolves once every node reports the cluster `ok` with every slot assigned. */
-  async waitUntilHealthy(timeoutMs: number): Promise<void> {
+  /**
+   * Resolves once every node reports the cluster `ok` with every slot assigned and, with
+   * `replicas`, once every live node sees that many replicas and each of them has its replication
+   * link up. `cluster create` returns before the replicas' roles have spread by gossip: right after
+   * it a node may still list a replica as a master with no slots, and a manual failover needs a
+   * replica whose link is up.
+   */
+  async waitUntilHealthy(timeoutMs: number, replicas = 0): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const states = await Promise.all(this.nodes.filter((node) => node.child && node.child.exitCode === null && node.child.signalCode === null).map((node) => this.info(node)));
-      if (states.every((info) => /cluster_state:ok/.test(info) && /cluster_slots_assigned:16384/.test(info))) return;
-      if (Date.now() > deadline) throw new Error(`redis cluster not healthy within ${timeoutMs} ms: ${states.map((s) => /cluster_state:\w+/.exec(s)?.[0]).join(', ')}`);
+      const live = this.nodes.filter((node) => node.child && node.child.exitCode === null && node.child.signalCode === null);
+      const states = await Promise.all(live.map((node) => this.ask(node, ['CLUSTER', 'INFO'])));
+      const clusterOk = states.every((info) => /cluster_state:ok/.test(info) && /cluster_slots_assigned:16384/.test(info));
+      const replicated = replicas === 0 || (clusterOk && (await this.replicated(live, replicas)));
+      if (clusterOk && replicated) return;
+      if (Date.now() > deadline) throw new Error(`redis cluster not healthy within ${timeoutMs} ms: ${states.map((s) => /cluster_state:\w+/.exec(s)?.[0]).join(', ')}${clusterOk ? `; fewer than ${replicas} replicas with their link up` : ''}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+  }
+
+  private async replicated(live: readonly RedisServer[], replicas: number): Promise<boolean> {
+    const views = await Promise.all(live.map((node) => this.ask(node, ['CLUSTER', 'NODES'])));
+    const replicaIds = views.map((view) => view.split('\n').filter((line) => line.split(' ')[2]?.includes('slave')).map((line) => line.split(' ')[0]));
+    if (!replicaIds.every((ids) => ids.length === replicas)) return false;
+    const links = await Promise.all(live.map((node) => this.ask(node, ['INFO', 'replication'])));
+    return links.filter((info) => /role:slave/.test(info) && /master_link_status:up/.test(info)).length === replicas;
   }
 
   /**
@@ -109,13 +126,32 @@ export class RedisCluster {
       }))!;
       const replica = lines.find((f) => f[3] === master[0])!;
       const portOf = (f: string[]) => Number(f[1]!.split('@')[0]!.split(':')[1]);
-      const target = this.connect(this.nodes.find((n) => n.port === portOf(replica))!);
+      const replicaNode = this.nodes.find((n) => n.port === portOf(replica))!;
+      const target = this.connect(replicaNode);
       try {
-        await target.cluster('FAILOVER');
-        const deadline = Date.now() + 30_000;
-        while (((await target.role()) as unknown[])[0] !== 'master') {
-          if (Date.now() > deadline) throw new Error('failover did not complete within 30 s');
-          await new Promise((resolve) => setTimeout(resolve, 50));
+        // Redis aborts a manual failover that has not completed within 5 s (the master pausing
+        // its clients, the replica catching up and the masters' votes all have to fit), and the
+        // replica then stays a replica; on a loaded machine that happens. An operator asks
+        // again, and so does this: up to four times, 12 s each (never FORCE, which could drop
+        // writes the old master acknowledged and make a lost write look like a fleet bug).
+        const promoted = async (withinMs: number): Promise<boolean> => {
+          const deadline = Date.now() + withinMs;
+          while (((await target.role()) as unknown[])[0] !== 'master') {
+            if (Date.now() > deadline) return false;
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+          return true;
+        };
+        for (let attempt = 1; ; attempt++) {
+          // A failover that completed just after the last look answers with an error (the node is a master now).
+          await target.cluster('FAILOVER').catch(async (error: unknown) => {
+            if (!(await promoted(0))) throw error;
+          });
+          if (await promoted(12_000)) break;
+          if (attempt === 4) {
+            const masterNode = this.nodes.find((n) => n.port === portOf(master))!;
+            throw new Error(`failover did not complete in ${attempt} attempts of 12 s\nreplica ${replicaNode.port}:\n${replicaNode.lastLog()}\nmaster ${masterNode.port}:\n${masterNode.lastLog()}`);
+          }
         }
       } finally {
         target.disconnect();
@@ -133,12 +169,13 @@ export class RedisCluster {
     return redis;
   }
 
-  private async info(node: RedisServer): Promise<string> {
+  /** One command's answer from one node, or '' if the node does not answer within a second. */
+  private async ask(node: RedisServer, command: readonly [string, ...string[]]): Promise<string> {
     const redis = new Redis(node.port, '127.0.0.1', { password: this.password, lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1_000, commandTimeout: 1_000, retryStrategy: () => null });
     redis.on('error', () => undefined);
     try {
       await redis.connect();
-      return (await redis.cluster('INFO')) as string;
+      return String(await redis.call(...command));
     } catch {
       return '';
     } finally {

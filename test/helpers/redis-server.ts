@@ -71,6 +71,7 @@ export class RedisExitedError extends Error {
 /** A redis-server a test owns (e.g. to restart it with AOF). */
 export class RedisServer {
   child: ChildProcess | undefined;
+  #tail = '';
   constructor(
     readonly port: number,
     readonly dir: string,
@@ -109,20 +110,25 @@ export class RedisServer {
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     this.child = child;
-    let tail = '';
+    this.#tail = '';
     const keep = (chunk: Buffer) => {
-      tail = (tail + chunk.toString('utf8')).slice(-2_000);
+      this.#tail = (this.#tail + chunk.toString('utf8')).slice(-2_000);
     };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     let exit: string | null = null;
     child.once('exit', (code, signal) => {
-      exit = `exit ${code ?? signal}: ${tail.trim().split('\n').slice(-3).join(' | ')}`;
+      exit = `exit ${code ?? signal}: ${this.#tail.trim().split('\n').slice(-3).join(' | ')}`;
     });
     child.once('error', (error) => {
       exit = `spawn failed: ${error.message}`;
     });
     await waitForPing(this.url, 15_000, () => exit);
+  }
+
+  /** The last lines the server printed (its log), for a test's failure message. */
+  lastLog(lines = 8): string {
+    return this.#tail.trim().split('\n').slice(-lines).join('\n');
   }
 
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
