@@ -78,6 +78,14 @@ export class ObjectStore {
   readonly #fanout = new Set<string>();
   readonly #trees = new Map<string, TreeNode[]>();
   #tmpReady = false;
+  /**
+   * Temporaries are named `<kind>-<this store's random prefix>-<count>`: unique among the
+   * processes sharing the archive root without a random draw per object (a first persist names a
+   * temporary per file). O_EXCL still refuses any name that exists.
+   */
+  readonly #tmpPrefix = randomBytes(8).toString('hex');
+  #tmpCount = 0;
+  readonly #tmpDir: string;
 
   readonly #treePatches: boolean;
 
@@ -87,6 +95,7 @@ export class ObjectStore {
     options: ObjectStoreOptions = {},
   ) {
     this.#treePatches = options.treePatches ?? false;
+    this.#tmpDir = path.join(root, STORE_DIR, 'tmp');
   }
 
   objectPath(id: string): string {
@@ -109,7 +118,7 @@ export class ObjectStore {
 
   /** Where temporaries of this store live (litter after a crash). */
   get tmpDir(): string {
-    return path.join(this.root, STORE_DIR, 'tmp');
+    return this.#tmpDir;
   }
 
   async hasObject(id: string): Promise<boolean> {
@@ -239,7 +248,7 @@ export class ObjectStore {
     if (!this.#reuseTreeSync(id)) {
       const patched = this.#treePatches && unchangedFrom !== undefined ? this.#patchOfSync(sorted, bytes.length, unchangedFrom) : null;
       patch = patched !== null;
-      written = this.#placeSync(this.#tmpWriteSync('t', patched ?? bytes), this.treePath(id), false);
+      written = this.#placeSync(this.#tmpWriteSync('t', patched ?? bytes), this.treePath(id));
     }
     this.#remember(id, sorted);
     return { id, written, ...(patch ? { patch } : {}) };
@@ -406,7 +415,15 @@ export class ObjectStore {
     const id = sha256(bytes);
     const target = this.objectPath(id);
     if (this.#reuseSync(target)) return { id, bytes: bytes.length, written: false };
+    // Not rechecked before the rename: nothing of this process's event loop runs between the look
+    // above and it, so only another writer (the thread pool, another process) could have placed
+    // the same bytes meanwhile, and the rename replaces them atomically (a first persist's every
+    // file is a new object: the recheck was one more stat of a missing name per file).
     return { id, bytes: bytes.length, written: this.#placeSync(this.#tmpWriteSync('o', bytes), target) };
+  }
+
+  #tmpName(kind: 'o' | 't'): string {
+    return `${this.#tmpDir}/${kind}-${this.#tmpPrefix}-${(this.#tmpCount++).toString(36)}`;
   }
 
   // A new temporary holding `bytes` (exclusive, never followed), written without the thread pool.
@@ -419,7 +436,7 @@ export class ObjectStore {
       }
       this.#tmpReady = true;
     }
-    const tmp = path.join(this.tmpDir, `${kind}-${randomBytes(8).toString('hex')}`);
+    const tmp = this.#tmpName(kind);
     let fd: number;
     try {
       fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, OBJECT_MODE);
@@ -468,7 +485,7 @@ export class ObjectStore {
       await mkdir(this.tmpDir, { recursive: true, mode: 0o700 }).catch((e: unknown) => Promise.reject(classifyStorageError(e, 'create archive tmp', this.tmpDir)));
       this.#tmpReady = true;
     }
-    const file = path.join(this.tmpDir, `${kind}-${randomBytes(8).toString('hex')}`);
+    const file = this.#tmpName(kind);
     const handle = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, OBJECT_MODE).catch((e: unknown) =>
       Promise.reject(classifyStorageError(e, 'write object', file)),
     );
@@ -506,17 +523,14 @@ export class ObjectStore {
     }
   }
 
-  // `#place` without the thread pool.
-  #placeSync(tmp: string, target: string, recheck = true): boolean {
+  // `#place` without the thread pool and without the recheck: its callers looked for the id just
+  // before writing, synchronously (see `#place`). True: the temporary is now the object.
+  #placeSync(tmp: string, target: string): true {
     const dir = path.dirname(target);
     try {
       if (!this.#fanout.has(dir)) {
         mkdirSync(dir, { recursive: true, mode: 0o700 });
         this.#fanout.add(dir);
-      }
-      if (recheck && this.#reuseSync(target)) {
-        unlinkSync(tmp);
-        return false;
       }
       renameSync(tmp, target);
       return true;

@@ -123,7 +123,8 @@ interface StoredFile {
   readonly ctimeNs: bigint;
 }
 
-type StoreOutcome = { readonly kind: 'stored'; readonly file: StoredFile } | { readonly kind: 'vanished' | 'refused' | 'unstable' };
+/** `stats`: the open file's, before it was read. */
+type StoreOutcome = { readonly kind: 'stored'; readonly file: StoredFile; readonly stats: BigIntStats } | { readonly kind: 'vanished' | 'refused' | 'unstable' };
 
 // True when `nodes` are exactly the previous directory's nodes.
 function sameNodes(nodes: readonly TreeNode[], prior: ReadonlyMap<string, TreeNode> | undefined): boolean {
@@ -226,14 +227,19 @@ export class StoreBuilder {
     // A recorded directory that did not change itself holds the names the basis's walk listed: they are not read again.
     const listed = scanned && !scanned.changedEntry(frame.rel) ? [...frame.prior!.values()].map((n) => n.name) : undefined;
     const described = frame.src
-      ? await describeSource(frame.src, frame.rel, this.tally, this.#o.limits.maxEntries, scanned ? known : undefined, listed)
-      : { items: [], known: [], refused: new Set<string>(), keepAll: true };
+      ? await describeSource(frame.src, frame.rel, this.tally, this.#o.limits.maxEntries, { ...(scanned ? { known } : {}), listed, unseen: (key) => frame.prior?.get(key) === undefined })
+      : { items: [], known: [], toOpen: [], refused: new Set<string>(), keepAll: true };
     if (listed) this.listedDirs += 1;
-    const liveKeys = new Set([...described.items.map((i) => i.key), ...described.known.map((k) => k.key)]);
+    const liveKeys = new Set([...described.items.map((i) => i.key), ...described.known.map((k) => k.key), ...described.toOpen.map((k) => k.key)]);
     const keepAll = described.keepAll || this.#o.keepMissing;
     for (const [key, node] of frame.prior ?? []) if (!liveKeys.has(key) && (keepAll || described.refused.has(key))) this.#keep(frame, node);
     for (const { name, key } of described.known) this.#known(frame, name, vouched.get(key)!);
-    for (const item of described.items) await this.#live(frame, item);
+    // In name order, as listed (the files not lstat'ed among the others).
+    const { items, toOpen } = described;
+    for (let i = 0, j = 0; i < items.length || j < toOpen.length; ) {
+      if (j === toOpen.length || (i < items.length && items[i]!.key < toOpen[j]!.key)) await this.#live(frame, items[i++]!);
+      else await this.#unseenFile(frame, toOpen[j]!.name, toOpen[j++]!.key);
+    }
     await Promise.all(frame.tasks);
     this.#pool.check();
     if (frame.src && frame.src.statSync().nlink === 0n) await this.#vanishedDirectory(frame.prior);
@@ -329,8 +335,7 @@ export class StoreBuilder {
       return keepPrior();
     }
     const { stats, name } = item;
-    const mode = storedMode(stats.mode & 0o7777n);
-    if (mode !== Number(stats.mode & 0o7777n)) this.tally.strippedModes += 1;
+    const mode = this.#modeOf(stats);
     switch (typeOf(stats)) {
       case 'dir': {
         if (frame.depth >= limits.maxDepth) {
@@ -358,6 +363,40 @@ export class StoreBuilder {
         this.tally.skipped.devices += 1;
         return;
     }
+  }
+
+  // The mode an entry is stored with (set-id bits stripped, and counted).
+  #modeOf(stats: BigIntStats): number {
+    const mode = storedMode(stats.mode & 0o7777n);
+    if (mode !== Number(stats.mode & 0o7777n)) this.tally.strippedModes += 1;
+    return mode;
+  }
+
+  /**
+   * A name the listing says is a regular file, with no previous entry to compare it with (every
+   * file of a first persist; a new one later): not lstat'ed. It is opened and stored at once when
+   * small with one name, what it is known from the open descriptor's stat; else that stat
+   * describes it and it is stored as any other file. An entry that is no longer a regular file
+   * when opened (swapped since the listing) is dropped as vanished, as one swapped between an
+   * lstat and the open is: the next persist takes what is there.
+   */
+  async #unseenFile(frame: Frame, name: Buffer, key: string): Promise<void> {
+    this.tally.tick();
+    const rel = childRel(frame.rel, name);
+    const { limits } = this.#o;
+    if (this.tally.walked > limits.maxEntries) return this.tally.refuse('entries', rel, `over the ${limits.maxEntries}-entry limit`);
+    if (rel.length > limits.maxPathBytes) return this.tally.refuse('path-bytes', rel, `path is ${rel.length} bytes, over the ${limits.maxPathBytes}-byte limit`);
+    await this.#breathe();
+    const outcome = await this.#storeSmall(frame, name, rel);
+    if (outcome.kind === 'large') return this.#file(frame, { name, key, stats: outcome.stats }, rel, this.#modeOf(outcome.stats));
+    if (outcome.kind !== 'stored') return;
+    const { file, stats } = outcome;
+    const mode = this.#modeOf(stats);
+    frame.nodes.push({ type: 'f', name, mode, size: file.size, object: file.object, mtimeNs: file.mtimeNs });
+    this.changedFiles += 1;
+    this.files += 1;
+    this.bytes += file.size;
+    this.cacheEntries.push({ path: encodePath(rel), size: file.size, mode, mtimeNs: file.mtimeNs, ctimeNs: file.ctimeNs, ino: stats.ino, object: file.object });
   }
 
   // Counts a directory taken from the basis by id as what its tree holds.
@@ -479,15 +518,8 @@ export class StoreBuilder {
     // A small file with one name: stored here and now, without the thread pool.
     if (!inodeKey && stats.size <= BigInt(Math.min(SYNC_FILE_BYTES, this.#o.limits.maxFileBytes))) {
       await this.#breathe();
-      let outcome = this.#storeSync(frame, name, rel, true);
-      // A write(2) may still be copying into it: read it once it is old enough (a file changed again
-      // meanwhile waits again, as many times as it may be read, all within the walk's budget).
-      for (let waits = 1; outcome?.kind === 'fresh'; waits++) {
-        await this.#waits.wait(outcome.waitMs);
-        this.#turn = performance.now();
-        outcome = this.#storeSync(frame, name, rel, waits < READ_ATTEMPTS);
-      }
-      if (outcome !== null) {
+      const outcome = await this.#storeSmall(frame, name, rel);
+      if (outcome.kind !== 'large') {
         settle(outcome);
         return;
       }
@@ -550,20 +582,32 @@ export class StoreBuilder {
   }
 
   /**
-   * `#store` for a small file, synchronously; null when the open file is not small after all (the
-   * caller stores it the other way), `fresh` when it changed too recently to be read yet.
+   * `#store` for a small file with one name, synchronously; `large` (with the open file's stat)
+   * when it is not that after all: the caller stores it the other way. A write(2) may still be
+   * copying into it: it is read once it is old enough (a file changed again meanwhile waits
+   * again, as many times as it may be read, all within the walk's budget).
    */
-  #storeSync(frame: Frame, name: Buffer, rel: Buffer, mayWait: boolean): StoreOutcome | { readonly kind: 'fresh'; readonly waitMs: number } | null {
+  async #storeSmall(frame: Frame, name: Buffer, rel: Buffer): Promise<StoreOutcome | { readonly kind: 'large'; readonly stats: BigIntStats }> {
+    let outcome = this.#storeSync(frame, name, rel, true);
+    for (let waits = 1; outcome.kind === 'fresh'; waits++) {
+      await this.#waits.wait(outcome.waitMs);
+      this.#turn = performance.now();
+      outcome = this.#storeSync(frame, name, rel, waits < READ_ATTEMPTS);
+    }
+    return outcome;
+  }
+
+  // One attempt of `#storeSmall`: `fresh` when the file changed too recently to be read yet.
+  #storeSync(frame: Frame, name: Buffer, rel: Buffer, mayWait: boolean): StoreOutcome | { readonly kind: 'large'; readonly stats: BigIntStats } | { readonly kind: 'fresh'; readonly waitMs: number } {
     let outcome;
     try {
       const maxBytes = Math.min(SYNC_FILE_BYTES, this.#o.limits.maxFileBytes);
-      outcome = storeSmallFileSync(frame.src!, name, { store: this.#o.store, maxBytes, label: encodePath(rel), mayWait: mayWait && this.#waits.left > 0 });
+      outcome = storeSmallFileSync(frame.src!, name, { store: this.#o.store, maxBytes, label: encodePath(rel), mayWait: mayWait && this.#waits.left > 0, singleName: true });
     } catch (error) {
       if (error instanceof StorageError) throw error;
       return this.#openFailed(error, rel);
     }
-    if (outcome.kind === 'large') return null;
-    if (outcome.kind === 'fresh') return outcome;
+    if (outcome.kind === 'large' || outcome.kind === 'fresh') return outcome;
     return this.#stored(outcome);
   }
 
@@ -578,7 +622,7 @@ export class StoreBuilder {
       this.newObjects += 1;
       this.storedBytes += stored.bytes;
     }
-    return { kind: 'stored', file: { object: stored.id, size: stored.bytes, mtimeNs: before.mtimeNs, ctimeNs: before.ctimeNs } };
+    return { kind: 'stored', file: { object: stored.id, size: stored.bytes, mtimeNs: before.mtimeNs, ctimeNs: before.ctimeNs }, stats: before };
   }
 
   /**

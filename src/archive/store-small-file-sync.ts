@@ -10,8 +10,9 @@
  * `READ_ATTEMPTS` times, then `unstable`), and one written in the second before it is read is
  * read a second time and kept only when both reads are the same bytes with the stat unmoved.
  *
- * Answers `large` (nothing stored) when the open file is over `maxBytes` or sparse: the caller
- * stores it the streaming way. Answers `fresh` (nothing stored) when `mayWait` and its last change
+ * Answers `large` (nothing stored, with the open file's stat) when it is over `maxBytes`, sparse,
+ * or (`singleName`) has more than one name: the caller stores it the streaming way. A caller that
+ * did not lstat the entry (its listing said regular file) learns what it is from that stat. Answers `fresh` (nothing stored) when `mayWait` and its last change
  * began too recently to read it (`stallWaitMs`): the caller waits `waitMs` and calls again. An
  * open error is thrown as it is, the caller's to classify (as for `openFile`); anything failing
  * after the open is thrown typed (`StorageError`), as a read or store error of the streaming path
@@ -26,7 +27,7 @@ import type { ObjectStore } from './object-store.js';
 import type { OpenFileOutcome } from './store-open-file.js';
 import { changedWhileRead, READ_ATTEMPTS, SETTLE_NS, stallWaitMs } from './store-open-file.js';
 
-export type SmallFileOutcome = OpenFileOutcome | { readonly kind: 'large' } | { readonly kind: 'fresh'; readonly waitMs: number };
+export type SmallFileOutcome = OpenFileOutcome | { readonly kind: 'large'; readonly stats: BigIntStats } | { readonly kind: 'fresh'; readonly waitMs: number };
 
 export interface SmallFileOptions {
   readonly store: Pick<ObjectStore, 'putBytesSync'>;
@@ -36,6 +37,8 @@ export interface SmallFileOptions {
   readonly label: string;
   /** Answer `fresh` for a file changed too recently to read (else it is read at once). */
   readonly mayWait?: boolean;
+  /** Answer `large` for a file with more than one name (the caller reads each inode once, for all its names). */
+  readonly singleName?: boolean;
 }
 
 /** Opens `name` beneath `dir` (throws the open's error as it is) and stores it when small. */
@@ -46,7 +49,7 @@ export function storeSmallFileSync(dir: DirHandle, name: Buffer, options: SmallF
       const seenAt = BigInt(Date.now()) * 1_000_000n;
       const before = fstatSync(fd, { bigint: true });
       if (!before.isFile()) return { kind: 'vanished' };
-      if (before.size > BigInt(options.maxBytes) || isSparse(before)) return { kind: 'large' };
+      if (before.size > BigInt(options.maxBytes) || isSparse(before) || (options.singleName && before.nlink > 1n)) return { kind: 'large', stats: before };
       const waitMs = options.mayWait ? stallWaitMs(before, seenAt) : 0;
       if (waitMs > 0) return { kind: 'fresh', waitMs };
       const bytes = readWhole(fd, Number(before.size), 0);

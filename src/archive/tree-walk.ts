@@ -67,8 +67,10 @@ export function childRel(parent: Buffer, name: Buffer): Buffer {
  */
 export const LSTAT_CONCURRENCY = 16;
 
-// Errors of a path that was removed, or replaced by a non-directory, while the walk ran.
-const VANISHED = new Set(['ENOENT', 'ENOTDIR', 'ELOOP']);
+// Errors of a path that was removed, or replaced by a non-directory, while the walk ran; or, for
+// an open of what was a regular file, replaced by a socket or a device (ENXIO, ENODEV): a sandbox
+// can swap one in between a listing and the open, and that must not fail the persist.
+const VANISHED = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'ENXIO', 'ENODEV']);
 /** True for an error that means the entry is gone or is no longer what it was. */
 export const vanished = (error: unknown) => VANISHED.has((error as NodeJS.ErrnoException).code ?? '');
 

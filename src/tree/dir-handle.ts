@@ -130,9 +130,12 @@ export class DirHandle {
 
   /**
    * `names`, without the thread pool: one directory's listing is a few getdents64 calls, cheaper
-   * done here than as a round trip per batch (the tree walk of a persist).
+   * done here than as a round trip per batch (the tree walk of a persist). With `regular`, the
+   * names the listing itself says are regular files (`d_type`; a filesystem that does not say
+   * adds none) are added to it: a hint from when the directory was read, which the entry may no
+   * longer match by the time it is opened.
    */
-  namesSync(max = Number.MAX_SAFE_INTEGER): Buffer[] & { truncated?: boolean } {
+  namesSync(max = Number.MAX_SAFE_INTEGER, regular?: Set<Buffer>): Buffer[] & { truncated?: boolean } {
     const names: Buffer[] & { truncated?: boolean } = [];
     const dir = opendirSync(this.entry(), { encoding: 'buffer' as BufferEncoding, bufferSize: 1024 });
     try {
@@ -142,6 +145,7 @@ export class DirHandle {
           break;
         }
         names.push(dirent.name as unknown as Buffer);
+        if (regular && dirent.isFile()) regular.add(dirent.name as unknown as Buffer);
       }
     } finally {
       dir.closeSync();

@@ -1,10 +1,10 @@
 // storeSmallFileSync on real files of a hostile tree: a small file is stored whole and named by
 // its hash; a symlink is never followed (the open fails, nothing stored); a FIFO is not read;
-// a file past the limit, or sparse, is left to the streaming path; a file that vanished fails
+// a file past the limit, or sparse, or (when asked) with two names, is left to the streaming path; a file that vanished fails
 // its open as it would for the streaming path.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdir, symlink, truncate, writeFile } from 'node:fs/promises';
+import { link, readdir, symlink, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ObjectStore } from '../../src/archive/object-store.js';
@@ -62,10 +62,18 @@ describe('storeSmallFileSync', () => {
     const options = { store, maxBytes: 65536, label: 'x' };
     expect(() => storeSmallFileSync(dir, Buffer.from('link'), options)).toThrow(expect.objectContaining({ code: 'ELOOP' }));
     expect(storeSmallFileSync(dir, Buffer.from('fifo'), options)).toEqual({ kind: 'vanished' });
-    expect(storeSmallFileSync(dir, Buffer.from('big'), options)).toEqual({ kind: 'large' });
-    expect(storeSmallFileSync(dir, Buffer.from('holes'), options)).toEqual({ kind: 'large' });
+    // `large` carries the open file's stat: a caller that did not lstat the entry learns what it is from it.
+    expect(storeSmallFileSync(dir, Buffer.from('big'), options)).toEqual({ kind: 'large', stats: expect.objectContaining({ size: 70_000n }) });
+    expect(storeSmallFileSync(dir, Buffer.from('holes'), options)).toEqual({ kind: 'large', stats: expect.objectContaining({ size: 60_000n }) });
+    // A file with two names goes the streaming way when asked (its inode is read once for both), else it is stored here.
+    await writeFile(path.join(tree, 'linked'), 'two names');
+    await link(path.join(tree, 'linked'), path.join(tree, 'linked-too'));
+    const linked = storeSmallFileSync(dir, Buffer.from('linked'), { ...options, singleName: true });
+    expect(linked).toEqual({ kind: 'large', stats: expect.objectContaining({ nlink: 2n, size: 9n }) });
+
     expect(() => storeSmallFileSync(dir, Buffer.from('gone'), options)).toThrow(expect.objectContaining({ code: 'ENOENT' }));
     expect(() => storeSmallFileSync(dir, Buffer.from('../escape'), options)).toThrow(TypeError);
     expect(await objects()).toEqual([]);
+    expect(storeSmallFileSync(dir, Buffer.from('linked'), options)).toMatchObject({ kind: 'stored', stored: { bytes: 9 } });
   });
 });
