@@ -113,7 +113,7 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
     const initialRsyncA = await timed(() => run('rsync', ['-a', `${fleet.live(WS)}/`, `${mirror}/`]));
     await syncAll();
     const initial = await fleetPersist(fleet);
-    ctx.log(`${label}initial full persist ${initial.total_ms.toFixed(0)} ms (rsync -a into an empty directory ${initialRsyncA.toFixed(0)} ms)`);
+    ctx.log(`${label}initial full persist ${initial.total_ms.toFixed(0)} ms (rsync -a into an empty directory ${initialRsyncA.toFixed(0)} ms); walk ${initial.build_ms.toFixed(0)} ms, durability ${initial.durability_ms.toFixed(0)} ms, prepare ${initial.prepare_ms.toFixed(0)} ms, checks ${initial.check_ms.toFixed(0)} ms`);
 
     const persistRuns: PersistPhases[] = [];
     const changed: number[] = [];
@@ -229,7 +229,7 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
         clustered_bare_rsync_ms: summarize(clustered.clustered_bare_rsync_ms, 'ms'),
         'clustered persist / bare_rsync': summarize(pairedRatios(clustered.clustered_persist_ms, clustered.clustered_bare_rsync_ms), 'persist/bare'),
       },
-      profile: phaseSummaries(persistRuns, 'persist.'),
+      profile: { ...phaseSummaries(persistRuns, 'persist.'), ...phaseSummaries([initial], 'initial_persist.') },
       targets: [
         target(`${label}persist / bare in-place rsync`, persistRatio.median, '<=', 1),
         target(`${label}first full persist / rsync -a`, initialRatio, '<=', 1.2),

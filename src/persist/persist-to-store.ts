@@ -7,6 +7,8 @@
  * persist and its history reads as one. A workspace's first persist compares with the archived
  * base it was made from, if any (persist/base-seed.ts).
  */
+import { FlushAhead } from '../archive/flush-ahead.js';
+import { syncFilesystem } from '../archive/fsync.js';
 import { NO_FACTS, type StatCache, type StatCacheEntry } from '../archive/stat-cache.js';
 import { RACY_MARGIN_NS, StoreBuilder, type StoreBasis } from '../archive/store-builder.js';
 import { FULL_WALK_EVERY_MS, scanChangedDirs, type ChangedDirs } from '../archive/changed-dirs.js';
@@ -21,6 +23,8 @@ import { commitBuiltRoot, declaredBasis, declaredSeed, exactRefusal, unchangedSt
 
 /** Walks of a checkpoint at most (the first and those that check it); see persistAs. */
 const SETTLE_WALKS = 3;
+/** Bytes a walk stores between two background flushes of the archive (archive/flush-ahead.ts). */
+const FLUSH_AHEAD_BYTES = 64 * 1024 * 1024;
 
 export interface StoreRun extends StoreRunBase {
   readonly tree: TreeSource;
@@ -67,10 +71,12 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
   };
   // One walk of the live tree into the store; `keepMissing`: keep what the tree lacks (upload-only).
   // `dirsFrom`: the directories the walk that found `from` recorded (ScanFacts.dirs).
+  const flushAhead = new FlushAhead(() => syncFilesystem(deps.archive.root, deps.systemPath, ctx.signal), FLUSH_AHEAD_BYTES);
   const walk = async (keepMissing: boolean, from: StoreBasis | null = basis ?? seed, hint: StatCache | null = cache, exactFrom = loaded?.facts.exact === true, dirsFrom = loaded?.facts.dirs ?? NO_FACTS.dirs, report = true) => {
     const startedAt = BigInt(Date.now()) * 1_000_000n;
     const changed = await changedSince(from, exactFrom);
-    const builder = new StoreBuilder({
+    let flushed = 0;
+    const builder: StoreBuilder = new StoreBuilder({
       store: deps.archive.objects,
       basis: from,
       cache: hint,
@@ -80,6 +86,8 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
       changed,
       recordedDirs: dirsFrom,
       onProgress: (done) => {
+        flushAhead.add(builder.storedBytes - flushed);
+        flushed = builder.storedBytes;
         if (!report) return;
         const total = Math.max(done, basis?.entries ?? done);
         void ctx.progress({ step: 'link', done, total, percent: 10 + Math.floor(40 * Math.min(1, done / Math.max(1, total))) });
@@ -144,6 +152,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
       pointInTime = undefined;
     }
   } finally {
+    await flushAhead.settle();
     await src.close();
   }
   const { builder, root, scan } = built;
