@@ -6,6 +6,7 @@
  * Durability is the caller's: one `syncfs` of the archive before the revision record is written.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { ObjectWriter } from './object-writer.js';
 import { closeSync, constants, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
@@ -85,6 +86,7 @@ export class ObjectStore {
    */
   readonly #tmpPrefix = randomBytes(8).toString('hex');
   #tmpCount = 0;
+  #writers = 0;
   readonly #tmpDir: string;
 
   readonly #treePatches: boolean;
@@ -426,16 +428,28 @@ export class ObjectStore {
     return `${this.#tmpDir}/${kind}-${this.#tmpPrefix}-${(this.#tmpCount++).toString(36)}`;
   }
 
+  /**
+   * A writer placing small objects on a thread of its own (object-writer.ts), for a walk that
+   * stores many: what `putBytesSync` does, off the walk's thread. The caller closes it.
+   */
+  objectWriter(onWritten?: (objects: number, bytes: number) => void): ObjectWriter {
+    this.#ensureTmpSync();
+    return new ObjectWriter({ objectsDir: this.kindDir('object'), tmpDir: this.#tmpDir, tmpPrefix: `${this.#tmpPrefix}w${(this.#writers++).toString(36)}`, objectMode: OBJECT_MODE, ...(onWritten ? { onWritten } : {}) });
+  }
+
+  #ensureTmpSync(): void {
+    if (this.#tmpReady) return;
+    try {
+      mkdirSync(this.tmpDir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw classifyStorageError(error, 'create archive tmp', this.tmpDir);
+    }
+    this.#tmpReady = true;
+  }
+
   // A new temporary holding `bytes` (exclusive, never followed), written without the thread pool.
   #tmpWriteSync(kind: 'o' | 't', bytes: Buffer): string {
-    if (!this.#tmpReady) {
-      try {
-        mkdirSync(this.tmpDir, { recursive: true, mode: 0o700 });
-      } catch (error) {
-        throw classifyStorageError(error, 'create archive tmp', this.tmpDir);
-      }
-      this.#tmpReady = true;
-    }
+    this.#ensureTmpSync();
     const tmp = this.#tmpName(kind);
     let fd: number;
     try {

@@ -30,7 +30,8 @@ import { sameMtime } from '../tree/file-times.js';
 import type { TreeLimits } from '../tree/tree-limits.js';
 import { UNREADABLE } from './copy-entry.js';
 import { describeSource, type LiveItem } from './describe-source.js';
-import { prepareTree, SYNC_TREE_BYTES, type ObjectStore } from './object-store.js';
+import { prepareTree, SYNC_TREE_BYTES, type ObjectStore, type StoredObject } from './object-store.js';
+import type { ObjectWriter } from './object-writer.js';
 import { freshLinkKey, LinkGroups } from './link-groups.js';
 import { keyOf } from './prior-index.js';
 import { dirIdentity, type StatCache, type StatCacheEntry } from './stat-cache.js';
@@ -52,6 +53,12 @@ const FILE_CONCURRENCY = 16;
  * (store-small-file-sync.ts): their dozen syscalls cost less than as thread-pool round trips.
  */
 export const SYNC_FILE_BYTES = 64 * 1024;
+/**
+ * Small objects a walk places itself before it hands the rest to a writer thread
+ * (object-writer.ts): a turn that changed a few hundred files never starts one (starting a thread
+ * costs a few milliseconds), a first persist of thousands does at once.
+ */
+export const WRITER_AFTER = 256;
 /** Longest run of synchronous stores between two turns of the event loop (ms): timers and lock renewals run. */
 const YIELD_MS = 20;
 /**
@@ -87,6 +94,8 @@ export interface StoreBuilderOptions {
   readonly changed?: ChangedDirs | null;
   /** The directories the basis's walk recorded (path → `dirIdentity`; ScanFacts.dirs), with `changed`. */
   readonly recordedDirs?: ReadonlyMap<string, string>;
+  /** Small objects placed on the walk's thread before the rest go to a writer thread (default WRITER_AFTER). */
+  readonly writerAfter?: number;
 }
 
 interface Frame {
@@ -177,6 +186,21 @@ export class StoreBuilder {
    * the event loop, and a write of at most 64 KB stalls only as long as its writer is descheduled).
    */
   #writeLock = false;
+  /** The writer thread placing small objects, once the walk has placed WRITER_AFTER itself. */
+  #writer: ObjectWriter | null = null;
+  #smallStores = 0;
+  /** What `storeSmallFileSync` stores through: the store itself, then the writer thread. */
+  readonly #smallStore = {
+    putBytesSync: (bytes: Buffer): StoredObject => {
+      if (this.#writer === null && ++this.#smallStores > (this.#o.writerAfter ?? WRITER_AFTER)) {
+        this.#writer = this.#o.store.objectWriter((objects, bytes) => {
+          this.newObjects += objects;
+          this.storedBytes += bytes;
+        });
+      }
+      return this.#writer ? this.#writer.put(bytes) : this.#o.store.putBytesSync(bytes);
+    },
+  };
 
   constructor(options: StoreBuilderOptions) {
     this.#o = options;
@@ -202,10 +226,13 @@ export class StoreBuilder {
       const prior = basis ? await this.#priorMap(basis.root) : undefined;
       const root = await this.#directory({ rel: Buffer.alloc(0), depth: 1, src, recorded: this.#o.changed != null, prior, priorTree: this.#o.basis?.root, nodes: [], tasks: [] });
       await this.#pool.drain();
+      await this.#writer?.drain();
       return root;
     } catch (error) {
       await this.#pool.settle();
       throw error;
+    } finally {
+      await this.#writer?.close();
     }
   }
 
@@ -551,6 +578,11 @@ export class StoreBuilder {
 
   // Lets the event loop turn when the walk has kept it for YIELD_MS; stops an aborted walk.
   async #breathe(): Promise<void> {
+    // A writer thread behind by MAX_BATCHES: wait for it (its failure is the walk's).
+    if (this.#writer?.congested) {
+      await this.#writer.room();
+      this.#turn = performance.now();
+    }
     if (performance.now() - this.#turn < YIELD_MS) return;
     await setImmediate();
     this.#turn = performance.now();
@@ -602,7 +634,7 @@ export class StoreBuilder {
     let outcome;
     try {
       const maxBytes = Math.min(SYNC_FILE_BYTES, this.#o.limits.maxFileBytes);
-      outcome = storeSmallFileSync(frame.src!, name, { store: this.#o.store, maxBytes, label: encodePath(rel), mayWait: mayWait && this.#waits.left > 0, singleName: true });
+      outcome = storeSmallFileSync(frame.src!, name, { store: this.#smallStore, maxBytes, label: encodePath(rel), mayWait: mayWait && this.#waits.left > 0, singleName: true });
     } catch (error) {
       if (error instanceof StorageError) throw error;
       return this.#openFailed(error, rel);
