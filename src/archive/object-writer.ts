@@ -40,7 +40,7 @@ const CREATE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXC
 const fanouts = new Set();
 let count = 0;
 let failed = false;
-parentPort.on('message', ({ seq, buffer, items }) => {
+parentPort.on('message', ({ seq, buffer, ids, spans }) => {
   if (failed) return parentPort.postMessage({ seq, skipped: true });
   const data = Buffer.from(buffer);
   let written = 0;
@@ -48,7 +48,10 @@ parentPort.on('message', ({ seq, buffer, items }) => {
   let target = '';
   let tmp = null;
   try {
-    for (const [id, offset, length] of items) {
+    for (let i = 0; i < spans.length / 2; i++) {
+      const id = ids.slice(64 * i, 64 * i + 64);
+      const offset = spans[2 * i];
+      const length = spans[2 * i + 1];
       const dir = objectsDir + '/' + id.slice(0, 2);
       target = dir + '/' + id;
       if (fs.statSync(target, { throwIfNoEntry: false }) !== undefined) {
@@ -110,7 +113,7 @@ export class ObjectWriter {
   readonly #worker: Worker;
   readonly #onWritten: ObjectWriterOptions['onWritten'];
   readonly #queued = new Set<string>();
-  #batch = { buffer: Buffer.allocUnsafe(BATCH_BYTES), used: 0, items: [] as [string, number, number][] };
+  #batch = ObjectWriter.#newBatch();
   #seq = 0;
   #inFlight = 0;
   #failure: Error | null = null;
@@ -136,22 +139,34 @@ export class ObjectWriter {
     if (this.#queued.has(id)) return { id, bytes: bytes.length, written: false };
     this.#queued.add(id);
     if (bytes.length > BATCH_BYTES) throw new RangeError(`object of ${bytes.length} bytes is over the writer's ${BATCH_BYTES}-byte batch`);
-    if (this.#batch.items.length === BATCH_OBJECTS || this.#batch.used + bytes.length > BATCH_BYTES) this.send();
-    bytes.copy(this.#batch.buffer, this.#batch.used);
-    this.#batch.items.push([id, this.#batch.used, bytes.length]);
-    this.#batch.used += bytes.length;
+    let batch = this.#batch;
+    if (batch.count === BATCH_OBJECTS || batch.used + bytes.length > BATCH_BYTES) {
+      this.send();
+      batch = this.#batch;
+    }
+    bytes.copy(batch.bytes, batch.used);
+    batch.ids.push(id);
+    batch.spans[2 * batch.count] = batch.used;
+    batch.spans[2 * batch.count + 1] = bytes.length;
+    batch.count += 1;
+    batch.used += bytes.length;
     return { id, bytes: bytes.length, written: false };
   }
 
   /** Sends the batch being filled, if any. */
   send(): void {
-    const { buffer, used, items } = this.#batch;
-    if (items.length === 0) return;
-    // The batch's bytes move to the worker (transferred, not copied).
-    const moved = buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + used);
-    this.#worker.postMessage({ seq: this.#seq++, buffer: moved, items }, [moved]);
+    const { bytes, spans, ids, count } = this.#batch;
+    if (count === 0) return;
+    // The batch's bytes and spans move to the worker (transferred, not copied); its ids go as one string.
+    const moved = spans.subarray(0, 2 * count).slice();
+    this.#worker.postMessage({ seq: this.#seq++, buffer: bytes.buffer, ids: ids.join(''), spans: moved }, [bytes.buffer, moved.buffer]);
     this.#inFlight += 1;
-    this.#batch = { buffer: Buffer.allocUnsafe(BATCH_BYTES), used: 0, items: [] };
+    this.#batch = ObjectWriter.#newBatch();
+  }
+
+  // A batch's own memory (an ArrayBuffer of its own, never Node's shared pool: it is transferred whole; not zeroed: only what was copied in is sent).
+  static #newBatch() {
+    return { bytes: Buffer.allocUnsafeSlow(BATCH_BYTES), used: 0, count: 0, ids: [] as string[], spans: new Int32Array(2 * BATCH_OBJECTS) };
   }
 
   /** Whether the walk should wait (`room`) before putting more. */
