@@ -163,6 +163,8 @@ export class StoreBuilder {
   newObjects = 0;
   storedBytes = 0;
   newTrees = 0;
+  /** Of `newObjects`, those the writer thread placed. */
+  offThreadObjects = 0;
   /** Files that kept changing while read (their previous version was kept). */
   unstableFiles = 0;
   /** Directories taken from the basis by id, unopened (`changed`), and the entries they hold. */
@@ -195,6 +197,7 @@ export class StoreBuilder {
       if (this.#writer === null && ++this.#smallStores > (this.#o.writerAfter ?? WRITER_AFTER)) {
         this.#writer = this.#o.store.objectWriter((objects, bytes) => {
           this.newObjects += objects;
+          this.offThreadObjects += objects;
           this.storedBytes += bytes;
         });
       }

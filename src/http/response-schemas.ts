@@ -42,6 +42,7 @@ export const PersistResultSchema = z.object({
   storedBytes: z.number().int().optional(),
   newObjects: z.number().int().optional(),
   newTrees: z.number().int().optional(),
+  offThreadObjects: z.number().int().optional(),
   reusedDirectories: z.number().int().optional(),
   unstattedEntries: z.number().int().optional(),
   unlistedDirectories: z.number().int().optional(),

@@ -191,6 +191,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     storedBytes: sum((b) => b.storedBytes),
     newObjects: sum((b) => b.newObjects),
     newTrees: sum((b) => b.newTrees),
+    ...(sum((b) => b.offThreadObjects) > 0 ? { offThreadObjects: sum((b) => b.offThreadObjects) } : {}),
     reusedDirectories: builder.reusedDirs,
     unstattedEntries: builder.vouchedEntries,
     unlistedDirectories: builder.listedDirs,

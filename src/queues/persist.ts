@@ -62,6 +62,8 @@ export interface PersistResult {
   /** Format 2: objects and tree objects this run wrote. */
   readonly newObjects?: number;
   readonly newTrees?: number;
+  /** Format 2: of `newObjects`, those a writer thread placed (a walk storing many small files hands them off); absent when 0. */
+  readonly offThreadObjects?: number;
   /** Format 2: directories taken from the previous revision by id without being walked (their subtrees held no change). */
   readonly reusedDirectories?: number;
   /** Format 2: entries of walked directories taken as recorded without an lstat (the change scan vouched they did not change). */
