@@ -5,6 +5,7 @@
 // unacknowledged, so every counted kill landed mid-persist. After every iteration
 // (the stalled job is re-run by a fresh worker): `current` is one complete revision matching
 // its manifest, nothing acknowledged is lost, no rsync temp file is reachable from `current`,
+// (each persist stores 300 new small files, through the writer thread in format 2),
 // and the litter is removable. FLEET_KILL_ITERATIONS=100 runs the full version.
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -44,6 +45,11 @@ describe('kill test', () => {
       for (let i = 0; i < 10; i++) await writeFile(path.join(h.live('ws'), 'src', files[Math.floor(random() * files.length)]!), `v${iteration} ${i} ${random()}`);
       for (let i = 0; i < 2; i++) await rm(path.join(h.live('ws'), 'src', files[i]!), { force: true });
       await h.write('ws', { [`src/n${iteration}a.txt`]: `new ${iteration}`, [`src/n${iteration}b.txt`]: `new ${iteration}`, 'big.bin': Buffer.alloc(2_000_000, iteration % 250) });
+      // And 300 new small files (those of three iterations ago gone, under the shrink guard's
+      // share): more than a walk places itself, so the kill may land while the writer thread is
+      // placing objects (archive/object-writer.ts).
+      await rm(path.join(h.live('ws'), `batch${iteration - 3}`), { recursive: true, force: true });
+      await h.write('ws', Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`batch${iteration}/f${i}.txt`, `batch ${iteration} file ${i} ${random()}`])));
       const expected = await readTree(h.live('ws'));
 
       const address = (await h.services.addresses.get('ws'))!;
