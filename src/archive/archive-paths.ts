@@ -17,7 +17,7 @@
  *   {archiveRoot}/{workspaceId}/revs/{revision}.manifest.json.tmp-{hex}  a manifest being written
  *   {archiveRoot}/{workspaceId}/revs/{revision}.rev.json.tmp-{hex}       a revision record being written
  *   {archiveRoot}/{workspaceId}/current.tmp-{hex}                       the next `current` link, before its rename
- *   {archiveRoot}/.store/tmp/o-{hex} and t-{hex}                        an object or tree being written (object-store.ts)
+ *   {archiveRoot}/.store/tmp/o-{hex}[w{n}]-{count} and t-…              an object or tree being written (object-store.ts, object-writer.ts)
  *   {archiveRoot}/.store/tmp/gc-{o|t}-{id}-{hex}                        an object or tree the objects GC is deleting
  */
 import path from 'node:path';
@@ -37,8 +37,22 @@ export type ArchiveTempKind = 'revision' | 'manifest' | 'current' | 'store';
 // `{revision}.manifest.json.tmp-{hex}` and `current.tmp-{hex}` (the hex is a random nonce).
 const MANIFEST_TEMP = new RegExp(`^${REVISION_ID_PATTERN.source.slice(1, -1)}(${escape(MANIFEST_SUFFIX)}|${escape(RECORD_SUFFIX)})${escape(TMP_PREFIX)}[0-9a-f]+$`);
 const CURRENT_TEMP = new RegExp(`^${CURRENT}${escape(TMP_PREFIX)}[0-9a-f]+$`);
-// `.store/tmp/` names: written by ObjectStore, or moved aside by the objects GC (quarantine).
-const STORE_TEMP = /^(?:[ot]-[0-9a-f]{16}|gc-[ot]-[0-9a-f]{64}-[0-9a-f]{8})$/;
+// `.store/tmp/` names: written by ObjectStore (`storeTempName`; before it, `{o|t}-{16 hex}`), or
+// moved aside by the objects GC (quarantine).
+const STORE_TEMP = /^(?:[ot]-[0-9a-f]{16}(?:w[0-9a-z]{1,8})?(?:-[0-9a-z]{1,11})?|gc-[ot]-[0-9a-f]{64}-[0-9a-f]{8})$/;
+
+/**
+ * What the `.store/tmp/` names of one writer start with: the kind, then the writer's prefix (16
+ * random hex digits per ObjectStore, followed by `w{n}` for its n-th writer thread).
+ */
+export function storeTempPrefix(kind: 'o' | 't', writer: string): string {
+  return `${kind}-${writer}-`;
+}
+
+/** The `.store/tmp/` name of a writer's `count`-th temporary. */
+export function storeTempName(kind: 'o' | 't', writer: string, count: number): string {
+  return storeTempPrefix(kind, writer) + count.toString(36);
+}
 const QUARANTINE = /^gc-([ot])-([0-9a-f]{64})-[0-9a-f]{8}$/;
 
 /** The `.store/tmp/` name under which the objects GC moves an object or tree it is about to delete. */

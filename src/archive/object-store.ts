@@ -7,6 +7,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { ObjectWriter } from './object-writer.js';
+import { storeTempName, storeTempPrefix } from './archive-paths.js';
 import { closeSync, constants, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
@@ -425,7 +426,7 @@ export class ObjectStore {
   }
 
   #tmpName(kind: 'o' | 't'): string {
-    return `${this.#tmpDir}/${kind}-${this.#tmpPrefix}-${(this.#tmpCount++).toString(36)}`;
+    return `${this.#tmpDir}/${storeTempName(kind, this.#tmpPrefix, this.#tmpCount++)}`;
   }
 
   /**
@@ -434,7 +435,8 @@ export class ObjectStore {
    */
   objectWriter(onWritten?: (objects: number, bytes: number) => void): ObjectWriter {
     this.#ensureTmpSync();
-    return new ObjectWriter({ objectsDir: this.kindDir('object'), tmpDir: this.#tmpDir, tmpPrefix: `${this.#tmpPrefix}w${(this.#writers++).toString(36)}`, objectMode: OBJECT_MODE, ...(onWritten ? { onWritten } : {}) });
+    const tmpNames = `${this.#tmpDir}/${storeTempPrefix('o', `${this.#tmpPrefix}w${(this.#writers++).toString(36)}`)}`;
+    return new ObjectWriter({ objectsDir: this.kindDir('object'), tmpNames, objectMode: OBJECT_MODE, ...(onWritten ? { onWritten } : {}) });
   }
 
   #ensureTmpSync(): void {

@@ -35,7 +35,7 @@ const WORKER_SOURCE = `
 'use strict';
 const fs = require('node:fs');
 const { parentPort, workerData } = require('node:worker_threads');
-const { objectsDir, tmpDir, tmpPrefix, objectMode } = workerData;
+const { objectsDir, tmpNames, objectMode } = workerData;
 const CREATE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW;
 const fanouts = new Set();
 let count = 0;
@@ -67,7 +67,7 @@ parentPort.on('message', ({ seq, buffer, ids, spans }) => {
         fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
         fanouts.add(dir);
       }
-      tmp = tmpDir + '/o-' + tmpPrefix + '-' + (count++).toString(36);
+      tmp = tmpNames + (count++).toString(36);
       const fd = fs.openSync(tmp, CREATE, objectMode);
       try {
         for (let done = 0; done < length; ) done += fs.writeSync(fd, data, offset + done, length - done);
@@ -99,11 +99,13 @@ interface WorkerReply {
 }
 
 export interface ObjectWriterOptions {
-  /** `{root}/.store/objects` and `{root}/.store/tmp` (which exists). */
+  /** `{root}/.store/objects`. */
   readonly objectsDir: string;
-  readonly tmpDir: string;
-  /** Unique among the writers of the archive (the store's temporaries prefix and a suffix). */
-  readonly tmpPrefix: string;
+  /**
+   * The path its temporaries start with, a count following (in `{root}/.store/tmp`, which exists;
+   * `storeTempPrefix`: unique among the archive's writers, and recognised as litter).
+   */
+  readonly tmpNames: string;
   readonly objectMode: number;
   /** Each placed batch: objects this writer wrote (not found stored) and their bytes. */
   readonly onWritten?: (objects: number, bytes: number) => void;
@@ -124,7 +126,7 @@ export class ObjectWriter {
     this.#onWritten = options.onWritten;
     this.#worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { objectsDir: options.objectsDir, tmpDir: options.tmpDir, tmpPrefix: options.tmpPrefix, objectMode: options.objectMode },
+      workerData: { objectsDir: options.objectsDir, tmpNames: options.tmpNames, objectMode: options.objectMode },
     });
     this.#worker.on('message', (reply: WorkerReply) => this.#reply(reply));
     this.#worker.on('error', (error) => this.#fail(error));

@@ -10,7 +10,7 @@
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findLitter, removeLitter } from '../../src/gc/collect-litter.js';
+import { findLitter, findStoreLitter, removeLitter } from '../../src/gc/collect-litter.js';
 import { createHarness } from '../helpers/workspace-harness.js';
 import { readTree } from '../helpers/tree.js';
 import { cliJson, killGroup, runFleet, startFleet } from '../helpers/processes.js';
@@ -93,9 +93,11 @@ describe('kill test', () => {
 
     expect(killed, `kills that landed mid-persist (seed ${seed}, steps ${killedAt.join(',')})`).toBe(ITERATIONS);
     expect(acked).toBeGreaterThanOrEqual(ITERATIONS);
-    const litter = await findLitter(h.services.archive, ['ws'], 0, 1_000);
+    const litter = [...(await findLitter(h.services.archive, ['ws'], 0, 1_000)), ...(await findStoreLitter(h.services.archive, 0, 100_000))];
     await removeLitter(litter);
     expect(await findLitter(h.services.archive, ['ws'], 0, 1_000)).toEqual([]);
+    // Whatever a killed walk or writer thread left in the store's tmp/ is recognised as litter and removed.
+    expect(await readdir(h.services.archive.objects.tmpDir).catch(() => [])).toEqual([]);
     const current = (await h.services.archive.current('ws'))!;
     expect((await h.services.archive.revisions('ws')).includes(current)).toBe(true);
     // Every revision the kills left, checked from the front door: each tree and object re-read against its id.

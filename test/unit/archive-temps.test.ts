@@ -3,7 +3,7 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempKindOf } from '../../src/archive/archive-paths.js';
+import { storeTempName, storeTempPrefix, tempKindOf } from '../../src/archive/archive-paths.js';
 import { ArchiveStore } from '../../src/archive/archive-store.js';
 import type { RevisionManifest } from '../../src/archive/manifest.js';
 import { tempDir } from '../helpers/fleet-env.js';
@@ -44,6 +44,16 @@ describe('archive temporaries', () => {
       expect(tempKindOf('revs', name), name).not.toBe('manifest');
     }
     for (const name of ['current.tmp-', 'current.tmp-zz', 'xcurrent.tmp-1a', 'revs', '.tmp-x']) expect(tempKindOf('dir', name), name).toBeNull();
+  });
+
+  it('recognises the store temporaries every writer names (the walk, a writer thread, older fleets), and nothing else', () => {
+    const writer = 'a1b2c3d4e5f60718';
+    for (const name of [storeTempName('o', writer, 0), storeTempName('t', writer, 123_456_789), storeTempName('o', `${writer}w0`, 7), `${storeTempPrefix('o', `${writer}w1f`)}zz`, `o-${writer}`, `t-${writer}`]) {
+      expect(tempKindOf('store', name), name).toBe('store');
+    }
+    for (const name of ['o-', `x-${writer}-1`, `o-${writer.slice(1)}-1`, `o-${writer}-`, `o-${writer}-1/x`, `o-${writer}W0-1`, `o-${writer}-${'1'.repeat(12)}`, 'objects']) {
+      expect(tempKindOf('store', name), name).toBeNull();
+    }
   });
 
   it('lists every kind, by path', async () => {
