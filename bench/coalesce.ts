@@ -137,7 +137,9 @@ export default async function coalesceBench(ctx: BenchContext): Promise<BenchRes
         persist: (payload, jobCtx) => {
           count((payload as { workspaceId: string }).workspaceId);
           const marks = new Map<string, number>([['start', performance.now()]]);
-          const observed = { ...jobCtx, progress: async (update: Progress) => void marks.set(update.step, performance.now()).set('end', performance.now()) };
+          // The job's context with its progress observed (a proxy: the context's logger and signal are getters, which a spread would drop).
+          const progress = async (update: Progress) => void marks.set(update.step, performance.now()).set('end', performance.now());
+          const observed = new Proxy(jobCtx, { get: (target, key) => (key === 'progress' ? progress : Reflect.get(target, key, target)) });
           return realPersist!(payload, observed).finally(() => phases.push(phaseOf(marks)));
         },
       },
