@@ -356,14 +356,7 @@ export class StoreBuilder {
       const node = frame.prior?.get(item.key);
       if (node) this.#keep(frame, node);
     };
-    if (this.tally.walked > limits.maxEntries) {
-      this.tally.refuse('entries', rel, `over the ${limits.maxEntries}-entry limit`);
-      return keepPrior();
-    }
-    if (rel.length > limits.maxPathBytes) {
-      this.tally.refuse('path-bytes', rel, `path is ${rel.length} bytes, over the ${limits.maxPathBytes}-byte limit`);
-      return keepPrior();
-    }
+    if (this.#refusedByLimits(rel)) return keepPrior();
     const { stats, name } = item;
     const mode = this.#modeOf(stats);
     switch (typeOf(stats)) {
@@ -395,6 +388,20 @@ export class StoreBuilder {
     }
   }
 
+  // Refuses (and counts) an entry past the walk's entry limit or whose path is too long.
+  #refusedByLimits(rel: Buffer): boolean {
+    const { limits } = this.#o;
+    if (this.tally.walked > limits.maxEntries) {
+      this.tally.refuse('entries', rel, `over the ${limits.maxEntries}-entry limit`);
+      return true;
+    }
+    if (rel.length > limits.maxPathBytes) {
+      this.tally.refuse('path-bytes', rel, `path is ${rel.length} bytes, over the ${limits.maxPathBytes}-byte limit`);
+      return true;
+    }
+    return false;
+  }
+
   // The mode an entry is stored with (set-id bits stripped, and counted).
   #modeOf(stats: BigIntStats): number {
     const mode = storedMode(stats.mode & 0o7777n);
@@ -413,9 +420,7 @@ export class StoreBuilder {
   async #unseenFile(frame: Frame, name: Buffer, key: string): Promise<void> {
     this.tally.tick();
     const rel = childRel(frame.rel, name);
-    const { limits } = this.#o;
-    if (this.tally.walked > limits.maxEntries) return this.tally.refuse('entries', rel, `over the ${limits.maxEntries}-entry limit`);
-    if (rel.length > limits.maxPathBytes) return this.tally.refuse('path-bytes', rel, `path is ${rel.length} bytes, over the ${limits.maxPathBytes}-byte limit`);
+    if (this.#refusedByLimits(rel)) return;
     await this.#breathe();
     const outcome = await this.#storeSmall(frame, name, rel);
     if (outcome.kind === 'large') return this.#file(frame, { name, key, stats: outcome.stats }, rel, this.#modeOf(outcome.stats));

@@ -8,13 +8,11 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir, testEnv } from '../helpers/fleet-env.js';
 import { startLosableFleetUp } from '../helpers/fleet-up.js';
 import { fleetJson, fleetShell, runFleet } from '../helpers/processes.js';
 import { standinProvider } from '../helpers/vercel-standin/standin-provider.js';
-import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
-import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
+import { providerUnderTest } from '../helpers/vercel-standin/standin-env.js';
 
 const FILES = 1_500;
 // 1,500 small files of distinct contents in ten directories, one copy of one of them, one file past the small-file size.
@@ -30,13 +28,7 @@ const DIGEST = "find . -path ./.fleet -prune -o -type f -print | LC_ALL=C sort |
 describe('a first persist of thousands of files through fleet up and the CLI', () => {
   for (const provider of ['local', 'vercel'] as const) {
     it(`${provider}: every file archived once, verify clean, a rebuild and an export give every byte back`, { timeout: 240_000 }, async () => {
-      let extra: Record<string, string> = {};
-      let standin: VercelStandin | null = null;
-      if (provider === 'vercel') {
-        standin = await VercelStandin.start();
-        addCleanup(() => standin!.close());
-        extra = standinEnv(standin);
-      }
+      const { env: extra, standin } = await providerUnderTest(provider);
       const env = await testEnv({ ...extra, FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
       const json = fleetJson(env);
       const sh = fleetShell(env, 'ws');
@@ -55,7 +47,7 @@ describe('a first persist of thousands of files through fleet up and the CLI', (
       const verify = await runFleet(['verify', 'ws'], env);
       expect(verify.code, verify.stdout + verify.stderr).toBe(0);
 
-      await up.lose(['ws'], standin ? () => standinProvider(standin!).destroy(created.handle, AbortSignal.timeout(30_000)) : null);
+      await up.lose(['ws'], standin ? () => standinProvider(standin).destroy(created.handle, AbortSignal.timeout(30_000)) : null);
       expect(await json<{ source: string }>(['provision', 'ws', '--wait'])).toMatchObject({ source: persisted.result.revision });
       expect(await sh(DIGEST)).toBe(digest);
 

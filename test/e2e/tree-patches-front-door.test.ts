@@ -8,13 +8,11 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ArchiveStore } from '../../src/archive/archive-store.js';
 import { loadConfig } from '../../src/config.js';
-import { addCleanup } from '../helpers/cleanup.js';
 import { tempDir, testEnv } from '../helpers/fleet-env.js';
 import { startLosableFleetUp } from '../helpers/fleet-up.js';
 import { fleetJson, fleetShell, runFleet } from '../helpers/processes.js';
 import { standinProvider } from '../helpers/vercel-standin/standin-provider.js';
-import { standinEnv } from '../helpers/vercel-standin/standin-env.js';
-import { VercelStandin } from '../helpers/vercel-standin/vercel-standin.js';
+import { providerUnderTest } from '../helpers/vercel-standin/standin-env.js';
 
 const FIRST = 'mkdir -p big && for i in $(seq 1 60); do echo "first $i" > big/f-$i.txt; done && echo top > top.txt';
 const SECOND = 'echo changed > big/f-7.txt && rm big/f-9.txt && echo added > big/new.txt';
@@ -23,13 +21,7 @@ const SHOW = 'cat big/f-7.txt big/f-8.txt; ls big | wc -l; test -e big/f-9.txt &
 describe('tree patches through fleet up and the CLI', () => {
   for (const provider of ['local', 'vercel'] as const) {
     it(`${provider}: a few changed files of a large directory commit a patch; rollback, rebuild and export give the exact trees back; verify is clean`, { timeout: 240_000 }, async () => {
-      let extra: Record<string, string> = {};
-      let standin: VercelStandin | null = null;
-      if (provider === 'vercel') {
-        standin = await VercelStandin.start();
-        addCleanup(() => standin!.close());
-        extra = standinEnv(standin);
-      }
+      const { env: extra, standin } = await providerUnderTest(provider);
       const env = await testEnv({ ...extra, FLEET_HTTP_PORT: '0', FLEET_GC_SCHEDULE: 'idle=off,orphans=off' });
       const fleet = (args: string[]) => runFleet(args, env);
       const json = fleetJson(env);
@@ -55,7 +47,7 @@ describe('tree patches through fleet up and the CLI', () => {
       const afterSecond = 'changed\nfirst 8\n60\nno-f-9\n';
       expect(await sh(SHOW)).toBe(afterSecond);
       // The sandbox is lost (Vercel: at the provider; local: its live tree with the host's process), and rebuilt from the patched revision.
-      await up.lose(['ws'], standin ? () => standinProvider(standin!).destroy(created.handle, AbortSignal.timeout(30_000)) : null);
+      await up.lose(['ws'], standin ? () => standinProvider(standin).destroy(created.handle, AbortSignal.timeout(30_000)) : null);
       expect(await json<{ outcome: string; source: string }>(['provision', 'ws', '--wait'])).toMatchObject({ source: second });
       expect(await sh(SHOW)).toBe(afterSecond);
       await json(['rollback', 'ws', first, '--wait']);

@@ -16,10 +16,15 @@ export function standinEnv(standin: VercelStandin): Record<string, string> {
  * stand-in (closed when the test ends) as the default provider.
  */
 export async function providerEnv(provider: 'local' | 'vercel'): Promise<Record<string, string>> {
-  if (provider === 'local') return {};
+  return (await providerUnderTest(provider)).env;
+}
+
+/** `providerEnv`, with the stand-in itself (null for `local`), for a test that acts at the provider. */
+export async function providerUnderTest(provider: 'local' | 'vercel'): Promise<{ readonly env: Record<string, string>; readonly standin: VercelStandin | null }> {
+  if (provider === 'local') return { env: {}, standin: null };
   const { VercelStandin } = await import('./vercel-standin.js');
   const { addCleanup } = await import('../cleanup.js');
   const standin = await VercelStandin.start();
   addCleanup(() => standin.close());
-  return standinEnv(standin);
+  return { env: standinEnv(standin), standin };
 }
