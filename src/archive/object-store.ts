@@ -13,6 +13,7 @@ import { mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } 
 import path from 'node:path';
 import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
 import { copyFileData } from '../tree/copy-file-data.js';
+import { borrowBuffer, READ_BUFFER_BYTES, releaseBuffer } from '../tree/read-buffers.js';
 import { encodeSortedTree, OBJECT_ID_PATTERN, sha256, sortNodes, TreeFormatError, type TreeNode } from './tree-object.js';
 import { applyTreePatch, decodeStoredTree, decodeWholeTree, encodeTreePatch, PATCH_PREFIX, patchBaseOf, patchBetween, type StoredTree } from './tree-patch.js';
 
@@ -347,14 +348,21 @@ export class ObjectStore {
    */
   async putObject(source: FileHandle, size: number, sparse: boolean, signal?: AbortSignal): Promise<StoredObject> {
     if (size <= SMALL_OBJECT_BYTES && !sparse) {
-      const bytes = Buffer.allocUnsafe(size);
-      let read = 0;
-      while (read < size) {
-        const { bytesRead } = await source.read(bytes, read, size - read, read);
-        if (bytesRead === 0) break;
-        read += bytesRead;
+      // Up to a read buffer's size, read into a pooled one: a new Buffer per file is freed only
+      // at a GC, and a first persist's thousands of them raised the worker's RSS for nothing.
+      const pooled = size <= READ_BUFFER_BYTES ? borrowBuffer() : null;
+      const bytes = pooled ? pooled.subarray(0, size) : Buffer.allocUnsafe(size);
+      try {
+        let read = 0;
+        while (read < size) {
+          const { bytesRead } = await source.read(bytes, read, size - read, read);
+          if (bytesRead === 0) break;
+          read += bytesRead;
+        }
+        return await this.putBytes(bytes.subarray(0, read));
+      } finally {
+        if (pooled) releaseBuffer(pooled);
       }
-      return this.putBytes(bytes.subarray(0, read));
     }
     const tmp = await this.#tmpFile('o');
     const copied = await this.#fill(tmp, () => copyFileData(source, tmp.handle, size, sparse, signal));

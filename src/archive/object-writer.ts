@@ -13,8 +13,9 @@
  *   archive's own paths. It follows nothing (`O_NOFOLLOW`, `O_EXCL` on every create).
  * - Durability stays the commit's: one `syncfs` after `drain`, which resolves only once every
  *   object put is placed. A crash leaves temporaries and unreferenced objects, as before.
- * - Backpressure: at most `MAX_BATCHES` batches (of up to 64 objects, 1 MiB) are in flight; the
- *   walk awaits `room()` before its next store.
+ * - Backpressure: at most `MAX_BATCHES` batches (of up to 64 objects, 512 KiB) are in flight;
+ *   the walk awaits `room()` before its next store. The worker hands each batch's memory back
+ *   for the next one, so the batches of a walk are a fixed 2.5 MiB, however many objects pass.
  * - A failure (a full disk, a read-only archive) stops the worker at the object that failed; it
  *   comes back typed (`classifyStorageError`, naming the object's path) from the next `room()` or
  *   from `drain()`, and the persist fails as if the walk had placed the object itself.
@@ -26,9 +27,17 @@ import type { StoredObject } from './object-store.js';
 import { sha256 } from './tree-object.js';
 
 const BATCH_OBJECTS = 64;
-const BATCH_BYTES = 1024 * 1024;
-/** Batches sent and not yet placed, at most (a walk far ahead of the disk waits). */
-const MAX_BATCHES = 8;
+const BATCH_BYTES = 512 * 1024;
+/**
+ * Batches sent and not yet placed, at most (a walk far ahead of the disk waits). With
+ * BATCH_BYTES, 2.5 MiB of batches exist at most; 8 of 1 MiB were no faster (BENCHMARKS.md).
+ */
+const MAX_BATCHES = 4;
+/**
+ * The worker's own heap, kept small: it holds a few hundred strings (its fanout directories) and
+ * a batch's short-lived paths; its default limits let it grow a young generation of tens of MB.
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 24, stackSizeMb: 1 };
 
 /** The worker: plain JavaScript (run with `eval`, so it runs the same from the sources and the build). */
 const WORKER_SOURCE = `
@@ -41,7 +50,7 @@ const fanouts = new Set();
 let count = 0;
 let failed = false;
 parentPort.on('message', ({ seq, buffer, ids, spans }) => {
-  if (failed) return parentPort.postMessage({ seq, skipped: true });
+  if (failed) return parentPort.postMessage({ seq, skipped: true, buffer }, [buffer]);
   const data = Buffer.from(buffer);
   let written = 0;
   let writtenBytes = 0;
@@ -79,13 +88,13 @@ parentPort.on('message', ({ seq, buffer, ids, spans }) => {
       written += 1;
       writtenBytes += length;
     }
-    parentPort.postMessage({ seq, written, writtenBytes });
+    parentPort.postMessage({ seq, written, writtenBytes, buffer }, [buffer]);
   } catch (error) {
     failed = true;
     if (tmp !== null) {
       try { fs.unlinkSync(tmp); } catch {}
     }
-    parentPort.postMessage({ seq, written, writtenBytes, failure: { code: error.code, errno: error.errno, syscall: error.syscall, message: error.message, target } });
+    parentPort.postMessage({ seq, written, writtenBytes, buffer, failure: { code: error.code, errno: error.errno, syscall: error.syscall, message: error.message, target } }, [buffer]);
   }
 });
 `;
@@ -95,6 +104,8 @@ interface WorkerReply {
   readonly written?: number;
   readonly writtenBytes?: number;
   readonly skipped?: boolean;
+  /** The batch's memory, handed back for the next batch. */
+  readonly buffer: ArrayBuffer;
   readonly failure?: { readonly code?: string; readonly errno?: number; readonly syscall?: string; readonly message: string; readonly target: string };
 }
 
@@ -115,7 +126,10 @@ export class ObjectWriter {
   readonly #worker: Worker;
   readonly #onWritten: ObjectWriterOptions['onWritten'];
   readonly #queued = new Set<string>();
-  #batch = ObjectWriter.#newBatch();
+  /** Batch memory handed back by the worker, for the next batches (at most MAX_BATCHES + 1 ever exist). */
+  readonly #free: ArrayBuffer[] = [];
+  #batchMemory = 0;
+  #batch = this.#newBatch();
   #seq = 0;
   #inFlight = 0;
   #failure: Error | null = null;
@@ -126,6 +140,7 @@ export class ObjectWriter {
     this.#onWritten = options.onWritten;
     this.#worker = new Worker(WORKER_SOURCE, {
       eval: true,
+      resourceLimits: WORKER_LIMITS,
       workerData: { objectsDir: options.objectsDir, tmpNames: options.tmpNames, objectMode: options.objectMode },
     });
     this.#worker.on('message', (reply: WorkerReply) => this.#reply(reply));
@@ -163,12 +178,26 @@ export class ObjectWriter {
     const moved = spans.subarray(0, 2 * count).slice();
     this.#worker.postMessage({ seq: this.#seq++, buffer: bytes.buffer, ids: ids.join(''), spans: moved }, [bytes.buffer, moved.buffer]);
     this.#inFlight += 1;
-    this.#batch = ObjectWriter.#newBatch();
+    this.#batch = this.#newBatch();
   }
 
-  // A batch's own memory (an ArrayBuffer of its own, never Node's shared pool: it is transferred whole; not zeroed: only what was copied in is sent).
-  static #newBatch() {
-    return { bytes: Buffer.allocUnsafeSlow(BATCH_BYTES), used: 0, count: 0, ids: [] as string[], spans: new Int32Array(2 * BATCH_OBJECTS) };
+  /**
+   * A batch's memory: one the worker handed back, else a new ArrayBuffer of its own (never Node's
+   * shared pool: it is transferred whole; not zeroed: only what was copied in is sent). Reused,
+   * because a transferred buffer is freed only when the worker's heap is next collected, which its
+   * few allocations put off: a new one per batch raised the peak RSS of a process putting 20,000
+   * objects from 106 to 175 MB (BENCHMARKS.md).
+   */
+  #newBatch() {
+    const memory = this.#free.pop();
+    if (!memory) this.#batchMemory += BATCH_BYTES;
+    const bytes = memory ? Buffer.from(memory) : Buffer.allocUnsafeSlow(BATCH_BYTES);
+    return { bytes, used: 0, count: 0, ids: [] as string[], spans: new Int32Array(2 * BATCH_OBJECTS) };
+  }
+
+  /** Bytes of batch memory this writer has made (reused after that): at most `(MAX_BATCHES + 1) × BATCH_BYTES`. */
+  get batchMemory(): number {
+    return this.#batchMemory;
   }
 
   /** Whether the walk should wait (`room`) before putting more. */
@@ -198,6 +227,7 @@ export class ObjectWriter {
 
   #reply(reply: WorkerReply): void {
     this.#inFlight -= 1;
+    this.#free.push(reply.buffer);
     if (reply.written) this.#onWritten?.(reply.written, reply.writtenBytes ?? 0);
     if (reply.failure) {
       const { code, errno, syscall, message, target } = reply.failure;
