@@ -123,6 +123,8 @@ export interface ObjectWriterOptions {
 }
 
 export class ObjectWriter {
+  /** Largest object `put` takes (a batch's size). */
+  static readonly MAX_OBJECT_BYTES = BATCH_BYTES;
   readonly #worker: Worker;
   readonly #onWritten: ObjectWriterOptions['onWritten'];
   readonly #queued = new Set<string>();

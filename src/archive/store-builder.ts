@@ -31,7 +31,7 @@ import type { TreeLimits } from '../tree/tree-limits.js';
 import { UNREADABLE } from './copy-entry.js';
 import { describeSource, type LiveItem } from './describe-source.js';
 import { prepareTree, SYNC_TREE_BYTES, type ObjectStore, type StoredObject } from './object-store.js';
-import type { ObjectWriter } from './object-writer.js';
+import { ObjectWriter } from './object-writer.js';
 import { freshLinkKey, LinkGroups } from './link-groups.js';
 import { keyOf } from './prior-index.js';
 import { dirIdentity, type StatCache, type StatCacheEntry } from './stat-cache.js';
@@ -39,6 +39,7 @@ import { READ_ATTEMPTS, storeOpenFile, type OpenFileOutcome } from './store-open
 import { WriteWaits } from './write-waits.js';
 import { keepsWriteLock } from '../tree/write-barrier.js';
 import { storeSmallFileSync } from './store-small-file-sync.js';
+import { storeSettledFile } from './store-settled-file.js';
 import { storedMode } from './stored-mode.js';
 import { sameNode, type DirNode, type FileNode, type TreeNode } from './tree-object.js';
 import { childRel, encodePath, typeOf, vanished } from './tree-walk.js';
@@ -54,6 +55,12 @@ const FILE_CONCURRENCY = 16;
  */
 export const SYNC_FILE_BYTES = 64 * 1024;
 /**
+ * Larger files up to this size, changed over a second ago, are stored with one thread-pool trip
+ * (the write barrier) and the rest synchronous (store-settled-file.ts); larger or younger ones
+ * are streamed.
+ */
+export const SETTLED_FILE_BYTES = 1024 * 1024;
+/**
  * Small objects a walk places itself before it hands the rest to a writer thread
  * (object-writer.ts): a turn that changed a few hundred files never starts one (starting a thread
  * costs a few milliseconds), a first persist of thousands does at once.
@@ -61,6 +68,12 @@ export const SYNC_FILE_BYTES = 64 * 1024;
 export const WRITER_AFTER = 256;
 /** Longest run of synchronous stores between two turns of the event loop (ms): timers and lock renewals run. */
 const YIELD_MS = 20;
+/**
+ * The same while files are being read in the thread pool: each of their steps waits for a turn,
+ * and a directory's end waits for its files (20 ms turns left a 10,000-file first persist waiting
+ * on them for 600 ms of its 1.1 s walk).
+ */
+const BUSY_YIELD_MS = 1;
 /**
  * The racily-clean margin: a file whose mtime is not at least this much older than the previous
  * walk's start is hashed again even when its stat matches, so a same-size rewrite within one
@@ -201,7 +214,7 @@ export class StoreBuilder {
           this.storedBytes += bytes;
         });
       }
-      return this.#writer ? this.#writer.put(bytes) : this.#o.store.putBytesSync(bytes);
+      return this.#writer && bytes.length <= ObjectWriter.MAX_OBJECT_BYTES ? this.#writer.put(bytes) : this.#o.store.putBytesSync(bytes);
     },
   };
 
@@ -591,7 +604,7 @@ export class StoreBuilder {
       await this.#writer.room();
       this.#turn = performance.now();
     }
-    if (performance.now() - this.#turn < YIELD_MS) return;
+    if (performance.now() - this.#turn < (this.#pool.busy ? BUSY_YIELD_MS : YIELD_MS)) return;
     await setImmediate();
     this.#turn = performance.now();
     this.#pool.check();
@@ -651,7 +664,20 @@ export class StoreBuilder {
     return this.#stored(outcome);
   }
 
-  // Counts what a read of a changed file gave.
+  // `#store` for a file it takes with one thread-pool trip (store-settled-file.ts); null: stream it.
+  async #storeSettled(frame: Frame, name: Buffer, rel: Buffer): Promise<StoreOutcome | null> {
+    let outcome;
+    try {
+      const maxBytes = Math.min(SETTLED_FILE_BYTES, this.#o.limits.maxFileBytes);
+      outcome = await storeSettledFile(frame.src!, name, { store: this.#smallStore, maxBytes, label: encodePath(rel), writeLock: this.#writeLock });
+    } catch (error) {
+      if (error instanceof StorageError) throw error;
+      return this.#openFailed(error, rel);
+    }
+    return outcome.kind === 'careful' ? null : this.#stored(outcome);
+  }
+
+    // Counts what a read of a changed file gave.
   #stored(outcome: OpenFileOutcome): StoreOutcome {
     if (outcome.kind === 'vanished') this.tally.vanished += 1;
     if (outcome.kind === 'unstable') this.unstableFiles += 1;
@@ -670,6 +696,8 @@ export class StoreBuilder {
    * or keeps changing while it is read (then the next persist takes it).
    */
   async #store(frame: Frame, name: Buffer, rel: Buffer): Promise<StoreOutcome> {
+    const settled = await this.#storeSettled(frame, name, rel);
+    if (settled) return settled;
     let source: FileHandle;
     try {
       source = await frame.src!.openFile(name, READ_FILE_FLAGS);

@@ -14,7 +14,12 @@ export class TaskPool {
     private readonly signal?: AbortSignal,
   ) {}
 
-  /** Throws the first task failure, or the abort reason. */
+  /** Whether any task is running. */
+  get busy(): boolean {
+    return this.#running.size > 0;
+  }
+
+    /** Throws the first task failure, or the abort reason. */
   check(): void {
     this.signal?.throwIfAborted();
     if (this.#failure) throw this.#failure.error;
