@@ -23,7 +23,7 @@
  */
 import { once } from 'node:events';
 import { chmod } from 'node:fs/promises';
-import type { Writable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { setImmediate } from 'node:timers/promises';
 import { anySignal } from '../lib/any-signal.js';
 import { runCommand } from '../lib/run-command.js';
@@ -110,22 +110,20 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
   const gid = owner?.gid ?? process.getgid?.() ?? 0;
   const counts = { files: 0, directories: plan.dirs.length, bytes: 0 };
 
+  const input = new PassThrough();
   // The writer stops when tar ends early (it would wait for a drain that never comes) or fails.
   const stop = new AbortController();
   const signal = anySignal([options.signal, stop.signal]);
-  let input: Writable | undefined;
   const tar = runCommand(
     'tar',
     ['-x', '-f', '-', '-C', '/proc/self/fd/3', '--preserve-permissions', '--numeric-owner', owner ? '--same-owner' : '--no-same-owner'],
-    { env: { PATH: options.systemPath, LC_ALL: 'C' }, timeoutMs: options.timeoutMs, signal, writeStdin: (stdin) => (input = stdin), fds: [dest.fd] },
+    { env: { PATH: options.systemPath, LC_ALL: 'C' }, timeoutMs: options.timeoutMs, signal, stdin: input, fds: [dest.fd] },
   );
   const tarEnded = tar.then(() => Promise.reject(new TarEndedEarly()));
   tarEnded.catch(() => undefined);
   const until = <T>(work: Promise<T>): Promise<T> => Promise.race([work, tarEnded]);
-  // Straight into tar's stdin: a chunk is released once its write is done (its bytes are in the pipe, or tar is gone).
-  const writer = new TarWriter(async (chunk, release) => {
-    if (!input) throw new TarEndedEarly();
-    if (!input.write(chunk, () => release())) await until(once(input, 'drain'));
+  const writer = new TarWriter(async (chunk) => {
+    if (!input.write(chunk)) await until(once(input, 'drain'));
   });
 
   const inTar = (node: TreeNode): node is FileNode => node.type === 'f' && node.size <= SMALL_COPY_BYTES && (node.linkKey === undefined || !plan.lateKeys.has(node.linkKey));
@@ -188,11 +186,11 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
   try {
     await walk(root, Buffer.alloc(0));
     await writer.end();
-    input?.end();
+    input.end();
   } catch (error) {
     if (!(error instanceof TarEndedEarly)) writeError = error;
     stop.abort(error);
-    input?.destroy();
+    input.destroy();
   } finally {
     await ahead.stop();
   }

@@ -4,7 +4,7 @@
  * after a grace (terminate-process.ts; rsync forks children that a plain `child.kill()` would
  * leave behind). A non-zero exit is a result, not an error.
  */
-import type { Writable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { execa } from 'execa';
 import { DEFAULT_OUTPUT_LIMIT, outputCollector } from './output-collector.js';
 import { DEFAULT_KILL_GRACE_MS, signalProcess, terminateProcess } from './terminate-process.js';
@@ -23,11 +23,8 @@ export interface RunCommandOptions {
   readonly onStderr?: (chunk: Buffer) => void;
   /** Data written to stdin. */
   readonly input?: string | Buffer;
-  /**
-   * Given the child's stdin to write (instead of `input`), before runCommand returns: the caller
-   * writes and ends it. A child that stops reading early is not an error here (its exit says).
-   */
-  readonly writeStdin?: (stdin: Writable) => void;
+  /** A stream piped into stdin (instead of `input`); a child that stops reading early is not an error here (its exit says). */
+  readonly stdin?: Readable;
   /** Open descriptors of this process the child gets as its fds 3, 4, ... */
   readonly fds?: readonly number[];
 }
@@ -56,14 +53,14 @@ export async function runCommand(file: string, args: readonly string[], options:
     detached: true,
     reject: false,
     // execa passes numbers on to Node's spawn (a parent fd shared as the child's fd 3+); its types only admit them for fds 0-2.
-    stdio: [options.input === undefined && options.writeStdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(options.fds ?? [])] as unknown as ['ignore' | 'pipe', 'pipe', 'pipe'],
+    stdio: [options.input === undefined && options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(options.fds ?? [])] as unknown as ['ignore' | 'pipe', 'pipe', 'pipe'],
     buffer: false,
     cleanup: true,
     ...(options.input === undefined ? {} : { input: options.input }),
   });
-  if (options.writeStdin && child.stdin) {
+  if (options.stdin && child.stdin) {
     child.stdin.on('error', () => undefined);
-    options.writeStdin(child.stdin);
+    options.stdin.pipe(child.stdin);
   }
   child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
   child.stderr?.on('data', (chunk: Buffer) => err.push(chunk));
