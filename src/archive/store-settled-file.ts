@@ -18,7 +18,7 @@
  * An open error is thrown as it is, the caller's to classify; anything failing after the open is
  * thrown typed (`StorageError`), as for a small file.
  */
-import { closeSync, fstatSync, openSync, readSync, type BigIntStats } from 'node:fs';
+import { closeSync, fstatSync, openSync, type BigIntStats } from 'node:fs';
 import { classifyStorageError } from '../errors/classify-storage-error.js';
 import { StorageError } from '../errors/storage-error.js';
 import { isSparse } from '../tree/copy-file-data.js';
@@ -26,6 +26,7 @@ import { READ_FILE_FLAGS, type DirHandle } from '../tree/dir-handle.js';
 import { writesDone } from '../tree/write-barrier.js';
 import type { ObjectStore } from './object-store.js';
 import { changedWhileRead, SETTLE_NS, WRITE_BARRIER_MS, type OpenFileOutcome } from './store-open-file.js';
+import { readWhole } from './store-small-file-sync.js';
 
 export type SettledFileOutcome = OpenFileOutcome | { readonly kind: 'careful' };
 
@@ -52,7 +53,7 @@ export async function storeSettledFile(dir: DirHandle, name: Buffer, options: Se
       if (!before.isFile()) return { kind: 'vanished' };
       if (!takes(before, options.maxBytes)) return { kind: 'careful' };
     }
-    const bytes = readWhole(fd, Number(before.size));
+    const bytes = readWhole(fd, Number(before.size), 0);
     if (bytes.length !== Number(before.size) || changedWhileRead(before, fstatSync(fd, { bigint: true }))) return { kind: 'careful' };
     try {
       return { kind: 'stored', stored: options.store.putBytesSync(bytes), before };
@@ -71,20 +72,4 @@ export async function storeSettledFile(dir: DirHandle, name: Buffer, options: Se
 function takes(stats: BigIntStats, maxBytes: number): boolean {
   const now = BigInt(Date.now()) * 1_000_000n;
   return stats.size <= BigInt(maxBytes) && !isSparse(stats) && now - stats.mtimeNs >= SETTLE_NS && now - stats.ctimeNs >= SETTLE_NS;
-}
-
-/** The read buffer, reused: everything from the read to the store is synchronous, so one is enough. */
-let scratch = Buffer.alloc(0);
-
-// Up to `size` bytes from the start of `fd` (fewer when the file shrank meanwhile).
-function readWhole(fd: number, size: number): Buffer {
-  if (scratch.length < size) scratch = Buffer.allocUnsafeSlow(Math.max(size, 256 * 1024));
-  const bytes = scratch.subarray(0, size);
-  let read = 0;
-  while (read < size) {
-    const n = readSync(fd, bytes, read, size - read, read);
-    if (n === 0) break;
-    read += n;
-  }
-  return bytes.subarray(0, read);
 }

@@ -87,8 +87,12 @@ function young(stats: BigIntStats, seenAt: bigint): boolean {
  */
 const scratch: Buffer[] = [Buffer.alloc(0), Buffer.alloc(0)];
 
-// Up to `size` bytes from the start of `fd` (fewer when the file shrank meanwhile), in scratch buffer `slot`.
-function readWhole(fd: number, size: number, slot: 0 | 1): Buffer {
+/**
+ * Up to `size` bytes from the start of `fd` (fewer when the file shrank meanwhile), in scratch
+ * buffer `slot`: valid until the next read into that slot, so the caller stores them before it
+ * yields (store-settled-file.ts reads into slot 0 too, as synchronously).
+ */
+export function readWhole(fd: number, size: number, slot: 0 | 1): Buffer {
   if (scratch[slot]!.length < size) scratch[slot] = Buffer.allocUnsafe(Math.max(size, 64 * 1024));
   const bytes = scratch[slot]!.subarray(0, size);
   let read = 0;

@@ -19,7 +19,7 @@ export class TaskPool {
     return this.#running.size > 0;
   }
 
-    /** Throws the first task failure, or the abort reason. */
+  /** Throws the first task failure, or the abort reason. */
   check(): void {
     this.signal?.throwIfAborted();
     if (this.#failure) throw this.#failure.error;
