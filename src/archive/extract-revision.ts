@@ -114,15 +114,37 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
   // The writer stops when tar ends early (it would wait for a drain that never comes) or fails.
   const stop = new AbortController();
   const signal = anySignal([options.signal, stop.signal]);
+  // A chunk is released for reuse once the pipe has handed it to tar's stdin and that stdin has
+  // then written everything to the kernel (its drain): nothing reads the chunk after that.
+  const written = new Map<Buffer, () => void>();
+  let handed: (() => void)[] = [];
   const tar = runCommand(
     'tar',
     ['-x', '-f', '-', '-C', '/proc/self/fd/3', '--preserve-permissions', '--numeric-owner', owner ? '--same-owner' : '--no-same-owner'],
-    { env: { PATH: options.systemPath, LC_ALL: 'C' }, timeoutMs: options.timeoutMs, signal, stdin: input, fds: [dest.fd] },
+    {
+      env: { PATH: options.systemPath, LC_ALL: 'C' },
+      timeoutMs: options.timeoutMs,
+      signal,
+      stdin: input,
+      fds: [dest.fd],
+      onStdinDrained: () => {
+        for (const release of handed) release();
+        handed = [];
+      },
+    },
   );
+  // After the pipe's own listener (runCommand piped `input` first): the chunk has just been written to tar's stdin.
+  input.on('data', (chunk: Buffer) => {
+    const release = written.get(chunk);
+    if (release === undefined) return;
+    written.delete(chunk);
+    handed.push(release);
+  });
   const tarEnded = tar.then(() => Promise.reject(new TarEndedEarly()));
   tarEnded.catch(() => undefined);
   const until = <T>(work: Promise<T>): Promise<T> => Promise.race([work, tarEnded]);
-  const writer = new TarWriter(async (chunk) => {
+  const writer = new TarWriter(async (chunk, release) => {
+    written.set(chunk, release);
     if (!input.write(chunk)) await until(once(input, 'drain'));
   });
 

@@ -3,7 +3,10 @@
  * sink: the restore through the host's tar (extract-revision.ts) writes a revision into `tar -x`
  * with it. Headers and contents are written in place: a file's content is read by the caller
  * straight into the chunk (`addFile`), so a restore makes no buffer per file and copies no
- * content twice. A chunk handed to the sink is never written again (the next is a new buffer).
+ * content twice. A chunk handed to the sink is never written again until the sink releases it
+ * (once its bytes have left the process): a restore's chunks are then a few reused buffers, where
+ * a new one per chunk made the 130 MB of a 10,000-file restore garbage whose external memory set
+ * off a full GC every 50 ms (BENCHMARKS.md, run T).
  * tar-stream costs about 0.2 ms an entry (a stream and promises each), more than GNU tar needs to
  * make the file.
  */
@@ -14,14 +17,21 @@ const CHUNK_BYTES = 256 * 1024;
 /** Room of a chunk: an entry that does not fit what is left sends the chunk first; one larger than the room gets a chunk of its own. */
 const CHUNK_ROOM = CHUNK_BYTES + 64 * 1024;
 
+/** Released chunks kept for reuse, at most (the sink's backpressure keeps fewer in flight). */
+const FREE_CHUNKS = 8;
+
+/** Takes a chunk of the sink's; `release` says its bytes are no longer needed (its buffer is then reused). */
+export type ChunkSink = (chunk: Buffer, release: () => void) => Promise<void>;
+
 /** Writes a file's `size` content bytes at `offset` of `target`; `target` has room for `size + 1` (a reader may check that no more follow). */
 export type FillContent = (target: Buffer, offset: number) => void;
 
 export class TarWriter {
-  #chunk = Buffer.allocUnsafe(CHUNK_ROOM);
+  readonly #free: Buffer[] = [];
+  #chunk = this.#take();
   #at = 0;
 
-  constructor(private readonly sink: (chunk: Buffer) => Promise<void>) {}
+  constructor(private readonly sink: ChunkSink) {}
 
   /**
    * Adds one entry, a file with its whole `content` if given. Resolves once the sink took a full
@@ -75,9 +85,21 @@ export class TarWriter {
 
   async #flush(): Promise<void> {
     if (this.#at === 0) return;
-    const chunk = this.#chunk.subarray(0, this.#at);
-    this.#chunk = Buffer.allocUnsafe(CHUNK_ROOM);
+    const full = this.#chunk;
+    const chunk = full.subarray(0, this.#at);
+    this.#chunk = this.#take();
     this.#at = 0;
-    await this.sink(chunk);
+    let released = false;
+    await this.sink(chunk, () => {
+      // A chunk made for one large entry is not kept.
+      if (released || full.length !== CHUNK_ROOM || this.#free.length >= FREE_CHUNKS) return;
+      released = true;
+      this.#free.push(full);
+    });
+  }
+
+  // A chunk of CHUNK_ROOM: a released one, else new (its own memory, never Node's shared pool).
+  #take(): Buffer {
+    return this.#free.pop() ?? Buffer.allocUnsafeSlow(CHUNK_ROOM);
   }
 }

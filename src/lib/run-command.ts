@@ -25,6 +25,11 @@ export interface RunCommandOptions {
   readonly input?: string | Buffer;
   /** A stream piped into stdin (instead of `input`); a child that stops reading early is not an error here (its exit says). */
   readonly stdin?: Readable;
+  /**
+   * Called each time the child's stdin has handed everything piped into it so far to the kernel
+   * (its `drain`): no chunk the pipe wrote before is still read from.
+   */
+  readonly onStdinDrained?: () => void;
   /** Open descriptors of this process the child gets as its fds 3, 4, ... */
   readonly fds?: readonly number[];
 }
@@ -60,6 +65,7 @@ export async function runCommand(file: string, args: readonly string[], options:
   });
   if (options.stdin && child.stdin) {
     child.stdin.on('error', () => undefined);
+    if (options.onStdinDrained) child.stdin.on('drain', options.onStdinDrained);
     options.stdin.pipe(child.stdin);
   }
   child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));

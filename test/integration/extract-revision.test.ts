@@ -1,8 +1,9 @@
 // The restore through the host's tar (extract-revision.ts) on real directories makes exactly what
 // materializeRevision makes: every entry type, mode (read-only directories, a setgid file as the archive keeps it), owner, size,
 // content, file time to the nanosecond and hard link; large files (copied after the tar, hard
-// links to them too); names that are not UTF-8 as raw bytes; times before 1970; a damaged object fails typed; a tar that fails on its own falls back to materialising.
+// links to them too); a revision of many chunks byte for byte (the chunks are reused); names that are not UTF-8 as raw bytes; times before 1970; a damaged object fails typed; a tar that fails on its own falls back to materialising.
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { appendFile, chmod, link, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -123,6 +124,29 @@ describe('extractRevision', () => {
       expect((await lstat(path.join(root, 'extracted'))).uid).toBe(owner ? UID : process.getuid!());
     });
   }
+
+  it('a revision of many chunks arrives byte for byte, though its chunks are reused once tar has them', async () => {
+    // 1,200 files of distinct content, 36 MB: ~140 chunks of 256 KiB through the pipe, a handful of buffers.
+    const source = path.join(root, 'source');
+    const sizes = [1, 511, 4096, 20_000, 60_000, 250_000];
+    const files = Array.from({ length: 1200 }, (_, i) => ({ name: `d${i % 7}/f${i}`, bytes: randomBytes(sizes[i % sizes.length]!) }));
+    for (let d = 0; d < 7; d++) await mkdir(path.join(source, `d${d}`), { recursive: true });
+    for (const f of files) await writeFile(path.join(source, f.name), f.bytes);
+    const store = new ObjectStore(path.join(root, 'archive'));
+    const tree = await storeTree(store, source);
+
+    // A tar that starts reading late: the first chunks wait in the pipe while the walk goes on (a chunk reused too early would then be overwritten).
+    const bin = path.join(root, 'bin');
+    await mkdir(bin);
+    await writeFile(path.join(bin, 'tar'), `#!/bin/sh\nsleep 0.3\nexec ${execFileSync('sh', ['-c', 'command -v tar']).toString().trim()} "$@"\n`, { mode: 0o755 });
+    const extracted = await into(path.join(root, 'extracted'), (dest) => extractRevision(store, tree, dest, options(undefined, `${bin}:${SYSTEM_PATH}`)));
+
+    expect(extracted).toMatchObject({ via: 'tar', files: files.length });
+    for (const f of files) {
+      const got = await readFile(path.join(root, 'extracted', f.name));
+      expect(got.equals(f.bytes), f.name).toBe(true);
+    }
+  });
 
   it('names and symlink targets that are not UTF-8 go through tar as raw bytes', async () => {
     const source = path.join(root, 'source');

@@ -1,7 +1,7 @@
 // TarWriter's archives (tar-header.ts entries in chunks) read back by another implementation
 // (tar-stream's extract): every entry type, long paths (pax), nanosecond times, owners (past the
 // ustar field in pax records), content and padding; chunks go to the sink only when full, or at
-// the end.
+// the end; a chunk the sink released is reused, one it kept is never written again.
 import { Readable } from 'node:stream';
 import { extract } from 'tar-stream';
 import { describe, expect, it } from 'vitest';
@@ -66,5 +66,36 @@ describe('TarWriter', () => {
     const total = sizes.reduce((a, b) => a + b, 0);
     // Each entry: a pax header (the time's fraction) with its records block, the ustar header, 10,000 bytes padded to 10,240; then two zero blocks.
     expect(total).toBe(100 * (512 + 512 + 512 + 10_240) + 1024);
+  });
+
+  it('reuses a chunk only once the sink released it, and the archive read back is whole either way', async () => {
+    const entries = Array.from({ length: 200 }, (_, i) => ({ path: `f${i}`, content: Buffer.alloc(10_000 + i, i % 251) }));
+    const write = async (release: boolean) => {
+      const copies: Buffer[] = [];
+      const kept: Buffer[] = [];
+      const memory = new Set<ArrayBufferLike>();
+      const writer = new TarWriter(async (chunk, done) => {
+        memory.add(chunk.buffer);
+        // What a pipe does: the bytes leave, then the chunk is released.
+        copies.push(Buffer.from(chunk));
+        if (release) done();
+        else kept.push(chunk);
+      });
+      for (const e of entries) await writer.add({ ...base, path: Buffer.from(e.path), type: 'file', mode: 0o644 }, e.content);
+      await writer.end();
+      return { copies, kept, memory };
+    };
+    const released = await write(true);
+    expect(released.copies.length).toBeGreaterThan(5);
+    // One chunk handed out at a time and released at once: the writer fills at most two buffers in turn.
+    expect(released.memory.size).toBeLessThanOrEqual(2);
+    const back = await readBack(Buffer.concat(released.copies));
+    expect(back.map((e) => e.header.name)).toEqual(entries.map((e) => e.path));
+    back.forEach((e, i) => expect(e.content.equals(entries[i]!.content), entries[i]!.path).toBe(true));
+
+    const unreleased = await write(false);
+    expect(unreleased.memory.size).toBe(unreleased.copies.length);
+    // Every chunk the sink kept still holds exactly the bytes it was handed.
+    unreleased.kept.forEach((chunk, i) => expect(chunk.equals(unreleased.copies[i]!)).toBe(true));
   });
 });
