@@ -135,6 +135,7 @@ export class ObjectWriter {
   #seq = 0;
   #inFlight = 0;
   #failure: Error | null = null;
+  #online = false;
   /** Waiters for room (or for the last batch): woken on every reply. */
   #waiters: (() => void)[] = [];
 
@@ -145,6 +146,7 @@ export class ObjectWriter {
       resourceLimits: WORKER_LIMITS,
       workerData: { objectsDir: options.objectsDir, tmpNames: options.tmpNames, objectMode: options.objectMode },
     });
+    this.#worker.once('online', () => (this.#online = true));
     this.#worker.on('message', (reply: WorkerReply) => this.#reply(reply));
     this.#worker.on('error', (error) => this.#fail(error));
     this.#worker.on('exit', (code) => {
@@ -200,6 +202,14 @@ export class ObjectWriter {
   /** Bytes of batch memory this writer has made (reused after that): at most `(MAX_BATCHES + 1) × BATCH_BYTES`. */
   get batchMemory(): number {
     return this.#batchMemory;
+  }
+
+  /**
+   * Whether the thread has started running (it takes 25-35 ms on 2 busy cores): until then the
+   * caller may place objects itself rather than queue batches nobody takes yet.
+   */
+  get online(): boolean {
+    return this.#online;
   }
 
   /** Whether the walk should wait (`room`) before putting more. */

@@ -214,7 +214,8 @@ export class StoreBuilder {
           this.storedBytes += bytes;
         });
       }
-      return this.#writer && bytes.length <= ObjectWriter.MAX_OBJECT_BYTES ? this.#writer.put(bytes) : this.#o.store.putBytesSync(bytes);
+      // Until its thread runs, the walk places objects itself (it would wait for the thread once MAX_BATCHES were queued).
+      return this.#writer?.online && bytes.length <= ObjectWriter.MAX_OBJECT_BYTES ? this.#writer.put(bytes) : this.#o.store.putBytesSync(bytes);
     },
   };
 

@@ -29,12 +29,15 @@ describe('ObjectWriter', () => {
       counted.bytes += bytes;
     });
     addCleanup(() => writer.close());
+    // Its thread cannot have started before the event loop turns: a walk places objects itself until it has.
+    expect(writer.online).toBe(false);
     const contents = Array.from({ length: 1_000 }, (_, i) => Buffer.from(`object ${i} `.repeat(1 + (i % 50))));
     for (const bytes of contents) expect(writer.put(bytes).id).toBe(sha(bytes));
     // The same content again, and one the store had: not written by the writer.
     writer.put(contents[7]!);
     writer.put(Buffer.from('stored before'));
     await writer.drain();
+    expect(writer.online).toBe(true);
     for (const bytes of [contents[0]!, contents[999]!, contents[500]!]) {
       const file = store.objectPath(sha(bytes));
       expect(await readFile(file)).toEqual(bytes);
