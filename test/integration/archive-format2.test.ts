@@ -181,15 +181,20 @@ describe('archive format 2', () => {
   it('the racily-clean rule: 1,000 same-size rewrites with the same mtime, each archived', { timeout: 300_000 }, async () => {
     const h = await createHarness({ FLEET_ARCHIVE_FORMAT: '2' });
     await h.provision('ws');
-    const file = path.join(h.live('ws'), 'f.txt');
-    const rounds = Number(process.env.FLEET_RACY_ROUNDS ?? 1_000);
+    // Ten files rewritten each round, one persist per round: 1,000 rewrites in 100 persists. Each
+    // persist waits until the last write is 100 ms old (a write(2) may still be copying), so one
+    // file per persist spent 111 s of every CI run mostly in that wait.
+    const files = Array.from({ length: 10 }, (_, f) => path.join(h.live('ws'), `f${f}.txt`));
+    const rounds = Number(process.env.FLEET_RACY_ROUNDS ?? 100);
     for (let i = 0; i < rounds; i++) {
-      const content = `v${String(i).padStart(6, '0')}`;
-      await writeFile(file, content);
-      // Every version carries the same mtime, as rewrites within one clock tick do.
-      await utimes(file, 1_800_000_000, 1_800_000_000);
+      const content = (f: number) => `v${String(i).padStart(6, '0')}-f${f}`;
+      for (const [f, file] of files.entries()) {
+        await writeFile(file, content(f));
+        // Every version carries the same mtime, as rewrites within one clock tick do.
+        await utimes(file, 1_800_000_000, 1_800_000_000);
+      }
       await h.persist('ws');
-      expect((await archived(h, 'ws', 'f.txt'))!.toString(), `round ${i}`).toBe(content);
+      for (const f of files.keys()) expect((await archived(h, 'ws', `f${f}.txt`))!.toString(), `round ${i}, f${f}.txt`).toBe(content(f));
     }
   });
 
