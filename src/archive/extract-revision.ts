@@ -114,10 +114,13 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
   // The writer stops when tar ends early (it would wait for a drain that never comes) or fails.
   const stop = new AbortController();
   const signal = anySignal([options.signal, stop.signal]);
-  // A chunk is released for reuse once the pipe has handed it to tar's stdin and that stdin has
-  // then written everything to the kernel (its drain): nothing reads the chunk after that.
-  const written = new Map<Buffer, () => void>();
-  let handed: (() => void)[] = [];
+  // A chunk is written again only once tar's stdin has written it to the kernel. The pipe passes
+  // chunks on in order: at a drain of tar's stdin, every byte that has left the PassThrough (all
+  // written to it, less what it still holds) is in the kernel, and the chunks wholly within them
+  // are released. (A `data` listener would tell the same, but kept the PassThrough flowing into
+  // nothing once tar had gone.)
+  const inFlight: { readonly end: number; readonly release: () => void }[] = [];
+  let writtenBytes = 0;
   const tar = runCommand(
     'tar',
     ['-x', '-f', '-', '-C', '/proc/self/fd/3', '--preserve-permissions', '--numeric-owner', owner ? '--same-owner' : '--no-same-owner'],
@@ -128,23 +131,18 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
       stdin: input,
       fds: [dest.fd],
       onStdinDrained: () => {
-        for (const release of handed) release();
-        handed = [];
+        // Bytes a chunk holds are counted on both sides of the PassThrough while it passes: the count errs towards holding chunks back.
+        const handed = writtenBytes - input.readableLength - input.writableLength;
+        while (inFlight.length > 0 && inFlight[0]!.end <= handed) inFlight.shift()!.release();
       },
     },
   );
-  // After the pipe's own listener (runCommand piped `input` first): the chunk has just been written to tar's stdin.
-  input.on('data', (chunk: Buffer) => {
-    const release = written.get(chunk);
-    if (release === undefined) return;
-    written.delete(chunk);
-    handed.push(release);
-  });
   const tarEnded = tar.then(() => Promise.reject(new TarEndedEarly()));
   tarEnded.catch(() => undefined);
   const until = <T>(work: Promise<T>): Promise<T> => Promise.race([work, tarEnded]);
   const writer = new TarWriter(async (chunk, release) => {
-    written.set(chunk, release);
+    writtenBytes += chunk.length;
+    inFlight.push({ end: writtenBytes, release });
     if (!input.write(chunk)) await until(once(input, 'drain'));
   });
 
