@@ -1,15 +1,17 @@
 /**
- * `npm run bench [-- name ...] [--repeats N]`: runs all benchmarks (or the named ones) one after
- * the other, printing one JSON object per benchmark on stdout and a table on stderr.
+ * `npm run bench [-- name ...] [--skip name ...] [--repeats N]`: runs all benchmarks (or the named
+ * ones; `--skip` leaves one out) one after the other, printing one JSON object per benchmark on
+ * stdout and a table on stderr.
  */
 import { BENCHMARKS } from './registry.js';
 import { describeMachine } from './lib/machine.js';
 import { formatTable, type BenchReport } from './lib/report.js';
 import { fileCounts, scale, setFileCounts, setScale } from './lib/scale.js';
 
-// `name...` and `--repeats N` from argv.
+// `name...`, `--skip name` and `--repeats N` from argv.
 function parseArgs(argv: readonly string[]): { names: string[]; repeats: number | undefined } {
   const names: string[] = [];
+  const skipped = new Set<string>();
   let repeats: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -20,13 +22,17 @@ function parseArgs(argv: readonly string[]): { names: string[]; repeats: number 
     } else if (arg === '--repeats') {
       repeats = Number(argv[++i]);
       if (!Number.isInteger(repeats) || repeats < 1) throw new Error(`--repeats: expected a whole number >= 1, got ${argv[i]}`);
+    } else if (arg === '--skip') {
+      const name = argv[++i] ?? '';
+      if (!(name in BENCHMARKS)) throw new Error(`--skip: unknown benchmark ${JSON.stringify(name)}; known: ${Object.keys(BENCHMARKS).join(', ')}`);
+      skipped.add(name);
     } else if (arg.startsWith('-')) {
-      throw new Error(`unknown option ${arg} (usage: npm run bench -- [${Object.keys(BENCHMARKS).join('|')} ...] [--repeats N] [--scale F] [--files N,M])`);
+      throw new Error(`unknown option ${arg} (usage: npm run bench -- [${Object.keys(BENCHMARKS).join('|')} ...] [--skip NAME] [--repeats N] [--scale F] [--files N,M])`);
     } else if (!(arg in BENCHMARKS)) {
       throw new Error(`unknown benchmark ${JSON.stringify(arg)}; known: ${Object.keys(BENCHMARKS).join(', ')}`);
     } else names.push(arg);
   }
-  return { names: names.length > 0 ? names : Object.keys(BENCHMARKS), repeats };
+  return { names: (names.length > 0 ? names : Object.keys(BENCHMARKS)).filter((name) => !skipped.has(name)), repeats };
 }
 
 async function main(): Promise<number> {
