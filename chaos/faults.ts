@@ -66,12 +66,16 @@ export async function injectFault(name: FaultName, ctx: FaultContext): Promise<v
       return;
     }
     case 'killChild': {
-      // Wait (briefly) for a worker's child process (a persist's `sync -f`, a restore's rsync),
-      // so the kill lands mid-step. Only children of this run's workers: the machine is shared.
+      // Wait (briefly) for a command a worker runs (a persist's `sync -f` or change scan, a
+      // restore's rsync), so the kill lands mid-step. Only descendants of this run's workers: the
+      // machine is shared. `sync` and `find` run in a worker's shell helpers, two levels down.
       let pids: string[] = [];
       for (let i = 0; i < 100 && pids.length === 0; i++) {
-        const parents = processes.filter((p) => p.alive && p.child?.pid).map((p) => String(p.child!.pid));
-        if (parents.length > 0) pids = spawnSync('pgrep', ['-P', parents.join(','), '-x', 'rsync|sync|mkfifo|cp']).stdout.toString().split('\n').filter(Boolean);
+        let level = processes.filter((p) => p.alive && p.child?.pid).map((p) => String(p.child!.pid));
+        for (let depth = 0; depth < 4 && level.length > 0 && pids.length === 0; depth++) {
+          pids = pgrep(['-P', level.join(','), '-x', 'rsync|sync|mkfifo|cp|find']);
+          level = pgrep(['-P', level.join(',')]);
+        }
         if (pids.length === 0) await pause(20);
       }
       if (pids.length === 0) {
@@ -115,4 +119,9 @@ export async function injectFault(name: FaultName, ctx: FaultContext): Promise<v
       return;
     }
   }
+}
+
+// The pids `pgrep args` lists.
+function pgrep(args: readonly string[]): string[] {
+  return spawnSync('pgrep', [...args]).stdout.toString().split('\n').filter(Boolean);
 }

@@ -197,6 +197,10 @@ export class ShellHelpers {
    */
   async call(request: HelperRequest, options: HelperCall): Promise<HelperAnswer> {
     for (const arg of request) if (!carries(arg)) throw new RangeError(`a shell helper cannot carry the argument ${JSON.stringify(arg)}`);
+    // `find` would read a root starting with `-` as an option: a scan starts from an absolute path, at a time find takes.
+    if (request[0] === 'scan' && (!request[1].startsWith('/') || !/^@\d+(\.\d{1,9})?$/.test(request[2]))) {
+      throw new RangeError(`a scan needs an absolute root and an @<seconds> time, not ${JSON.stringify(request[1])} and ${JSON.stringify(request[2])}`);
+    }
     try {
       return await this.#callOnce(request, options);
     } catch (error) {

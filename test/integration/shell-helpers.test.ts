@@ -100,6 +100,13 @@ describe('shell helpers', () => {
     expect(none).toEqual([]);
   });
 
+  it('scan: a root that is not absolute, or a time find would not take, is refused before any helper runs', async () => {
+    const pool = new ShellHelpers(SYSTEM_PATH);
+    await expect(pool.call(['scan', '-delete', '@0'], { timeoutMs: 1_000 })).rejects.toThrow(/absolute root.*"-delete"/);
+    await expect(pool.call(['scan', dir, '-exec'], { timeoutMs: 1_000 })).rejects.toThrow(/"-exec"/);
+    expect(pool.running).toBe(0);
+  });
+
   it('scan: a vanished start point is a non-zero status with what find said', async () => {
     const answer = await new ShellHelpers(SYSTEM_PATH).call(['scan', path.join(dir, 'gone'), '@0'], { timeoutMs: 60_000 });
     expect(answer.status).not.toBe(0);
