@@ -14,9 +14,11 @@
  * bytes the turn changed). Then:
  *
  * - initial_full_persist_ms vs initial_rsync_a_ms: the first revision of the whole tree vs
- *   `rsync -a` into an empty directory, for `FIRST_PERSISTS` workspaces of their own content in
- *   turn (the first one is also the process's first persist, reported apart: V8 compiles the
- *   walk while it runs); initial_rsync_a_sync_ms adds the `sync -f` that makes rsync's copy
+ *   `rsync -a` into an empty directory, for `FIRST_PERSISTS` workspaces of their own content:
+ *   this one's first (the process's first persist, reported apart: V8 compiles the walk while it
+ *   runs), the others' after the turns and restores (a worker that has been at work, and the
+ *   turns and restores beside one workspace's state, as before); initial_rsync_a_sync_ms adds
+ *   the `sync -f` that makes rsync's copy
  *   durable, as the persist's commit makes its revision (context; the target is against `rsync -a`)
  * - restore_ms vs cp_a_ms: the fleet's restore of the current revision into a new incarnation
  *   (`restoreWorkspace`) vs `cp -a` of the same tree into an empty directory
@@ -115,9 +117,10 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
     ctx.log(`${label}writing ${files} files / ${(totalBytes / 1e6).toFixed(0)} MB`);
     const content = rng(CONTENT_SEED + files);
     await writeTree(fleet.live(WS), tree, content);
-    // First full persists: this workspace's (the process's first), then new workspaces of their own content.
+    // First full persists: this workspace's now (the process's first); new workspaces' of their
+    // own content after the turns and restores (so those run beside one workspace's state, as before).
     const firsts: { persist: PersistPhases; rsyncA: number; syncF: number }[] = [];
-    for (let k = 0; k < FIRST_PERSISTS; k++) {
+    const firstPersist = async (k: number) => {
       const ws = k === 0 ? WS : `${WS}-first-${k}`;
       const into = k === 0 ? mirror : await env.subdir(`first-mirror-${k}`);
       if (k > 0) {
@@ -132,7 +135,8 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
       firsts.push({ persist, rsyncA, syncF });
       ctx.log(`${label}first full persist ${k + 1}/${FIRST_PERSISTS} ${persist.total_ms.toFixed(0)} ms (rsync -a into an empty directory ${rsyncA.toFixed(0)} ms, then sync -f ${syncF.toFixed(0)} ms); walk ${persist.build_ms.toFixed(0)} ms, durability ${persist.durability_ms.toFixed(0)} ms, prepare ${persist.prepare_ms.toFixed(0)} ms, checks ${persist.check_ms.toFixed(0)} ms`);
       if (k > 0) await rm(into, { recursive: true, force: true });
-    }
+    };
+    await firstPersist(0);
 
     const persistRuns: PersistPhases[] = [];
     const changed: number[] = [];
@@ -219,6 +223,8 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
       restores.cp_a_ms.push(restored.cp_a_ms[0]!);
       ctx.log(`${label}restore ${repeat + 1}: ${restores.restore_ms[repeat]!.toFixed(0)} / cp -a ${restores.cp_a_ms[repeat]!.toFixed(0)} ms`);
     }
+
+    for (let k = 1; k < FIRST_PERSISTS; k++) await firstPersist(k);
 
     const persistRatio = summarize(pairedRatios(main.persist_ms, main.bare_rsync_ms), 'persist/bare');
     const restoreRatio = summarize(pairedRatios(restores.restore_ms, restores.cp_a_ms), 'restore/cp -a');
