@@ -94,6 +94,8 @@ export interface ChangedDirsOptions {
   /** PATH that finds `find`. */
   readonly systemPath: string;
   readonly signal: AbortSignal;
+  /** Longest the scan may take before the persist walks everything instead. @default SCAN_DEADLINE_MS */
+  readonly deadlineMs?: number;
 }
 
 /** The ctime seconds `find -newerct` takes: `@<s>.<9 digits>`. */
@@ -138,11 +140,11 @@ export async function scanChangedDirs(root: DirHandle, options: ChangedDirsOptio
   if (helperMisses < HELPER_MISSES_TRUSTED) {
     const records = new Records(options.maxRecords);
     const answer = await shellHelpers(options.systemPath)
-      .call(['scan', `/proc/${process.pid}/fd/${root.fd}`, findTime(options.sinceNs)], { timeoutMs: SCAN_DEADLINE_MS, signal: options.signal, onStdout: (chunk) => records.push(chunk) })
-      .catch((error: unknown) => (error instanceof HelperCallFailed && error.reason === 'stopped' ? 'stopped' : null));
+      .call(['scan', `/proc/${process.pid}/fd/${root.fd}`, findTime(options.sinceNs)], { timeoutMs: options.deadlineMs ?? SCAN_DEADLINE_MS, signal: options.signal, onStdout: (chunk) => records.push(chunk) })
+      .catch((error: unknown) => (error instanceof HelperCallFailed && (error.reason === 'stopped' || error.reason === 'timeout') ? 'over' : null));
     options.signal.throwIfAborted();
-    // Over a limit: the persist walks everything, whoever ran the scan.
-    if (answer === 'stopped' || records.overflow) return null;
+    // Over a limit or the deadline: the persist walks everything, whoever ran the scan (a second scan would take as long).
+    if (answer === 'over' || records.overflow) return null;
     if (answer && answer.status === 0 && answer.said === '') {
       helperMisses = 0;
       return changedDirsOf(Buffer.concat(records.chunks));
@@ -162,7 +164,7 @@ async function scanInProcess(root: DirHandle, options: ChangedDirsOptions): Prom
   const result = await runCommand('find', ['-H', `/proc/self/fd/${CHILD_ROOT_FD}`, '-newerct', findTime(options.sinceNs), '-printf', '%y %P\\0'], {
     cwd: '/',
     env: { PATH: options.systemPath, LC_ALL: 'C' },
-    timeoutMs: SCAN_DEADLINE_MS,
+    timeoutMs: options.deadlineMs ?? SCAN_DEADLINE_MS,
     signal: anySignal([options.signal, stop.signal]),
     fds: [root.fd],
     maxOutputBytes: 0,

@@ -2,20 +2,42 @@
 // /proc/<pid>/fd, say): each such scan is made again by a `find` of its own, given the root's
 // descriptor, and gives the same answer; after three misses in a row the worker stops asking its
 // helpers. A `find` on PATH that refuses any root but /proc/self/fd/... stands in for the failure.
+// A scan over its deadline is not made again. (The module counts misses: the tests run in order.)
 import { appendFile, chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { scanChangedDirs } from '../../src/archive/changed-dirs.js';
 import { DirHandle } from '../../src/tree/dir-handle.js';
 
 let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'scan-fallback-'));
+});
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
+it('a helper scan over its deadline is not made again: the persist walks everything', async () => {
+  const bin = path.join(dir, 'slow-bin');
+  const log = path.join(dir, 'slow-find.log');
+  await mkdir(bin);
+  await writeFile(path.join(bin, 'find'), `#!/bin/sh\necho "$2" >> '${log}'\nexec sleep 600\n`);
+  await chmod(path.join(bin, 'find'), 0o755);
+  const tree = await mkdtemp(path.join(dir, 'slow-tree-'));
+  const root = await DirHandle.open(tree);
+  try {
+    const changed = await scanChangedDirs(root, { sinceNs: 0n, maxRecords: 1_000, systemPath: `${bin}:/usr/bin:/bin`, signal: new AbortController().signal, deadlineMs: 300 });
+    expect(changed).toBeNull();
+  } finally {
+    root.closeSync();
+  }
+  const calls = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+  expect(calls).toHaveLength(1);
+  expect(calls[0]).toMatch(new RegExp(`^/proc/${process.pid}/fd/\\d+$`));
+});
+
 it('a helper scan that fails is made again by a find of its own; after three misses the helpers are not asked', async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'scan-fallback-'));
   const bin = path.join(dir, 'bin');
   const log = path.join(dir, 'find.log');
   await mkdir(bin);
@@ -48,3 +70,4 @@ it('a helper scan that fails is made again by a find of its own; after three mis
   expect(rounds[3]).toHaveLength(1);
   expect(rounds[3]![0]).toMatch(own);
 });
+
