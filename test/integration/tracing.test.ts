@@ -51,9 +51,15 @@ describe('tracing', () => {
     await h.services.providerFor(address).destroy(address.handle, AbortSignal.timeout(30_000));
     expect((await answer(h.request('/v1/workspaces/ws-t/provision?wait=true', { json: {}, headers }))).status).toBe(200);
 
-    const spans = await waitFor('the spans of the three requests', () => {
+    // A job's process span can end a moment after its request has answered (the request hears the
+    // job complete before the worker closes the span), so wait until every span of the caller's
+    // trace has its parent among the finished ones.
+    const spans = await waitFor('the spans of the three requests, each with its parent finished', () => {
       const finished = exporter.getFinishedSpans();
-      return finished.filter((s) => s.name.startsWith('POST /v1/')).length >= 3 ? finished : undefined;
+      if (finished.filter((s) => s.name.startsWith('POST /v1/')).length < 3) return undefined;
+      const ids = new Set(finished.map((s) => s.spanContext().spanId));
+      const orphan = finished.find((s) => s.spanContext().traceId === CALLER_TRACE && s.parentSpanContext && s.parentSpanContext.spanId !== CALLER_SPAN && !ids.has(s.parentSpanContext.spanId));
+      return orphan ? undefined : finished;
     });
     const byId = new Map(spans.map((s) => [s.spanContext().spanId, s]));
     const server = spans.filter((s) => s.name.startsWith('POST /v1/'));
