@@ -49,8 +49,17 @@ export async function createFleetBoard({ redis, keys, config, logger, refreshMs 
       if (queues.has(name)) continue;
       const queue = new Queue(name, { connection: redis, prefix: keys.queuePrefix(name) });
       queue.on('error', (error) => logger.debug({ err: error, queue: name }, 'board queue error'));
+      const adapter = new BullMQAdapter(queue, { readOnlyMode: config.admin.readOnly });
       queues.set(name, queue);
-      board.addQueue(new BullMQAdapter(queue, { readOnlyMode: config.admin.readOnly }));
+      board.addQueue(adapter);
+      // A Queue whose handshake failed (Redis paused when it was made) fails every call after
+      // (queue-pool.ts): it is dropped, and the next refresh adds the queue again.
+      queue.waitUntilReady().catch(() => {
+        if (queues.get(name) !== queue) return;
+        queues.delete(name);
+        board.removeQueue(adapter);
+        withTimeout(queue.close(), 2_000, () => new Error('queue close timeout')).catch(() => undefined);
+      });
     }
   };
   await refresh();

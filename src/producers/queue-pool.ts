@@ -30,6 +30,16 @@ export class QueuePool {
       // Every waiting caller adds listeners; thousands of concurrent waits are normal here.
       queue.setMaxListeners(0);
       this.#queues.set(name, queue);
+      // BullMQ keeps the outcome of a Queue's handshake (its version check, the first command it
+      // sends): a Queue made while Redis gave no answer (paused, failing over) fails every call
+      // after with that same error, even once Redis is back. Such a queue is dropped, so the
+      // next caller makes a new one; the callers that had it got a retryable RedisUnavailable.
+      const made = queue;
+      made.waitUntilReady().catch(() => {
+        if (this.#queues.get(name) !== made) return;
+        this.#queues.delete(name);
+        withTimeout(made.close(), 2_000, () => new Error('queue close timeout')).catch(() => undefined);
+      });
     }
     return queue;
   }
