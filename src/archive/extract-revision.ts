@@ -205,8 +205,7 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
   try {
     await makeDirectories(dest, plan.dirs, owner, signal);
     await walk(root, Buffer.alloc(0));
-    // Each against its own tar only: one tar exits as soon as its archive ends, while another may still take its last chunks.
-    await Promise.all(streams.map((stream) => stream.end()));
+    for (const stream of streams) await until(stream.end());
   } catch (error) {
     if (!(error instanceof TarEndedEarly)) writeError = error;
     stop.abort(error);
