@@ -1,14 +1,12 @@
 /**
- * `restore`: the ways a local restore makes a format 2 revision, side by side in one run,
+ * `restore`: the two ways a local restore makes a format 2 revision, side by side in one run,
  * against `cp -a` of the same tree. A generated workspace (10,000 files / 130 MB by default,
  * `--files 100000` for ~4 KB files, a node_modules shape) is stored once; each repeat then makes
- * it into a fresh empty directory four ways, in rotating order, the page cache flushed (`sync`)
+ * it into a fresh empty directory three ways, in rotating order, the page cache flushed (`sync`)
  * before each:
  *
- * - `tar`: extractRevision, the revision streamed from the archive into the host's `tar -x`, as
- *   many tars side by side as the fleet runs by default (`FLEET_RESTORE_TAR_STREAMS`, at most one
- *   per CPU): what the fleet does;
- * - `tar_one`: the same through one tar (the restore before `FLEET_RESTORE_TAR_STREAMS`);
+ * - `tar`: extractRevision, the revision streamed from the archive into the host's `tar -x`
+ *   (what the fleet does, `FLEET_RESTORE_TAR=true`);
  * - `materialize`: materializeRevision, every file made from Node (the restore before);
  * - `cp_a`: `cp -a` of the source tree (the baseline of issue 20's target restore / cp -a ≤ 1.0).
  *
@@ -20,11 +18,9 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { extractRevision } from '../src/archive/extract-revision.js';
-import { loadConfig } from '../src/config.js';
 import { materializeRevision } from '../src/archive/materialize-revision.js';
 import { ObjectStore } from '../src/archive/object-store.js';
 import { StoreBuilder } from '../src/archive/store-builder.js';
@@ -42,9 +38,7 @@ import { rng } from '../test/helpers/rng.js';
 const run = promisify(execFile);
 const SYSTEM_PATH = process.env.PATH ?? '/usr/bin:/bin';
 const TIMEOUT_MS = 30 * 60_000;
-const WAYS = ['tar', 'tar_one', 'materialize', 'cp_a'] as const;
-/** Tars side by side in the `tar` way: the fleet's default (FLEET_RESTORE_TAR_STREAMS), at most one per CPU. */
-const TAR_STREAMS = Math.min(loadConfig({}).restoreTarStreams, availableParallelism());
+const WAYS = ['tar', 'materialize', 'cp_a'] as const;
 const DROP_CACHES = '/proc/sys/vm/drop_caches';
 type Way = (typeof WAYS)[number];
 
@@ -96,15 +90,13 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
       }
     };
     const options = () => ({ systemPath: SYSTEM_PATH, signal: AbortSignal.timeout(TIMEOUT_MS) });
-    const throughTar = (tarStreams: number) => (dir: string) =>
-      into(dir, async (dest) => {
-        const extracted = await extractRevision(store, root, dest, { ...options(), timeoutMs: TIMEOUT_MS, tarStreams });
-        if (extracted.via !== 'tar') throw new Error(`bench: the restore did not go through tar (${extracted.tarFailure})`);
-        if (extracted.readAhead) ctx.log(`${label}tar read ${extracted.readAhead} objects ahead (its synchronous reads were slow)`);
-      });
     const made: Record<Way, (dir: string) => Promise<unknown>> = {
-      tar: throughTar(TAR_STREAMS),
-      tar_one: throughTar(1),
+      tar: (dir) =>
+        into(dir, async (dest) => {
+          const extracted = await extractRevision(store, root, dest, { ...options(), timeoutMs: TIMEOUT_MS });
+          if (extracted.via !== 'tar') throw new Error(`bench: the restore did not go through tar (${extracted.tarFailure})`);
+          if (extracted.readAhead) ctx.log(`${label}tar read ${extracted.readAhead} objects ahead (its synchronous reads were slow)`);
+        }),
       materialize: (dir) => into(dir, (dest) => materializeRevision(store, root, dest, options())),
       cp_a: (dir) => run('cp', ['-a', `${source}/.`, dir]),
     };
@@ -118,26 +110,22 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
       await rm(dir, { recursive: true, force: true });
       return sample;
     };
-    const samples = await interleave(repeats, { tar: way('tar'), tar_one: way('tar_one'), materialize: way('materialize'), cp_a: way('cp_a') }, (name, repeat, sample) =>
+    const samples = await interleave(repeats, { tar: way('tar'), materialize: way('materialize'), cp_a: way('cp_a') }, (name, repeat, sample) =>
       ctx.log(`${label}repeat ${repeat + 1}: ${name} ${sample.ms.toFixed(0)} ms (cpu ${sample.cpuMs.toFixed(0)} ms)`),
     );
     const ms = (name: Way) => samples[name].map((s) => s.ms);
     const cpu = (name: Way) => samples[name].map((s) => s.cpuMs);
     const tarRatio = summarize(pairedRatios(ms('tar'), ms('cp_a')), 'tar/cp -a');
     return {
-      params: { files, totalMB: totalBytes / 1e6, repeats, cold, tarStreams: TAR_STREAMS },
+      params: { files, totalMB: totalBytes / 1e6, repeats, cold },
       metrics: {
         tar_ms: summarize(ms('tar'), 'ms'),
-        tar_one_ms: summarize(ms('tar_one'), 'ms'),
         materialize_ms: summarize(ms('materialize'), 'ms'),
         cp_a_ms: summarize(ms('cp_a'), 'ms'),
         'tar / cp -a': tarRatio,
         'materialize / cp -a': summarize(pairedRatios(ms('materialize'), ms('cp_a')), 'materialize/cp -a'),
         'tar / materialize': summarize(pairedRatios(ms('tar'), ms('materialize')), 'tar/materialize'),
-        'tar / tar_one': summarize(pairedRatios(ms('tar'), ms('tar_one')), 'tar/tar_one'),
-        'tar_one / cp -a': summarize(pairedRatios(ms('tar_one'), ms('cp_a')), 'tar_one/cp -a'),
         tar_cpu_ms: summarize(cpu('tar'), 'ms'),
-        tar_one_cpu_ms: summarize(cpu('tar_one'), 'ms'),
         materialize_cpu_ms: summarize(cpu('materialize'), 'ms'),
         cp_a_cpu_ms: summarize(cpu('cp_a'), 'ms'),
       },
@@ -145,7 +133,6 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
       targets: [target(`${label}restore (tar) / cp -a`, tarRatio.median, '<=', 1)],
       notes: [
         'Each way makes the same stored revision into a fresh directory; CPU counts this process and its children (tar, cp).',
-        `tar: the fleet's restore, ${TAR_STREAMS} tar(s) side by side (FLEET_RESTORE_TAR_STREAMS, at most one per CPU); tar_one: one tar (the restore before).`,
         cold ? 'Cold: the page cache was dropped before each way (RESTORE_COLD=1); each read its source from the disk.' : 'Warm: the source trees and the archive were in the page cache (RESTORE_COLD=1 drops it).',
       ],
     };

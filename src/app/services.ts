@@ -2,7 +2,6 @@
  * The stores, providers and producer one fleet process shares between its processors (and the
  * CLI/HTTP surfaces that act directly), built once from the config and one client connection.
  */
-import { availableParallelism } from 'node:os';
 import type { RedisClient } from '../redis.js';
 import { ArchiveStore } from '../archive/archive-store.js';
 import type { Config } from '../config.js';
@@ -118,8 +117,6 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     treeLimits: config.treeLimits,
     onRsyncExit: (code) => void metrics.rsyncExit(code),
     restoreViaTar: config.restoreViaTar,
-    // A tar more than there are CPUs only waits for one.
-    restoreTarStreams: Math.min(config.restoreTarStreams, availableParallelism()),
     onRestoreTarFailure: (failure) => logger.warn({ failure }, 'restore through tar failed; the revision was materialised instead'),
     sandbox: { isolation, uidFor: (workspaceId) => sandboxUids.allocate(workspaceId) },
   });

@@ -1,15 +1,9 @@
 /**
  * Restores a format 2 revision into an empty staging directory (the fleet's alone until it is
- * swapped in) through the host's GNU tar: the revision travels as pax tars written straight
- * from the archive into `tar -x` processes, which make the files while this one reads the
- * objects. materializeRevision makes every file from here, five thread-pool round trips each;
+ * swapped in) through the host's GNU tar: the revision travels as a pax tar written straight
+ * from the archive into `tar -x`, which makes the files in its own process while this one reads
+ * the objects. materializeRevision makes every file from here, five thread-pool round trips each;
  * at 100,000 small files that is most of a restore (BENCHMARKS.md, "Restore through tar").
- *
- * The directories are made first, from here (0700, the owner's), so that several tars can make
- * the files side by side (`tarStreams`, at most one per 1,000 files): each entry goes to a tar
- * whose pipe has room, every name of one inode to the tar that made its first. One tar makes
- * files about as fast as `cp -a`; this process reading the objects keeps two busy
- * (BENCHMARKS.md, "Restore through two tars").
  *
  * What the tar does not carry:
  * - files over `SMALL_COPY_BYTES` and the other names of their inodes: copied afterwards the way
@@ -27,10 +21,12 @@
  * directory is emptied first, and materializeRevision's errors are typed by errno, where tar's
  * exit status is not.
  */
-import { lchownSync, mkdirSync } from 'node:fs';
+import { once } from 'node:events';
 import { chmod } from 'node:fs/promises';
+import { PassThrough } from 'node:stream';
 import { setImmediate } from 'node:timers/promises';
 import { anySignal } from '../lib/any-signal.js';
+import { runCommand } from '../lib/run-command.js';
 import { mapBounded } from '../lib/map-bounded.js';
 import { chownDir } from '../tree/chown-tree.js';
 import { storedMtimeNs } from '../tree/file-times.js';
@@ -40,7 +36,7 @@ import { copyObjectInto, materializeRevision, SMALL_COPY_BYTES, type Materialize
 import type { ObjectStore } from './object-store.js';
 import { ObjectReadAhead } from './object-read-ahead.js';
 import { readSmallObjectInto } from './tar-entries.js';
-import { TarEndedEarly, TarExtractStream } from './tar-extract-stream.js';
+import { TarWriter } from './tar-writer.js';
 import type { FileNode, TreeNode } from './tree-object.js';
 import { childRel } from './tree-walk.js';
 
@@ -53,14 +49,10 @@ import { childRel } from './tree-walk.js';
 const YIELD_MS = 20;
 /** Large files copied at once after the tar. */
 const LATE_CONCURRENCY = 4;
-/** Files of the tars' for each tar beyond the first (a tar costs a fork of this process). */
-const FILES_PER_TAR = 1_000;
 
 export interface ExtractOptions extends MaterializeOptions {
   /** Deadline of the host's tar (the caller's signal may end it sooner). */
   readonly timeoutMs: number;
-  /** Most tars run side by side (fewer for a small revision). @default 1 */
-  readonly tarStreams?: number;
 }
 
 export interface Extracted extends Materialized {
@@ -69,8 +61,6 @@ export interface Extracted extends Materialized {
   readonly tarFailure?: string;
   /** Objects read ahead through the thread pool because the synchronous reads were slow (object-read-ahead.ts). */
   readonly readAhead?: number;
-  /** Tars run side by side (`via: 'tar'`). */
-  readonly tars?: number;
 }
 
 /** A large file, or another name of its inode, made after the tar. */
@@ -91,13 +81,11 @@ interface Plan {
   readonly late: Late[];
   /** Link keys whose inode is a large file (every name of it is late). */
   readonly lateKeys: ReadonlySet<string>;
-  /** Files small enough for the tar (an upper bound: later names of a late inode are counted too). */
-  tarFiles: number;
 }
 
 // What is left for after the tar.
 async function planExtract(store: ObjectStore, root: string): Promise<Plan> {
-  const plan: Plan = { dirs: [], late: [], lateKeys: new Set(), tarFiles: 0 };
+  const plan: Plan = { dirs: [], late: [], lateKeys: new Set() };
   const visit = async (tree: string, rel: Buffer): Promise<void> => {
     for (const node of await store.readTree(tree)) {
       const childPath = childRel(rel, node.name);
@@ -107,7 +95,7 @@ async function planExtract(store: ObjectStore, root: string): Promise<Plan> {
       } else if (node.type === 'f' && node.size > SMALL_COPY_BYTES) {
         plan.late.push({ dirRel: rel, rel: childPath, node });
         if (node.linkKey !== undefined) (plan.lateKeys as Set<string>).add(node.linkKey);
-      } else if (node.type === 'f') plan.tarFiles += 1;
+      }
     }
   };
   await visit(root, Buffer.alloc(0));
@@ -122,35 +110,47 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
   const gid = owner?.gid ?? process.getgid?.() ?? 0;
   const counts = { files: 0, directories: plan.dirs.length, bytes: 0 };
 
-  // The writers stop when a tar ends early (each would wait for a drain that never comes) or fails.
+  const input = new PassThrough();
+  // The writer stops when tar ends early (it would wait for a drain that never comes) or fails.
   const stop = new AbortController();
   const signal = anySignal([options.signal, stop.signal]);
-  const tars = Math.max(1, Math.min(options.tarStreams ?? 1, Math.ceil(plan.tarFiles / FILES_PER_TAR)));
-  const streams = Array.from({ length: tars }, () => new TarExtractStream({ destFd: dest.fd, sameOwner: owner !== undefined, systemPath: options.systemPath, timeoutMs: options.timeoutMs, signal }));
-  const tarEnded = Promise.race(streams.map((stream) => stream.ended));
+  // A chunk is written again only once tar's stdin has written it to the kernel. The pipe passes
+  // chunks on in order: at a drain of tar's stdin, every byte that has left the PassThrough (all
+  // written to it, less what it still holds) is in the kernel, and the chunks wholly within them
+  // are released. (A `data` listener would tell the same, but kept the PassThrough flowing into
+  // nothing once tar had gone.)
+  const inFlight: { readonly end: number; readonly release: () => void }[] = [];
+  let writtenBytes = 0;
+  const tar = runCommand(
+    'tar',
+    ['-x', '-f', '-', '-C', '/proc/self/fd/3', '--preserve-permissions', '--numeric-owner', owner ? '--same-owner' : '--no-same-owner'],
+    {
+      env: { PATH: options.systemPath, LC_ALL: 'C' },
+      timeoutMs: options.timeoutMs,
+      signal,
+      stdin: input,
+      fds: [dest.fd],
+      onStdinDrained: () => {
+        // Bytes a chunk holds are counted on both sides of the PassThrough while it passes: the count errs towards holding chunks back.
+        const handed = writtenBytes - input.readableLength - input.writableLength;
+        while (inFlight.length > 0 && inFlight[0]!.end <= handed) inFlight.shift()!.release();
+      },
+    },
+  );
+  const tarEnded = tar.then(() => Promise.reject(new TarEndedEarly()));
   tarEnded.catch(() => undefined);
   const until = <T>(work: Promise<T>): Promise<T> => Promise.race([work, tarEnded]);
-  // The tar last written to while its pipe has room, else the next one with room.
-  let current = 0;
-  const withRoom = async (): Promise<TarExtractStream> => {
-    for (;;) {
-      for (let i = 0; i < streams.length; i++) {
-        const at = (current + i) % streams.length;
-        if (!streams[at]!.busy) {
-          current = at;
-          return streams[at]!;
-        }
-      }
-      await until(Promise.race(streams.map((stream) => stream.idle())));
-    }
-  };
+  const writer = new TarWriter(async (chunk, release) => {
+    writtenBytes += chunk.length;
+    inFlight.push({ end: writtenBytes, release });
+    if (!input.write(chunk)) await until(once(input, 'drain'));
+  });
 
   const inTar = (node: TreeNode): node is FileNode => node.type === 'f' && node.size <= SMALL_COPY_BYTES && (node.linkKey === undefined || !plan.lateKeys.has(node.linkKey));
 
   // Objects read synchronously wait for the disk one at a time: once they prove slow, read ahead.
   const ahead = new ObjectReadAhead(store, root, { reads: inTar, signal });
-  // The first name of each inode of several, and the tar that made it (the others are links to it in the same tar).
-  const firstNames = new Map<string, { readonly path: Buffer; readonly stream: TarExtractStream }>();
+  const firstNames = new Map<string, Buffer>();
   const now = BigInt(Date.now()) * 1_000_000n;
   let turn = performance.now();
   const walk = async (tree: string, rel: Buffer): Promise<void> => {
@@ -164,61 +164,60 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
         turn = performance.now();
       }
       const common = { path: at, uid, gid };
+      // The writer answers a promise only when the sink took a chunk: none is made per entry.
+      let wrote: Promise<void> | undefined;
       switch (node.type) {
         case 'd':
+          wrote = writer.add({ ...common, type: 'dir', mode: 0o700, mtimeNs: now });
+          if (wrote) await wrote;
           await walk(node.tree, at);
           continue;
         case 'f': {
           if (!inTar(node)) continue;
           const first = node.linkKey === undefined ? undefined : firstNames.get(node.linkKey);
           if (first !== undefined) {
-            await until(first.stream.idle());
-            first.stream.add((writer) => writer.add({ ...common, type: 'hardlink', mode: node.mode, mtimeNs: now, linkpath: first.path }));
-            continue;
+            wrote = writer.add({ ...common, type: 'hardlink', mode: node.mode, mtimeNs: now, linkpath: first });
+            break;
           }
-          const stream = await withRoom();
-          if (node.linkKey !== undefined) firstNames.set(node.linkKey, { path: at, stream });
+          if (node.linkKey !== undefined) firstNames.set(node.linkKey, at);
           // The object is read straight into the tar's chunk (timed: slow reads start the read ahead).
-          stream.add((writer) =>
-            writer.addFile({ ...common, type: 'file', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs) }, node.size, (target, offset) => {
-              const started = performance.now();
-              readSmallObjectInto(store, node.object, node.size, target, offset);
-              ahead.read((performance.now() - started) * 1000);
-            }),
-          );
+          wrote = writer.addFile({ ...common, type: 'file', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs) }, node.size, (target, offset) => {
+            const started = performance.now();
+            readSmallObjectInto(store, node.object, node.size, target, offset);
+            ahead.read((performance.now() - started) * 1000);
+          });
           counts.files += 1;
           counts.bytes += node.size;
           options.onFile?.(counts.files);
-          continue;
+          break;
         }
         case 'l':
-          (await withRoom()).add((writer) => writer.add({ ...common, type: 'symlink', mode: 0o777, mtimeNs: now, linkpath: node.target }));
-          continue;
+          wrote = writer.add({ ...common, type: 'symlink', mode: 0o777, mtimeNs: now, linkpath: node.target });
+          break;
         case 'p':
-          (await withRoom()).add((writer) => writer.add({ ...common, type: 'fifo', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs) }));
-          continue;
+          wrote = writer.add({ ...common, type: 'fifo', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs) });
+          break;
       }
+      if (wrote) await wrote;
     }
   };
 
   let writeError: unknown = null;
   try {
-    await makeDirectories(dest, plan.dirs, owner, signal);
     await walk(root, Buffer.alloc(0));
-    for (const stream of streams) await until(stream.end());
+    await writer.end();
+    input.end();
   } catch (error) {
     if (!(error instanceof TarEndedEarly)) writeError = error;
     stop.abort(error);
-    for (const stream of streams) stream.destroy();
+    input.destroy();
   } finally {
     await ahead.stop();
   }
-  const results = await Promise.all(streams.map((stream) => stream.done));
+  const result = await tar;
   if (writeError !== null) throw writeError;
   options.signal.throwIfAborted();
-  // The tar that failed on its own, not one stopped because another had.
-  const result = results.find((r) => r.exitCode !== 0 && !r.aborted) ?? results.find((r) => r.exitCode !== 0);
-  if (result !== undefined) {
+  if (result.exitCode !== 0) {
     // tar failed on its own: start again by materialising, whose errors name the errno.
     const status = result.exitCode !== null ? `exited ${result.exitCode}` : result.signal !== null ? `was killed (${result.signal})` : 'did not start';
     const failure = `tar ${status}${result.timedOut ? ' (timed out)' : ''}: ${result.stderr.trim().slice(-500) || 'no output'}`;
@@ -263,24 +262,8 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
   }
   // The root last, like every directory (materializeRevision: it stays the fleet's while its contents are written).
   if (owner) await chownDir(dest, owner.uid, owner.gid);
-  return { ...counts, via: 'tar', tars, ...(ahead.readAhead > 0 ? { readAhead: ahead.readAhead } : {}) };
+  return { ...counts, via: 'tar', ...(ahead.readAhead > 0 ? { readAhead: ahead.readAhead } : {}) };
 }
 
-/**
- * Every directory of the revision, parents first, 0700 and the owner's (the tar's headers would
- * have made them so): a tar then finds each file's directory made, whichever tar gets there first.
- * Synchronous calls in a tree only the fleet reaches, with a turn of the event loop every YIELD_MS.
- */
-async function makeDirectories(dest: DirHandle, dirs: Plan['dirs'], owner: MaterializeOptions['owner'], signal: AbortSignal): Promise<void> {
-  let turn = performance.now();
-  for (const dir of dirs) {
-    if (performance.now() - turn >= YIELD_MS) {
-      await setImmediate();
-      signal.throwIfAborted();
-      turn = performance.now();
-    }
-    const made = dest.privatePath(dir.rel);
-    mkdirSync(made, 0o700);
-    if (owner) lchownSync(made, owner.uid, owner.gid);
-  }
-}
+/** The host's tar exited while entries were still being written (its exit status says why). */
+class TarEndedEarly extends Error {}

@@ -212,9 +212,6 @@ export const CONFIG_SHAPE = deepFreeze({
   restoreViaTar: variable('FLEET_RESTORE_TAR', flag(true), {
     doc: 'Local restores of format 2 revisions stream the revision from the archive into the host\'s GNU `tar -x`, which makes the files while the fleet reads the objects; `false` makes every file from the fleet\'s process (the restore before). A tar that fails is logged and the revision is made the other way',
   }),
-  restoreTarStreams: variable('FLEET_RESTORE_TAR_STREAMS', integer(2, 1, 16), {
-    doc: "Most `tar -x` processes one local restore runs side by side (`FLEET_RESTORE_TAR`), at most one per CPU and per 1,000 files: the directories are made first, then each file goes to a tar whose pipe has room. `1` is one tar, the restore before",
-  }),
   changeScan: variable('FLEET_PERSIST_CHANGE_SCAN', flag(true), {
     doc: 'Format 2 persists find the directories that changed since the last walk of the same tree with one `find` over its ctimes and take the others from the previous revision by id (a full walk at least every 10 minutes); `false` walks every directory every time',
   }),

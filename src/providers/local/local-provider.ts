@@ -61,8 +61,6 @@ export interface LocalProviderOptions {
   readonly onRsyncExit?: (exitCode: number) => void;
   /** Restore format 2 revisions through the host's tar (`FLEET_RESTORE_TAR`). @default true */
   readonly restoreViaTar?: boolean;
-  /** Most tars one restore runs side by side (`FLEET_RESTORE_TAR_STREAMS`, capped by the CPUs). @default 1 */
-  readonly restoreTarStreams?: number;
   /** Told when a restore through tar failed and the revision was materialised instead. */
   readonly onRestoreTarFailure?: (failure: string) => void;
   /** Containment of commands. @default none: commands run as the fleet's user (host-side tests) */

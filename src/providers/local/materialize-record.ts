@@ -14,8 +14,6 @@ export interface MaterializeRecordDeps {
   readonly copyTimeoutMs: number;
   /** Restore through the host's tar (extract-revision.ts); false: materialise every file from Node. @default true */
   readonly restoreViaTar?: boolean | undefined;
-  /** Most tars one restore runs side by side (extract-revision.ts). @default 1 */
-  readonly restoreTarStreams?: number | undefined;
   /** Told when a restore through tar failed and the revision was materialised instead (tar's exit and stderr). */
   readonly onRestoreTarFailure?: ((failure: string) => void) | undefined;
 }
@@ -39,7 +37,7 @@ export async function materializeRecord(
     };
     if (deps.restoreViaTar === false) await materializeRevision(deps.objects(), record.root, dest, options);
     else {
-      const extracted = await extractRevision(deps.objects(), record.root, dest, { ...options, timeoutMs: deps.copyTimeoutMs, tarStreams: deps.restoreTarStreams ?? 1 });
+      const extracted = await extractRevision(deps.objects(), record.root, dest, { ...options, timeoutMs: deps.copyTimeoutMs });
       if (extracted.tarFailure !== undefined) deps.onRestoreTarFailure?.(extracted.tarFailure);
     }
     // The staging root is private until it is swapped in (as giveTreeTo leaves it).
