@@ -14,8 +14,14 @@
  * Everything else is what materializeRevision makes: modes, file times to the nanosecond (as Node
  * sets them, before 1970 too), symlinks, FIFOs, the names of one inode as hard links of one
  * inode, names and symlink targets as raw bytes (tar-header.ts; GNU tar keeps them as bytes under
- * `LC_ALL=C`), every entry owned by `owner` when given (tar runs `--same-owner`), else by this
- * process.
+ * `LC_ALL=C`), every entry owned by `owner` when given, else by this process.
+ *
+ * With an owner (a namespaced workspace's uid), tar runs as the owner, in a staging root made the
+ * owner's first: what it makes is the owner's without a chown per entry (run AE: 5–10 % of a tar
+ * of 10,000 files), and it can write nowhere the owner cannot. The staging tree is out of every
+ * sandbox's reach all the same (beneath the workspace's 0700 directory, and each sandbox in its
+ * own pid namespace sees no host tar); the large files after the tar are copied as the fleet, as
+ * materializeRevision copies them.
  *
  * A revision whose tar fails on its own (a full disk, say) is materialised instead: the staging
  * directory is emptied first, and materializeRevision's errors are typed by errno, where tar's
@@ -121,11 +127,17 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
   // nothing once tar had gone.)
   const inFlight: { readonly end: number; readonly release: () => void }[] = [];
   let writtenBytes = 0;
+  // With an owner, tar runs as the owner (it makes everything the owner's without a chown per
+  // entry, and writes only where the owner may): the staging root is the owner's first.
+  if (owner) await chownDir(dest, owner.uid, owner.gid);
   const tar = runCommand(
     'tar',
-    ['-x', '-f', '-', '-C', '/proc/self/fd/3', '--preserve-permissions', '--numeric-owner', owner ? '--same-owner' : '--no-same-owner'],
+    ['-x', '-f', '-', '-C', '/proc/self/fd/3', '--preserve-permissions', '--numeric-owner', '--no-same-owner'],
     {
       env: { PATH: options.systemPath, LC_ALL: 'C' },
+      // Not the fleet's working directory, which the owner may not enter.
+      cwd: '/',
+      ...(owner ? { runAs: owner } : {}),
       timeoutMs: options.timeoutMs,
       signal,
       stdin: input,
@@ -260,8 +272,6 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
     const dir = plan.dirs[i]!;
     await chmod(dest.privatePath(dir.rel), dir.mode);
   }
-  // The root last, like every directory (materializeRevision: it stays the fleet's while its contents are written).
-  if (owner) await chownDir(dest, owner.uid, owner.gid);
   return { ...counts, via: 'tar', ...(ahead.readAhead > 0 ? { readAhead: ahead.readAhead } : {}) };
 }
 

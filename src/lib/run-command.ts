@@ -32,6 +32,8 @@ export interface RunCommandOptions {
   readonly onStdinDrained?: () => void;
   /** Open descriptors of this process the child gets as its fds 3, 4, ... */
   readonly fds?: readonly number[];
+  /** Runs the child as this uid and gid, without supplementary groups (the caller is root). */
+  readonly runAs?: { readonly uid: number; readonly gid: number };
 }
 
 export interface CommandResult {
@@ -62,6 +64,8 @@ export async function runCommand(file: string, args: readonly string[], options:
     buffer: false,
     cleanup: true,
     ...(options.input === undefined ? {} : { input: options.input }),
+    // Node's spawn switches ids in the child before exec (libuv drops supplementary groups too).
+    ...(options.runAs ? { uid: options.runAs.uid, gid: options.runAs.gid } : {}),
   });
   if (options.stdin && child.stdin) {
     child.stdin.on('error', () => undefined);
