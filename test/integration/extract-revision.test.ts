@@ -125,6 +125,29 @@ describe('extractRevision', () => {
     });
   }
 
+  it('with an owner, tar runs as the owner (no root process writes into the staging tree but the fleet itself)', async () => {
+    const source = path.join(root, 'source');
+    await richTree(source);
+    const store = new ObjectStore(path.join(root, 'archive'));
+    const tree = await storeTree(store, source);
+    // A wrapper the owner can run, in a directory it can reach, noting who runs it.
+    const bin = await mkdtemp(path.join(tmpdir(), 'fleet-tar-as-'));
+    try {
+      await chmod(bin, 0o777);
+      const real = execFileSync('sh', ['-c', 'command -v tar']).toString().trim();
+      await writeFile(path.join(bin, 'tar'), `#!/bin/sh\nid -u > ${bin}/uid; id -G > ${bin}/groups\nexec ${real} "$@"\n`, { mode: 0o755 });
+      const owner = { uid: UID, gid: UID };
+      const extracted = await into(path.join(root, 'extracted'), (dest) => extractRevision(store, tree, dest, options(owner, `${bin}:${SYSTEM_PATH}`)));
+      expect(extracted.via).toBe('tar');
+      expect((await readFile(path.join(bin, 'uid'), 'utf8')).trim()).toBe(String(UID));
+      expect((await readFile(path.join(bin, 'groups'), 'utf8')).trim()).toBe(String(UID));
+      await into(path.join(root, 'materialized'), (dest) => materializeRevision(store, tree, dest, options(owner)));
+      expect(await describeTree(path.join(root, 'extracted'))).toEqual(await describeTree(path.join(root, 'materialized')));
+    } finally {
+      await rm(bin, { recursive: true, force: true });
+    }
+  });
+
   it('a revision of many chunks arrives byte for byte, though its chunks are reused once tar has them', async () => {
     // 1,200 files of distinct content, 36 MB: ~140 chunks of 256 KiB through the pipe, a handful of buffers.
     const source = path.join(root, 'source');
