@@ -17,11 +17,11 @@
  * `LC_ALL=C`), every entry owned by `owner` when given, else by this process.
  *
  * With an owner (a namespaced workspace's uid), tar runs as the owner, in a staging root made the
- * owner's first: what it makes is the owner's without a chown per entry (run AE: 0.87 of the restore's
- * time at 10,000 files, 0.90 at 100,000), and it can write nowhere the owner cannot. The staging tree is out of every
- * sandbox's reach all the same (beneath the workspace's 0700 directory, and each sandbox in its
- * own pid namespace sees no host tar); the large files after the tar are copied as the fleet, as
- * materializeRevision copies them.
+ * owner's first: what it makes is the owner's without a chown per entry (run AE: 0.87 of the
+ * restore's time at 10,000 files, 0.90 at 100,000), and it can write nowhere the owner cannot.
+ * The staging tree is out of every sandbox's reach all the same (beneath the workspace's 0700
+ * directory, and each sandbox in its own pid namespace sees no host tar); the large files after
+ * the tar are copied as the fleet, as materializeRevision copies them.
  *
  * A revision whose tar fails on its own (a full disk, say) is materialised instead: the staging
  * directory is emptied first, and materializeRevision's errors are typed by errno, where tar's
