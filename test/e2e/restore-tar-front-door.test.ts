@@ -1,13 +1,14 @@
 // The local restore through the host's tar, driven through `fleet up` and the CLI: a tree with
 // every kind of entry (a read-only directory, a name with a control byte, a symlink out, a FIFO,
 // a large file and a hard link to it, restrictive modes) is persisted, its host is lost, and
-// `fleet provision` restores it exactly; a wrapper on PATH shows tar did the restore. With a tar
+// `fleet provision` restores it exactly; a wrapper on PATH shows tar did the restore, as the
+// workspace's uid (never root). With a tar
 // that fails midway (as on a full disk), the restore still comes back exact, made the other way,
 // and `fleet up` logs why.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { lstat, mkdir, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/fleet-env.js';
@@ -45,10 +46,14 @@ async function describeTree(dir: string, time: (ns: bigint) => bigint = (ns) => 
 describe('local restore through tar, through the front door', () => {
   for (const broken of [false, true]) {
     it(broken ? 'a tar that fails midway: the restore is still exact, made the other way, and logged' : 'a lost host: fleet provision restores the tree exactly, through tar', { timeout: 240_000 }, async () => {
+      // The restore's tar runs as the workspace's uid (namespaced here): the wrapper and its logs must be the uid's to use.
       const bin = await tempDir('tar-wrapper');
+      await chmod(bin, 0o755);
       const calls = path.join(bin, 'calls.log');
+      const uids = path.join(bin, 'uids.log');
+      for (const log of [calls, uids]) await writeFile(log, '', { mode: 0o666 }).then(() => chmod(log, 0o666));
       const failing = broken ? `case "$*" in *"-x "*) head -c 8192 > /dev/null; echo "tar: simulated: No space left on device" >&2; exit 2;; esac\n` : '';
-      await writeFile(path.join(bin, 'tar'), `#!/bin/sh\necho "$*" >> '${calls}'\n${failing}exec '${REAL_TAR}' "$@"\n`, { mode: 0o755 });
+      await writeFile(path.join(bin, 'tar'), `#!/bin/sh\necho "$*" >> '${calls}'\ncase "$*" in *"-x "*) id -u >> '${uids}';; esac\n${failing}exec '${REAL_TAR}' "$@"\n`, { mode: 0o755 });
       const { env } = await providerTestEnv('local', { PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`, FLEET_CHECKPOINT_INTERVAL_MS: '3600000' });
       const up = await startLosableFleetUp(env);
       const fleet = async (args: string[]) => {
@@ -82,6 +87,10 @@ describe('local restore through tar, through the front door', () => {
 
       const extractions = readFileSync(calls, 'utf8').split('\n').filter((line) => line.startsWith('-x ') && line.includes('/proc/self/fd/3'));
       expect(extractions.length).toBeGreaterThanOrEqual(1);
+      // Namespaced: each extracting tar ran as the workspace's uid, never as root.
+      const ranAs = readFileSync(uids, 'utf8').trim().split('\n');
+      expect(ranAs.length).toBe(extractions.length);
+      expect(ranAs.every((uid) => /^\d+$/.test(uid) && uid !== '0'), ranAs.join(',')).toBe(true);
       // The workers log to fleet up's stderr.
       if (broken) await up.waitForOutput('restore through tar failed; the revision was materialised instead', 30_000, 'stderr');
     });
