@@ -69,20 +69,23 @@ describe('materializeRevision', () => {
     expect((await lstat(path.join(plain, 'dir/deeper/exec.sh'))).uid).toBe(process.getuid!());
   });
 
-  it('an object shorter than its tree says is refused, typed and naming the object', async () => {
-    const source = path.join(root, 'source');
-    await mkdir(source);
-    await writeFile(path.join(source, 'file.txt'), 'twelve bytes');
-    const store = new ObjectStore(path.join(root, 'archive'));
-    const tree = await storeTree(store, source);
-    const node = await lookupPath(store, tree, Buffer.from('file.txt'));
-    const object = store.objectPath((node as { object: string }).object);
-    await chmod(object, 0o644);
-    await truncate(object, 4);
+  // A small file (one copy, its size looked at after) and a large one (copied by the kernel, whatever the object's length).
+  for (const [label, content] of [['small', 'twelve bytes'], ['large', 'L'.repeat(300 * 1024)]] as const) {
+    it(`an object shorter than its tree says is refused, typed and naming the object (${label} file)`, async () => {
+      const source = path.join(root, 'source');
+      await mkdir(source);
+      await writeFile(path.join(source, 'file.txt'), content);
+      const store = new ObjectStore(path.join(root, 'archive'));
+      const tree = await storeTree(store, source);
+      const node = await lookupPath(store, tree, Buffer.from('file.txt'));
+      const object = store.objectPath((node as { object: string }).object);
+      await chmod(object, 0o644);
+      await truncate(object, 4);
 
-    const error = await materialize(store, tree, path.join(root, 'dest')).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(StorageIoError);
-    expect((error as StorageIoError).path).toBe(object);
-    expect((error as Error).message).toContain('object holds 4 bytes, its tree says 12');
-  });
+      const error = await materialize(store, tree, path.join(root, 'dest')).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StorageIoError);
+      expect((error as StorageIoError).path).toBe(object);
+      expect((error as Error).message).toContain(`object holds 4 bytes, its tree says ${content.length}`);
+    });
+  }
 });
