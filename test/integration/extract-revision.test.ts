@@ -1,7 +1,7 @@
 // The restore through the host's tar (extract-revision.ts) on real directories makes exactly what
 // materializeRevision makes: every entry type, mode (read-only directories, a setgid file as the archive keeps it), owner, size,
-// content, file time to the nanosecond and hard link; large files (copied after the tar, hard
-// links to them too); a revision of many chunks byte for byte (the chunks are reused); names that are not UTF-8 as raw bytes; times before 1970; a damaged object fails typed; a tar that fails on its own falls back to materialising.
+// content, file time to the nanosecond and hard link; large files (copied after the tar, several
+// of one name in different directories, hard links to them too); a revision of many chunks byte for byte (the chunks are reused); names that are not UTF-8 as raw bytes; times before 1970; a damaged object fails typed; a tar that fails on its own falls back to materialising.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFile, chmod, link, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, truncate, writeFile } from 'node:fs/promises';
@@ -82,6 +82,9 @@ async function richTree(source: string): Promise<void> {
   await chmod(path.join(source, 'dir/deeper/exec.sh'), 0o751);
   await writeFile(path.join(source, 'readonly/inner/kept.txt'), 'in a read-only directory');
   await writeFile(path.join(source, 'readonly/big.bin'), Buffer.alloc(400 * 1024, 3));
+  // Large files of one name in several directories.
+  await writeFile(path.join(source, 'dir/deeper/large.bin'), Buffer.alloc(300 * 1024, 9));
+  await writeFile(path.join(source, 'readonly/inner/large.bin'), randomBytes(500 * 1024));
   await writeFile(path.join(source, 'sgid'), 'setgid file');
   await chmod(path.join(source, 'sgid'), 0o2755);
   await writeFile(path.join(source, 'name with spaces and ünïcode'), 'x');
@@ -236,6 +239,23 @@ describe('extractRevision', () => {
     const error = await extract();
     expect(error).toBeInstanceOf(StorageIoError);
     expect((error as StorageIoError).message).toContain('object holds more than 512 bytes, its tree says 512');
+  });
+
+  it('a large file whose object is short fails the restore typed (not materialised instead), and nothing writes after', async () => {
+    const big = 'b'.repeat(300 * 1024);
+    const files: Record<string, string> = { 'a.txt': 'a'.repeat(1000), 'b.bin': big };
+    for (let i = 0; i < 12; i++) files[`c${i}.bin`] = `${i}`.repeat(300 * 1024);
+    const { object, extract } = await storedWithObject(files, 'b.bin');
+    await truncate(object, 4096);
+    const error = await extract();
+    expect(error).toBeInstanceOf(StorageIoError);
+    expect((error as StorageIoError).message).toContain(`its tree says ${big.length}`);
+    // Nothing writes into the staging tree after the restore has failed: what it holds now stays.
+    const listing = () => execFileSync('find', [path.join(root, 'dest'), '-printf', '%p %s\\n']).toString();
+    const after = listing();
+    await new Promise((resolve) => setImmediate(resolve));
+    await Promise.all(Array.from({ length: 8 }, () => lstat(path.join(root, 'dest'))));
+    expect(listing()).toBe(after);
   });
 
   it('a tar that fails on its own (here: none on PATH that extracts) falls back to materialising, and says why', async () => {
