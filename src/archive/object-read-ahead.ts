@@ -75,9 +75,9 @@ export class ObjectReadAhead {
     if (this.#sample.length < SAMPLE) return;
     // Slow is not enough (a loaded machine deschedules a warm read too): the reads went to the disk.
     const median = this.#sample.sort((a, b) => a - b)[SAMPLE >> 1]!;
-    const fromDisk = blockReads() - this.#blocksAtSample >= SAMPLE * DISK_SHARE;
     this.#sample = [];
-    if (median > COLD_READ_MICROS && fromDisk) this.#running = this.#run().catch(() => undefined);
+    // The block reads are looked at only for a slow sample (process.resourceUsage() is ~10 µs).
+    if (median > COLD_READ_MICROS && blockReads() - this.#blocksAtSample >= SAMPLE * DISK_SHARE) this.#running = this.#run().catch(() => undefined);
   }
 
   /** Stops reading ahead; resolves once no read ahead is in flight. */
