@@ -8,7 +8,7 @@ import { chmod, lstat, mkdir, open } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { absoluteBytes } from '../archive/tree-walk.js';
 import type { LegacyFile, LegacyWorkspace } from './legacy-source.js';
-import { runPool } from './run-pool.js';
+import { mapBounded } from '../lib/map-bounded.js';
 
 /** Files copied at once (overlaps small-file open/close latency; bounded for memory). */
 const COPY_CONCURRENCY = 8;
@@ -51,7 +51,7 @@ export async function copyLegacyFiles(legacy: LegacyWorkspace, files: readonly L
   // Parents first, in path order, so concurrent copies never race on a directory.
   for (const file of files) await ensureParents(root, file.rel, made);
   let done = 0;
-  await runPool(
+  await mapBounded(
     files,
     COPY_CONCURRENCY,
     async (file) => {

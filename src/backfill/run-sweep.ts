@@ -20,7 +20,7 @@ import type { ProcessorContext } from '../jobs/processor-context.js';
 import type { BackfillResult } from './backfill-workspace.js';
 import type { BackfillSource, LegacySource } from './legacy-source.js';
 import { createPacer } from './pacer.js';
-import { runPool } from './run-pool.js';
+import { mapBounded } from '../lib/map-bounded.js';
 import { SweepLease } from '../state/sweep-lease.js';
 import { freshStats, readSweepState, sweepFields, type SweepStats } from '../state/sweep-state.js';
 import { anySignal } from '../lib/any-signal.js';
@@ -96,7 +96,7 @@ export async function runSweep(deps: SweepDeps, request: SweepRequest, ctx: Proc
       const migrated = await deps.migrations.migratedAmong(page.workspaceIds);
       const pending = page.workspaceIds.filter((id) => !migrated.has(id));
       stats = { ...stats, alreadyMigrated: stats.alreadyMigrated + migrated.size };
-      await runPool(
+      await mapBounded(
         pending,
         deps.concurrency,
         async (workspaceId) => {

@@ -4,7 +4,6 @@ import { encodePath } from '../../src/archive/tree-walk.js';
 import { planBackfill } from '../../src/backfill/plan-backfill.js';
 import type { LegacyFile } from '../../src/backfill/legacy-source.js';
 import { createPacer } from '../../src/backfill/pacer.js';
-import { runPool } from '../../src/backfill/run-pool.js';
 import { pageOf } from '../../src/backfill/legacy-source.js';
 import { cachedListing } from '../../src/backfill/cached-listing.js';
 
@@ -78,23 +77,5 @@ describe('sweep helpers', () => {
     expect(await list(true)).toEqual(['a', 'w2']);
     now = 10_001;
     expect(await list(false)).toEqual(['a', 'w3']);
-  });
-
-  it('runs a pool to the first failure and awaits every started task', async () => {
-    const started: number[] = [];
-    let running = 0;
-    let maxRunning = 0;
-    const error = await runPool([1, 2, 3, 4, 5, 6], 2, async (n) => {
-      started.push(n);
-      running += 1;
-      maxRunning = Math.max(maxRunning, running);
-      await new Promise((resolve) => setImmediate(resolve));
-      running -= 1;
-      if (n === 3) throw new Error('boom');
-    }).catch((e: Error) => e);
-    expect((error as Error).message).toBe('boom');
-    expect(maxRunning).toBe(2);
-    expect(running).toBe(0);
-    expect(started.length).toBeLessThan(6);
   });
 });

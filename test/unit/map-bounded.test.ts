@@ -49,6 +49,35 @@ describe('mapBounded', () => {
     expect(started).toEqual([0, 1]);
   });
 
+  it('once the signal is aborted starts nothing more, and rejects with its reason after the calls in flight', async () => {
+    const stop = new AbortController();
+    const slow = deferred();
+    const started: number[] = [];
+    let slowEnded = false;
+    const run = mapBounded(
+      [0, 1, 2, 3],
+      2,
+      async (i) => {
+        started.push(i);
+        if (i === 0) {
+          await slow.promise;
+          slowEnded = true;
+        } else stop.abort(new Error('stopped'));
+        return i;
+      },
+      stop.signal,
+    );
+    let settled = false;
+    run.catch(() => undefined).finally(() => (settled = true));
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+    expect(started).toEqual([0, 1]);
+    expect(settled).toBe(false);
+    slow.resolve();
+    await expect(run).rejects.toThrow('stopped');
+    expect(slowEnded).toBe(true);
+    expect(started).toEqual([0, 1]);
+  });
+
   it('a call that throws before its first await fails the same way', async () => {
     const fn = (i: number): Promise<number> => {
       if (i === 1) throw new Error('synchronous');
