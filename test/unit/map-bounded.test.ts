@@ -24,59 +24,37 @@ describe('mapBounded', () => {
     expect(most).toBe(2);
   });
 
-  it('after a failure starts nothing more, and rejects only once every call in flight has ended', async () => {
-    const slow = deferred();
-    const started: number[] = [];
-    let slowEnded = false;
-    const run = mapBounded([0, 1, 2, 3, 4], 2, async (i) => {
-      started.push(i);
-      if (i === 0) {
-        await slow.promise;
-        slowEnded = true;
-        return i;
-      }
-      throw new Error(`item ${i} failed`);
-    });
-    let settled = false;
-    run.catch(() => undefined).finally(() => (settled = true));
-    // Item 1 fails at once; item 0 is still in flight, and nothing after item 1 starts.
-    for (let i = 0; i < 20; i++) await Promise.resolve();
-    expect(started).toEqual([0, 1]);
-    expect(settled).toBe(false);
-    slow.resolve();
-    await expect(run).rejects.toThrow('item 1 failed');
-    expect(slowEnded).toBe(true);
-    expect(started).toEqual([0, 1]);
-  });
-
-  it('once the signal is aborted starts nothing more, and rejects with its reason after the calls in flight', async () => {
-    const stop = new AbortController();
-    const slow = deferred();
-    const started: number[] = [];
-    let slowEnded = false;
-    const run = mapBounded(
-      [0, 1, 2, 3],
-      2,
-      async (i) => {
+  // Item 1 stops the map (it throws, or aborts the signal) while item 0 is still in flight.
+  const aborting = new AbortController();
+  const stops: { how: string; stop: (i: number) => void; reason: string; signal?: AbortSignal }[] = [
+    { how: 'after a failure', stop: (i) => { throw new Error(`item ${i} failed`); }, reason: 'item 1 failed' },
+    { how: 'once the signal is aborted', stop: () => aborting.abort(new Error('stopped')), reason: 'stopped', signal: aborting.signal },
+  ];
+  for (const { how, stop, reason, signal } of stops) {
+    it(`${how} starts nothing more, and rejects only once every call in flight has ended`, async () => {
+      const slow = deferred();
+      const started: number[] = [];
+      let slowEnded = false;
+      const fn = async (i: number): Promise<number> => {
         started.push(i);
         if (i === 0) {
           await slow.promise;
           slowEnded = true;
-        } else stop.abort(new Error('stopped'));
+        } else stop(i);
         return i;
-      },
-      stop.signal,
-    );
-    let settled = false;
-    run.catch(() => undefined).finally(() => (settled = true));
-    for (let i = 0; i < 20; i++) await Promise.resolve();
-    expect(started).toEqual([0, 1]);
-    expect(settled).toBe(false);
-    slow.resolve();
-    await expect(run).rejects.toThrow('stopped');
-    expect(slowEnded).toBe(true);
-    expect(started).toEqual([0, 1]);
-  });
+      };
+      const run = mapBounded([0, 1, 2, 3, 4], 2, fn, signal);
+      let settled = false;
+      run.catch(() => undefined).finally(() => (settled = true));
+      for (let i = 0; i < 20; i++) await Promise.resolve();
+      expect(started).toEqual([0, 1]);
+      expect(settled).toBe(false);
+      slow.resolve();
+      await expect(run).rejects.toThrow(reason);
+      expect(slowEnded).toBe(true);
+      expect(started).toEqual([0, 1]);
+    });
+  }
 
   it('a call that throws before its first await fails the same way', async () => {
     const fn = (i: number): Promise<number> => {
