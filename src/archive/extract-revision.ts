@@ -101,11 +101,17 @@ interface Plan {
   readonly lateKeys: ReadonlySet<string>;
 }
 
-// What is left for after the tar.
+// What is left for after the tar. Trees are read synchronously (the event loop turned every
+// YIELD_MS): through the thread pool, one after another, they were most of a first restore's plan.
 async function planExtract(store: ObjectStore, root: string): Promise<Plan> {
   const plan: Plan = { dirs: [], late: [], lateKeys: new Set() };
+  let turn = performance.now();
   const visit = async (tree: string, rel: Buffer): Promise<void> => {
-    for (const node of await store.readTree(tree)) {
+    if (performance.now() - turn >= YIELD_MS) {
+      await setImmediate();
+      turn = performance.now();
+    }
+    for (const node of store.readTreeSync(tree)) {
       const childPath = childRel(rel, node.name);
       if (node.type === 'd') {
         plan.dirs.push({ rel: childPath, mode: node.mode });

@@ -200,8 +200,13 @@ export class ObjectStore {
     return loadedTree(id, bytes, stored, base);
   }
 
-  // `readTree` without the thread pool.
-  #readTreeSync(id: string): TreeNode[] {
+  /**
+   * `readTree` without the thread pool: a tree from the page cache in microseconds, where the
+   * round trips of an async read (open, stat, read, close) took a third of a millisecond or more
+   * each, one tree after another (a restore's plan of 215 trees: 174 ms; BENCHMARKS.md, run AG).
+   * A caller reading many keeps the event loop turning between them.
+   */
+  readTreeSync(id: string): TreeNode[] {
     const cached = this.#trees.get(id);
     if (cached) return cached;
     const { nodes } = this.#loadTreeSync(id);
@@ -283,7 +288,7 @@ export class ObjectStore {
       const priorBase = this.#storedBaseSync(prior);
       const baseId = priorBase ?? prior;
       if (priorBase !== null && this.#storedBaseSync(baseId) !== null) return null;
-      const patch = encodeTreePatch(patchBetween(baseId, this.#readTreeSync(baseId), sorted));
+      const patch = encodeTreePatch(patchBetween(baseId, this.readTreeSync(baseId), sorted));
       return patch.length * 2 <= wholeBytes ? patch : null;
     } catch {
       return null;

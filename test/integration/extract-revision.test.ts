@@ -13,6 +13,7 @@ import { extractRevision } from '../../src/archive/extract-revision.js';
 import { materializeRevision } from '../../src/archive/materialize-revision.js';
 import { ObjectStore } from '../../src/archive/object-store.js';
 import { lookupPath } from '../../src/archive/revision-reader.js';
+import { TreeFormatError } from '../../src/archive/tree-object.js';
 import { StorageIoError } from '../../src/errors/storage-io-error.js';
 import { DirHandle } from '../../src/tree/dir-handle.js';
 
@@ -257,6 +258,29 @@ describe('extractRevision', () => {
     await Promise.all(Array.from({ length: 8 }, () => lstat(path.join(root, 'dest'))));
     expect(listing()).toBe(after);
   });
+
+  // The plan reads every tree before tar starts (synchronously): a damaged or missing one fails the restore there, and nothing is made.
+  for (const damage of ['damaged', 'missing'] as const) {
+    it(`a ${damage} tree fails the restore before tar makes anything (${damage === 'damaged' ? 'TreeFormatError' : 'ENOENT'}), in a fresh store`, async () => {
+      const source = path.join(root, 'source');
+      await mkdir(path.join(source, 'a/b'), { recursive: true });
+      await writeFile(path.join(source, 'top.txt'), 'top');
+      await writeFile(path.join(source, 'a/b/deep.txt'), 'deep');
+      const tree = await storeTree(new ObjectStore(path.join(root, 'archive')), source);
+      const store = new ObjectStore(path.join(root, 'archive'));
+      const node = await lookupPath(store, tree, Buffer.from('a/b'));
+      if (node?.type !== 'd') throw new Error('a/b not stored as a directory');
+      const treeFile = store.treePath(node.tree);
+      await chmod(treeFile, 0o644);
+      if (damage === 'damaged') await writeFile(treeFile, '{"v":2,"e":[]}');
+      else await rm(treeFile);
+      // A store that has not read the trees yet (lookupPath cached them in the one above).
+      const error = await into(path.join(root, 'dest'), (handle) => extractRevision(new ObjectStore(path.join(root, 'archive')), tree, handle, options(undefined))).catch((e: unknown) => e);
+      if (damage === 'damaged') expect(error).toBeInstanceOf(TreeFormatError);
+      else expect(error).toMatchObject({ code: 'ENOENT' });
+      expect(await readdir(path.join(root, 'dest'))).toEqual([]);
+    });
+  }
 
   it('a tar that fails on its own (here: none on PATH that extracts) falls back to materialising, and says why', async () => {
     const source = path.join(root, 'source');
