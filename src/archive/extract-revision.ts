@@ -193,12 +193,12 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
         await setImmediate();
         turn = performance.now();
       }
-      const common = { path: at, uid, gid };
+      // Each header is one literal of one shape (a spread per entry was a third of a restore's allocations; run AG).
       // The writer answers a promise only when the sink took a chunk: none is made per entry.
       let wrote: Promise<void> | undefined;
       switch (node.type) {
         case 'd':
-          wrote = writer.add({ ...common, type: 'dir', mode: 0o700, mtimeNs: now });
+          wrote = writer.add({ path: at, type: 'dir', mode: 0o700, mtimeNs: now, uid, gid });
           if (wrote) await wrote;
           await walk(node.tree, at);
           continue;
@@ -206,12 +206,12 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
           if (!inTar(node)) continue;
           const first = node.linkKey === undefined ? undefined : firstNames.get(node.linkKey);
           if (first !== undefined) {
-            wrote = writer.add({ ...common, type: 'hardlink', mode: node.mode, mtimeNs: now, linkpath: first });
+            wrote = writer.add({ path: at, type: 'hardlink', mode: node.mode, mtimeNs: now, uid, gid, linkpath: first });
             break;
           }
           if (node.linkKey !== undefined) firstNames.set(node.linkKey, at);
           // The object is read straight into the tar's chunk (timed: slow reads start the read ahead).
-          wrote = writer.addFile({ ...common, type: 'file', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs) }, node.size, (target, offset) => {
+          wrote = writer.addFile({ path: at, type: 'file', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs), uid, gid }, node.size, (target, offset) => {
             const started = performance.now();
             readSmallObjectInto(store, node.object, node.size, target, offset);
             ahead.read((performance.now() - started) * 1000);
@@ -222,10 +222,10 @@ export async function extractRevision(store: ObjectStore, root: string, dest: Di
           break;
         }
         case 'l':
-          wrote = writer.add({ ...common, type: 'symlink', mode: 0o777, mtimeNs: now, linkpath: node.target });
+          wrote = writer.add({ path: at, type: 'symlink', mode: 0o777, mtimeNs: now, uid, gid, linkpath: node.target });
           break;
         case 'p':
-          wrote = writer.add({ ...common, type: 'fifo', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs) });
+          wrote = writer.add({ path: at, type: 'fifo', mode: node.mode, mtimeNs: storedMtimeNs(node.mtimeNs), uid, gid });
           break;
       }
       if (wrote) await wrote;

@@ -44,6 +44,7 @@ const MAX_OCTAL_12 = 0o77777777777;
 /** The largest value of an 8-byte octal field (7 digits). */
 const MAX_OCTAL_8 = 0o7777777;
 const NS = 1_000_000_000n;
+const MAX_OCTAL_12_N = BigInt(MAX_OCTAL_12);
 const SLASH = Buffer.from('/');
 const NO_LINK = Buffer.alloc(0);
 // The extended header's own name is informational (readers use the records); GNU tar's pattern.
@@ -123,7 +124,7 @@ export function writeTarHeader(target: Buffer, offset: number, entry: TarHeader)
   const link = entry.linkpath ?? NO_LINK;
   const size = entry.type === 'file' ? entry.size : 0;
   const seconds = entry.mtimeNs / NS;
-  const wholeSeconds = entry.mtimeNs % NS === 0n && seconds >= 0n && seconds <= BigInt(MAX_OCTAL_12);
+  const wholeSeconds = entry.mtimeNs % NS === 0n && seconds >= 0n && seconds <= MAX_OCTAL_12_N;
   const uid = entry.uid ?? 0;
   const gid = entry.gid ?? 0;
   // The common extended header holds one record, the time: written as text, no buffers made.
@@ -134,7 +135,7 @@ export function writeTarHeader(target: Buffer, offset: number, entry: TarHeader)
   const total = (bodyBytes > 0 ? TAR_BLOCK + bodyBytes + paddingOf(bodyBytes) : 0) + TAR_BLOCK;
   if (offset + total > target.length) return -total;
 
-  const mtimeField = seconds < 0n ? 0 : Number(seconds > BigInt(MAX_OCTAL_12) ? BigInt(MAX_OCTAL_12) : seconds);
+  const mtimeField = seconds < 0n ? 0 : Number(seconds > MAX_OCTAL_12_N ? MAX_OCTAL_12_N : seconds);
   let at = offset;
   if (bodyBytes > 0) {
     ustarBlock(target, at, PAX_NAME, PAX_TYPEFLAG, 0o644, bodyBytes, mtimeField, NO_LINK, 0, 0);
