@@ -80,7 +80,9 @@ describe('tar headers written in place', () => {
     const text = (length: number, raw: boolean) => (raw ? Buffer.from(random.bytes(length).map((b) => (b === 0 || b === 0x2f ? 0x41 : b))) : Buffer.from('abcdefghij'.repeat(100).slice(0, length)));
     for (let i = 0; i < 5_000; i++) {
       const type = random.pick(types);
-      const times = [0n, 1_700_000_000n * NS, 1_700_000_000_123_456_789n, 1_700_000_000_500_000_000n, -5n * NS - 1n, BigInt(MAX_OCTAL_12 + 10) * NS, BigInt(random.int(0, 2 ** 31)) * NS + BigInt(random.int(0, 999_999_999))];
+      // Fractions of one digit and of nine, leading zeros, the last second of the ustar field and the first past it.
+      const times = [0n, 1_700_000_000n * NS, 1_700_000_000_123_456_789n, 1_700_000_000_500_000_000n, -5n * NS - 1n, BigInt(MAX_OCTAL_12 + 10) * NS, BigInt(random.int(0, 2 ** 31)) * NS + BigInt(random.int(0, 999_999_999)),
+        1n, NS - 1n, 7n * NS + 100n, BigInt(MAX_OCTAL_12) * NS + 1n, BigInt(MAX_OCTAL_12 + 1) * NS + 5n, BigInt(random.int(0, 99)) * NS + BigInt(random.int(1, 9)) * 10n ** BigInt(random.int(0, 8))];
       const owners = [0, 1000, MAX_OCTAL_8, MAX_OCTAL_8 + 1, 4_000_000_000];
       const entry: TarHeader = {
         path: text(random.pick([1, 7, 99, 100, 101, 180, 300]), random() < 0.3),
