@@ -27,7 +27,8 @@ export interface RunCommandOptions {
   readonly stdin?: Readable;
   /**
    * Called each time the child's stdin has handed everything piped into it so far to the kernel
-   * (its `drain`): no chunk the pipe wrote before is still read from.
+   * (its `drain`, or a write the kernel took whole at once): no chunk the pipe wrote before is
+   * still read from.
    */
   readonly onStdinDrained?: () => void;
   /** Open descriptors of this process the child gets as its fds 3, 4, ... */
@@ -68,9 +69,19 @@ export async function runCommand(file: string, args: readonly string[], options:
     ...(options.runAs ? { uid: options.runAs.uid, gid: options.runAs.gid } : {}),
   });
   if (options.stdin && child.stdin) {
-    child.stdin.on('error', () => undefined);
-    if (options.onStdinDrained) child.stdin.on('drain', options.onStdinDrained);
-    options.stdin.pipe(child.stdin);
+    const stdin = child.stdin;
+    stdin.on('error', () => undefined);
+    options.stdin.pipe(stdin);
+    const drained = options.onStdinDrained;
+    if (drained) {
+      // A drain follows only a write the kernel did not take at once. One it took whole, with
+      // nothing queued before it, emits none: it is told after the pipe's write (this listener
+      // comes after the pipe's; a `data` listener never resumes a stream the pipe paused).
+      stdin.on('drain', drained);
+      options.stdin.on('data', () => {
+        if (stdin.writableLength === 0) drained();
+      });
+    }
   }
   child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
   child.stderr?.on('data', (chunk: Buffer) => err.push(chunk));

@@ -1,6 +1,11 @@
 // runCommand's kill discipline on a deadline or an abort: SIGTERM to the group first, SIGKILL
 // only for what is still there after the grace. Every wait is on the child's exit (the awaited
-// result), never on a timer of the test. Also: a piped stdin says when it has drained.
+// result), never on a timer of the test. Also: a piped stdin says when it has drained, whether
+// the kernel took a write at once or only later.
+import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -9,6 +14,7 @@ import { ROOT } from '../helpers/processes.js';
 
 const IGNORE_SIGTERM = path.join(ROOT, 'test/fixtures/ignore-sigterm.mjs');
 const SHELL_ENV = { PATH: '/usr/bin:/bin' };
+const CHUNK = 4 * 1024 * 1024;
 
 // Aborts `controller` once the child has written `marker` to stdout.
 function abortOn(marker: string, controller: AbortController): (chunk: Buffer) => void {
@@ -35,21 +41,55 @@ describe('runCommand', () => {
     expect(result).toMatchObject({ timedOut: true, aborted: false, exitCode: null, signal: 'SIGTERM' });
   });
 
-  it('says when its stdin has handed everything piped in so far to the kernel (the bytes reach the child whole)', async () => {
+  it('says when its stdin has handed everything piped in so far to the kernel after a write it had to queue (a drain)', async () => {
+    // The child reads nothing until the test writes a byte to its fd 3: the first 4 MiB chunk is
+    // more than a socket's buffer takes, so it stays queued until then.
+    const dir = mkdtempSync(path.join(tmpdir(), 'run-command-'));
+    const gate = path.join(dir, 'gate');
+    execFileSync('mkfifo', [gate]);
+    const gateFd = openSync(gate, 'r+');
+    try {
+      const input = new PassThrough();
+      const drained: number[] = [];
+      let piped = 0;
+      let released = false;
+      const run = runCommand('sh', ['-c', 'head -c 1 <&3 >/dev/null && exec wc -c'], { env: SHELL_ENV, timeoutMs: 60_000, stdin: input, fds: [gateFd], onStdinDrained: () => drained.push(released ? piped : -1) });
+      // Runs after the pipe's write of the first chunk: only then is the child let read.
+      input.once('data', () => {
+        released = true;
+        writeSync(gateFd, 'x');
+      });
+      for (let i = 0; i < 4; i++) {
+        piped += CHUNK;
+        if (!input.write(Buffer.alloc(CHUNK, i))) await once(input, 'drain');
+      }
+      input.end();
+      const result = await run;
+      expect(result.stdout.trim()).toBe(String(4 * CHUNK));
+      expect(drained.length).toBeGreaterThan(0);
+      // Never before the child read, and never more than was piped by then.
+      expect(drained.every((bytes) => bytes > 0 && bytes <= piped)).toBe(true);
+    } finally {
+      closeSync(gateFd);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('says so too after a write the kernel took whole at once (no drain follows one)', async () => {
     const input = new PassThrough();
     const drained: number[] = [];
     let piped = 0;
-    const run = runCommand('sh', ['-c', 'wc -c'], { env: SHELL_ENV, timeoutMs: 60_000, stdin: input, onStdinDrained: () => drained.push(piped) });
-    // Chunks far over the stdin's high-water mark: each write has to wait for a drain.
-    for (let i = 0; i < 16; i++) {
-      piped += 256 * 1024;
-      if (!input.write(Buffer.alloc(256 * 1024, i))) await new Promise((resolve) => input.once('drain', resolve));
-    }
+    let told = (): void => undefined;
+    const toldOnce = new Promise<void>((resolve) => (told = resolve));
+    const run = runCommand('wc', ['-c'], { env: SHELL_ENV, timeoutMs: 60_000, stdin: input, onStdinDrained: () => { drained.push(piped); told(); } });
+    // Far under a socket's buffer and under the stream's high-water mark: taken whole, no drain.
+    piped = 1024;
+    expect(input.write(Buffer.alloc(1024, 1))).toBe(true);
+    await toldOnce;
     input.end();
     const result = await run;
-    expect(result.stdout.trim()).toBe(String(16 * 256 * 1024));
-    expect(drained.length).toBeGreaterThan(0);
-    expect(drained.every((bytes) => bytes > 0 && bytes <= piped)).toBe(true);
+    expect(result.stdout.trim()).toBe('1024');
+    expect(drained).toEqual([1024]);
   });
 
   it('reports a normal exit as a result, with no signal', async () => {
