@@ -12,7 +12,7 @@ import { allQueueNames } from '../../src/status/queue-names.js';
 import { ROOT } from '../helpers/processes.js';
 
 const io = { stdout: () => undefined, stderr: () => undefined };
-const commands = buildProgram(createCliContext(io, {}), () => undefined).commands.map((c) => c.name());
+const commands = (await buildProgram(createCliContext(io, {}), () => undefined)).commands.map((c) => c.name());
 
 // Checks one `fleet` argv: a known subcommand, and for `worker` a valid queue and host list.
 // Returns the BullMQ queues it serves (`persist@<host>` for host-bound ones).

@@ -37,8 +37,8 @@ describe('README', () => {
     }
   });
 
-  it('documents every CLI command', () => {
-    const program = buildProgram(createCliContext({ stdout: () => undefined, stderr: () => undefined }, {}), () => undefined);
+  it('documents every CLI command', async () => {
+    const program = await buildProgram(createCliContext({ stdout: () => undefined, stderr: () => undefined }, {}), () => undefined);
     for (const command of program.commands) expect(readme, command.name()).toContain(`fleet ${command.name()}`);
   });
 
