@@ -39,7 +39,10 @@ export async function importLiveTree(deps: ImportLiveTreeDeps, handle: string, f
     const { meta } = await ownSandbox(deps, handle, 'importTree');
     const uid = (await deps.sandboxing.isolation()).mode === 'namespaces' ? (meta.uid ?? (await deps.sandboxing.uidFor(workspaceId))) : undefined;
     await removeFile(paths.ready);
-    await fsyncDir(paths.meta);
+    // The marker's removal is durable before the swap changes the live tree: its fsync runs
+    // while the staging tree (which nothing reads yet) is made.
+    const markerGone = fsyncDir(paths.meta);
+    markerGone.catch(() => undefined);
     const staging = paths.staging(`restore-${randomBytes(3).toString('hex')}`);
     try {
       await mkdir(staging, { mode: 0o700 });
@@ -62,6 +65,7 @@ export async function importLiveTree(deps: ImportLiveTreeDeps, handle: string, f
       }
       // Archived files are root's; restored ones belong to the workspace's uid.
       if (!from.endsWith(RECORD_SUFFIX)) await giveTreeTo(staging, uid);
+      await markerGone;
       await swapInTree(paths, staging);
       if (uid !== undefined && meta.uid !== uid) await writeSandboxMeta(paths, { ...meta, uid });
     } catch (error) {
