@@ -1,13 +1,16 @@
 import { defineConfig } from 'vitest/config';
 
-// One Redis for the run (started by global-setup); every test uses its own key prefix.
-// Files run one at a time: the machine has 2 cores and many tests spawn real processes.
+// Two files run at a time: the machine has 2 cores, and most files spend most of their time
+// waiting on real processes (a run of one file at a time left the CPU 40-80 % idle). Each
+// worker slot has a Redis server of its own (global-setup), so a file's leak guard, or a file
+// that sets `maxmemory`, never touches the file beside it; every test uses its own key prefix.
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
     setupFiles: ['test/helpers/setup.ts'],
-    fileParallelism: false,
+    fileParallelism: true,
+    maxWorkers: 2,
     sequence: { concurrent: false },
     pool: 'forks',
     testTimeout: 60_000,

@@ -18,6 +18,11 @@ import { waitFor } from '../helpers/wait.js';
 const CANARY = `CANARY-SANDBOX-${process.pid}-${Date.now()}`;
 /** Small limits so that the limit attacks end quickly (the defaults are far larger). */
 const LIMITS = { FLEET_SANDBOX_PIDS: '64', FLEET_SANDBOX_FILE_BYTES: String(16 * 1024 * 1024), FLEET_SANDBOX_TMP_MB: '8' };
+/**
+ * Uids no other test file hands out (the others use the default range): this file counts every
+ * process of its workspaces' uids on the machine while other files run beside it.
+ */
+const UIDS = { first: 390_000, last: 390_999 };
 
 interface ExecOutcome {
   readonly exitCode: number | null;
@@ -86,7 +91,7 @@ describe('a sandbox contains its code (namespaces, a uid per workspace, only its
   beforeAll(async () => {
     // One fleet for the whole file (the per-test cleanup would stop a tracked one and remove a tempDir home).
     home = await mkdtemp(path.join(tmpdir(), 'sandbox-home-'));
-    env = { FLEET_HOME: home, FLEET_LOG_LEVEL: 'warn', FLEET_HEARTBEAT_INTERVAL_MS: '500', FLEET_SHUTDOWN_FLUSH_MS: '0', FLEET_HTTP_PORT: '0', FLEET_CHECKPOINT_INTERVAL_MS: '3600000', ...LIMITS };
+    env = { FLEET_HOME: home, FLEET_LOG_LEVEL: 'warn', FLEET_HEARTBEAT_INTERVAL_MS: '500', FLEET_SHUTDOWN_FLUSH_MS: '0', FLEET_HTTP_PORT: '0', FLEET_CHECKPOINT_INTERVAL_MS: '3600000', FLEET_SANDBOX_UID_RANGE: `${UIDS.first}-${UIDS.last}`, ...LIMITS };
     up = startSharedFleet(['up'], env);
     await up.waitForOutput(/web\s+http:\/\/127\.0\.0\.1:\d+/, 60_000);
     api = /web\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(up.stdout())![1]!;
@@ -113,8 +118,8 @@ describe('a sandbox contains its code (namespaces, a uid per workspace, only its
   it('gives every workspace its own uid from the range, owning its 0700 tree; the fleet directories are 0700 root', async () => {
     expect(new Set(Object.values(uids)).size).toBe(3);
     for (const [ws, uid] of Object.entries(uids)) {
-      expect(uid).toBeGreaterThanOrEqual(200_000);
-      expect(uid).toBeLessThanOrEqual(299_999);
+      expect(uid).toBeGreaterThanOrEqual(UIDS.first);
+      expect(uid).toBeLessThanOrEqual(UIDS.last);
       const root = statSync(path.join(home, 'live', ws, 'root'));
       expect({ ws, uid: root.uid, mode: root.mode & 0o7777 }).toEqual({ ws, uid, mode: 0o700 });
     }

@@ -3,13 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { inject } from 'vitest';
 import { addCleanup } from './cleanup.js';
 import { removeTree } from '../../src/tree/remove-tree.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createRedis, type RedisClient } from '../../src/redis.js';
+import { testRedisUrl } from './test-redis-url.js';
 
-export const testRedisUrl = (): string => inject('redisUrl');
+export { testRedisUrl } from './test-redis-url.js';
 
 /** A unique hash-tagged prefix, so tests never share keys. */
 export const uniquePrefix = (): string => `{t-${randomUUID().slice(0, 12)}}`;

@@ -1,15 +1,16 @@
 // Per-file setup: the leak guard. After every test, no Redis connection other than the guard's
-// own may remain open on the shared test server: a Worker, Queue, QueueEvents or client left
-// open fails the test that leaked it.
+// own may remain open on the file's test server (its worker slot's: no file beside it uses it):
+// a Worker, Queue, QueueEvents or client left open fails the test that leaked it.
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, inject } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { testRedisUrl } from './test-redis-url.js';
 import { killTrackedProcesses } from './processes.js';
 import { runCleanups } from './cleanup.js';
 
 let guard: Redis | undefined;
 
 beforeAll(async () => {
-  guard = new Redis(inject('redisUrl'), { connectionName: 'leak-guard', maxRetriesPerRequest: 1 });
+  guard = new Redis(testRedisUrl(), { connectionName: 'leak-guard', maxRetriesPerRequest: 1 });
   await guard.ping();
 });
 
