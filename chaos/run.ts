@@ -114,7 +114,7 @@ async function main(): Promise<number> {
     hosts.map((h) => [h, new LocalProvider({ hostId: h, liveRoot: hostEnv(h).FLEET_LIVE_ROOT, snapshotRoot: common.FLEET_SNAPSHOT_ROOT, archiveRoot: common.FLEET_ARCHIVE_ROOT, systemPath: clientConfig.systemPath, copyTimeoutMs: 60_000 })]),
   );
   providers.set(VERCEL_HOST_ID, createVercelProvider(clientConfig, { pollIntervalMs: 50 }));
-  const counters = { turns: 0, acked: 0, failedTurns: 0, failures: {} as Record<string, number>, ackedByProvider: {} as Record<string, number> };
+  const counters = { turns: 0, acked: 0, failedTurns: 0, failures: {} as Record<string, number>, failureSamples: {} as Record<string, string[]>, ackedByProvider: {} as Record<string, number> };
   const ctx: WorkloadContext = { client, providers, rng, counters };
   // The last `vercelCount` workspaces live on Vercel.
   const models = Array.from({ length: workspaceCount }, (_, i) => newModel(`chaos-${i}`, i >= workspaceCount - vercelCount ? 'vercel' : 'local'));
@@ -189,6 +189,7 @@ async function main(): Promise<number> {
     ackedByProvider: counters.ackedByProvider,
     failedTurns: counters.failedTurns,
     turnFailures: counters.failures,
+    turnFailureSamples: counters.failureSamples,
     lost: report.lost,
     torn: report.torn,
     fenceViolations: report.fenceViolations,

@@ -15,6 +15,9 @@ import { walkTree } from '../src/archive/tree-walk.js';
 import type { ProvisionResult } from '../src/queues/provision.js';
 import type { Rng } from '../test/helpers/rng.js';
 
+/** Messages kept per failure code. */
+const FAILURE_SAMPLES = 3;
+
 const sha = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 
 export interface WorkspaceModel {
@@ -42,7 +45,15 @@ export interface WorkloadContext {
   /** The provider of each host id (`host-a`, `host-b`: local; `vercel`: the stand-in). */
   readonly providers: ReadonlyMap<string, SandboxProvider>;
   readonly rng: Rng;
-  readonly counters: { turns: number; acked: number; failedTurns: number; failures: Record<string, number>; ackedByProvider: Record<string, number> };
+  readonly counters: {
+    turns: number;
+    acked: number;
+    failedTurns: number;
+    failures: Record<string, number>;
+    /** The first messages of each failure code (what a typed failure said, for the run's report). */
+    failureSamples: Record<string, string[]>;
+    ackedByProvider: Record<string, number>;
+  };
 }
 
 // Reads a live tree's files (path → hash) after a rebuild, through the provider's tree export.
@@ -123,5 +134,7 @@ export async function runTurn(ctx: WorkloadContext, model: WorkspaceModel): Prom
     const code = (error as { code?: unknown }).code;
     const key = typeof code === 'string' ? code : (error as Error).name;
     ctx.counters.failures[key] = (ctx.counters.failures[key] ?? 0) + 1;
+    const samples = (ctx.counters.failureSamples[key] ??= []);
+    if (samples.length < FAILURE_SAMPLES) samples.push(`${model.workspaceId} turn ${model.turns}: ${String((error as Error).message ?? error).slice(0, 300)}`);
   }
 }
