@@ -33,6 +33,7 @@ export function persistProcessorDeps(s: FleetServices): PersistProcessorDeps {
   return {
     ...pick(s, 'intents', 'addresses', 'activity', 'config', 'singleFlight', 'logger', 'metrics', 'quota', 'runtime', 'client', 'providerFor', 'events'),
     redisAddress: redisAddress(s.redis),
+    queues: s.client.pool,
     persist: persistDeps(s),
     rollback: pick(s, 'addresses', 'archive', 'checkpoints', 'storeWriters', 'config', 'providerFor'),
   };

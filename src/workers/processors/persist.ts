@@ -22,6 +22,7 @@ import { withSignal, type Processor } from '../../jobs/processor-context.js';
 import { stopWorkspace, type StopDeps } from './stop-workspace.js';
 import { recordPersist, type RecordPersistDeps } from '../../metrics/record-persist.js';
 import { anySignal } from '../../lib/any-signal.js';
+import { foreignHome, handOffPersist, type HandOffDeps, type PersistHandOff } from './hand-off-persist.js';
 
 /**
  * The sequence number of the job's own request, merging it first when its producer did not:
@@ -45,7 +46,7 @@ export function coveredRequest(payload: PersistPayload, ownSeq: number): Persist
   return { workspaceId: payload.workspaceId, generation: payload.generation, delete: false, exact, force: payload.force, reason: payload.reason, turnId: payload.turnId ?? null, coveredSeq: ownSeq };
 }
 
-export interface PersistProcessorDeps extends RecordPersistDeps, StopDeps {
+export interface PersistProcessorDeps extends RecordPersistDeps, StopDeps, HandOffDeps {
   readonly intents: PersistIntentStore;
   readonly addresses: Pick<AddressStore, 'get' | 'lastActivity' | 'touch'>;
   readonly config: Pick<Config, 'deadlines' | 'idleTtlMs'>;
@@ -57,7 +58,7 @@ export interface PersistProcessorDeps extends RecordPersistDeps, StopDeps {
   readonly rollback: RollbackDeps;
 }
 
-export function persistProcessor(deps: PersistProcessorDeps): Processor<PersistPayload, PersistResult | RollbackResult> {
+export function persistProcessor(deps: PersistProcessorDeps): Processor<PersistPayload, PersistResult | RollbackResult | PersistHandOff> {
   const { intents, config } = deps;
   const exclusive = <T>(workspaceId: string, fn: (signal: AbortSignal) => Promise<T>) =>
     // One writer per workspace archive at a time (efficiency); the fence and the head CAS carry correctness.
@@ -74,13 +75,17 @@ export function persistProcessor(deps: PersistProcessorDeps): Processor<PersistP
     // Read under the lock: a run that finished while this job waited for it has cleared what it covered.
     let request: PersistRequest | undefined;
     let capturedAt = 0;
+    let handedOff = false;
     try {
-      const result = await exclusive(payload.workspaceId, async (lockSignal) => {
+      const outcome = await exclusive(payload.workspaceId, async (lockSignal) => {
         const intent = await intents.read(payload.workspaceId);
         request = intent
           ? { workspaceId: payload.workspaceId, generation: intent.generation, delete: intent.delete, exact: !intent.delete && !intent.keep && intent.reason === 'checkpoint', force: intent.force, reason: intent.reason, turnId: intent.turnId, coveredSeq: intent.seq }
           : coveredRequest(payload, ownSeq);
         ctx.logger.debug({ request, ownSeq }, 'persist request');
+        // The intent may be of an incarnation another host serves (it carries the newest generation merged).
+        const home = foreignHome(await deps.addresses.get(payload.workspaceId), request, ctx.queue);
+        if (home !== null) return handOffPersist(deps, home, request);
         // Writes after this moment may miss the revision: the persist lag counts from here, not from completion.
         capturedAt = Date.now();
         return persistWorkspace(
@@ -89,6 +94,12 @@ export function persistProcessor(deps: PersistProcessorDeps): Processor<PersistP
           withSignal(ctx, anySignal([ctx.signal, lockSignal])),
         );
       });
+      if ('handedOffTo' in outcome) {
+        handedOff = true;
+        ctx.logger.info({ handedOffTo: outcome.handedOffTo, generation: outcome.generation }, 'persist handed to the queue of the host that serves the workspace');
+        return outcome;
+      }
+      const result = outcome;
       const covered = request!;
       await recordPersist(deps, covered.reason, result);
       await intents.complete(payload.workspaceId, covered.coveredSeq, result, job, capturedAt, covered.generation);
@@ -103,7 +114,7 @@ export function persistProcessor(deps: PersistProcessorDeps): Processor<PersistP
       throw error;
     } finally {
       const reason = request?.reason ?? payload.reason;
-      if (reason === 'idle-reap') await stopWorkspace(deps, payload.workspaceId, request?.generation ?? payload.generation, ctx.signal, ctx.logger);
+      if (reason === 'idle-reap' && !handedOff) await stopWorkspace(deps, payload.workspaceId, request?.generation ?? payload.generation, ctx.signal, ctx.logger);
     }
   };
 }
