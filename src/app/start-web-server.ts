@@ -19,7 +19,8 @@ import { resetWorkspace } from '../provision/reset-workspace.js';
 import type { RouteDeps } from '../http/api-route.js';
 import { createWebApp } from '../http/create-web-app.js';
 import { isLoopbackAddress } from '../http/loopback-only.js';
-import { BOARD_PATH, createFleetBoard, type FleetBoard } from '../http/fleet-board.js';
+import { BOARD_PATH } from '../http/board-path.js';
+import type { FleetBoard } from '../http/fleet-board.js';
 
 export const LOOPBACK = '127.0.0.1';
 
@@ -92,6 +93,8 @@ export async function startWebServer({ config, logger, services: shared }: Start
 
     let board: FleetBoard | null = null;
     if (config.admin.password) {
+      // Loaded only when enabled: Bull Board's packages are a third of the web stack's start-up.
+      const { createFleetBoard } = await import('../http/fleet-board.js');
       board = await createFleetBoard({ redis, keys, config, logger });
       releasers.add('bull board', () => board!.close());
       logger.info({ path: BOARD_PATH, readOnly: config.admin.readOnly }, 'Bull Board enabled (basic auth, user admin)');

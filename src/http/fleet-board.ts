@@ -17,7 +17,9 @@ import type { Logger } from '../logger.js';
 import { fleetQueueNames } from '../status/queue-names.js';
 import { withTimeout } from '../lib/with-timeout.js';
 
-export const BOARD_PATH = '/admin/queues';
+import { BOARD_PATH } from './board-path.js';
+
+export { BOARD_PATH };
 
 export interface FleetBoardOptions {
   readonly redis: RedisClient;

@@ -16,7 +16,7 @@ export function registerWeb(program: Command, ctx: CliContext, run: (action: () 
         const logger = ctx.logger({ component: 'web', hostId: config.hostId });
         // Loaded on demand: the web stack is heavy for every other command.
         const { startWebServer } = await import('../../app/start-web-server.js');
-        const { BOARD_PATH } = await import('../../http/fleet-board.js');
+        const { BOARD_PATH } = await import('../../http/board-path.js');
         const tracing = await maybeStartTracing(config);
         const web = await startWebServer({ config, logger });
         const board = web.board ? `${web.url}${BOARD_PATH}` : null;
