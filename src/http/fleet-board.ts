@@ -16,10 +16,7 @@ import type { FleetKeys } from '../keys.js';
 import type { Logger } from '../logger.js';
 import { fleetQueueNames } from '../status/queue-names.js';
 import { withTimeout } from '../lib/with-timeout.js';
-
 import { BOARD_PATH } from './board-path.js';
-
-export { BOARD_PATH };
 
 export interface FleetBoardOptions {
   readonly redis: RedisClient;
