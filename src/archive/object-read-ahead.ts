@@ -46,7 +46,10 @@ export class ObjectReadAhead {
   /** Objects the restore has read. */
   #consumed = 0;
   #sample: number[] = [];
-  #blocksAtSample = 0;
+  /** The process's block reads when the sample began: looked at for the first sample and after a slow one only. */
+  #blocksAtSample: number | null = null;
+  /** The sample before was slow: the next one looks at the block reads. */
+  #armed = false;
   #running: Promise<void> | null = null;
   #wake: (() => void) | null = null;
   readonly #stop = new AbortController();
@@ -70,14 +73,17 @@ export class ObjectReadAhead {
     this.#wake?.();
     if (this.#running) return;
     const blockReads = this.options.blockReads ?? (() => process.resourceUsage().fsRead);
-    if (this.#sample.length === 0) this.#blocksAtSample = blockReads();
+    // process.resourceUsage() took 50-70 µs here (it adds up every thread's counters): called at
+    // every sample it was 4 % of a warm restore (BENCHMARKS.md, run AJ). A warm restore looks once.
+    if (this.#sample.length === 0) this.#blocksAtSample = this.#consumed === 1 || this.#armed ? blockReads() : null;
     this.#sample.push(micros);
     if (this.#sample.length < SAMPLE) return;
     // Slow is not enough (a loaded machine deschedules a warm read too): the reads went to the disk.
     const median = this.#sample.sort((a, b) => a - b)[SAMPLE >> 1]!;
     this.#sample = [];
-    // The block reads are looked at only for a slow sample (process.resourceUsage() is ~10 µs).
-    if (median > COLD_READ_MICROS && blockReads() - this.#blocksAtSample >= SAMPLE * DISK_SHARE) this.#running = this.#run().catch(() => undefined);
+    this.#armed = median > COLD_READ_MICROS;
+    if (!this.#armed || this.#blocksAtSample === null) return;
+    if (blockReads() - this.#blocksAtSample >= SAMPLE * DISK_SHARE) this.#running = this.#run().catch(() => undefined);
   }
 
   /** Stops reading ahead; resolves once no read ahead is in flight. */

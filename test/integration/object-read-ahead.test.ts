@@ -2,7 +2,8 @@
 // while the restore's reads are fast, or slow without going to the disk; once a sample of them is
 // slow and from the disk it reads the objects the
 // restore will read next, in the restore's order (each inode once, large files and skipped names
-// not at all), never more than AHEAD beyond the restore, and it stops when told.
+// not at all), never more than AHEAD beyond the restore, and it stops when told. A warm restore
+// looks at the process's block reads once.
 import { link, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -92,6 +93,32 @@ describe('ObjectReadAhead', () => {
     await ahead.stop();
     expect(got.length).toBeLessThanOrEqual(AHEAD + 100 + 8);
     expect(new Set(got).size).toBe(got.length);
+  });
+
+  it('looks at the process\'s block reads once in a warm restore; a restore that turns slow starts reading ahead after two slow samples', async () => {
+    let looks = 0;
+    let blocks = 0;
+    const counted = () => {
+      looks += 1;
+      return (blocks += 1_000);
+    };
+    const warm = new ObjectReadAhead(store, tree, { reads, signal: AbortSignal.timeout(60_000), blockReads: counted });
+    for (let i = 0; i < order.length; i++) warm.read(COLD_READ_MICROS / 10);
+    await warm.stop();
+    expect(looks).toBe(1);
+    expect(warm.active).toBe(false);
+
+    looks = 0;
+    const turning = new ObjectReadAhead(store, tree, { reads, signal: AbortSignal.timeout(60_000), blockReads: counted });
+    for (let i = 0; i < 4 * SAMPLE; i++) turning.read(COLD_READ_MICROS / 10);
+    expect(looks).toBe(1);
+    // The first slow sample is not enough: its block reads were not looked at when it began.
+    for (let i = 0; i < SAMPLE; i++) turning.read(COLD_READ_MICROS * 5);
+    expect(turning.active).toBe(false);
+    for (let i = 0; i < SAMPLE; i++) turning.read(COLD_READ_MICROS * 5);
+    expect(turning.active).toBe(true);
+    expect(looks).toBe(3);
+    await turning.stop();
   });
 
   it('stops when told, with nothing left in flight', async () => {
