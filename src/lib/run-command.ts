@@ -2,10 +2,14 @@
  * Every bounded subprocess of the fleet runs through here: detached in its own process group,
  * with a deadline and an `AbortSignal`; on either, the whole group is SIGTERMed, then SIGKILLed
  * after a grace (terminate-process.ts; rsync forks children that a plain `child.kill()` would
- * leave behind). A non-zero exit is a result, not an error.
+ * leave behind). A non-zero exit is a result, not an error, and so is a child that could not be
+ * started (`exitCode` and `signal` both null).
+ *
+ * Node's own `spawn`, not execa: the fleet used none of execa's conveniences, and loading it cost
+ * 110-180 ms of CPU in every process that can run a command (BENCHMARKS.md, run AJ).
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { execa } from 'execa';
 import { DEFAULT_OUTPUT_LIMIT, outputCollector } from './output-collector.js';
 import { DEFAULT_KILL_GRACE_MS, signalProcess, terminateProcess } from './terminate-process.js';
 
@@ -54,23 +58,27 @@ export async function runCommand(file: string, args: readonly string[], options:
   const limit = options.maxOutputBytes ?? DEFAULT_OUTPUT_LIMIT;
   const out = outputCollector(limit, options.onStdout);
   const err = outputCollector(limit, options.onStderr);
-  const child = execa(file, [...args], {
-    cwd: options.cwd,
-    env: { ...options.env },
-    extendEnv: false,
-    detached: true,
-    reject: false,
-    // execa passes numbers on to Node's spawn (a parent fd shared as the child's fd 3+); its types only admit them for fds 0-2.
-    stdio: [options.input === undefined && options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(options.fds ?? [])] as unknown as ['ignore' | 'pipe', 'pipe', 'pipe'],
-    buffer: false,
-    cleanup: true,
-    ...(options.input === undefined ? {} : { input: options.input }),
-    // Node's spawn switches ids in the child before exec (libuv drops supplementary groups too).
-    ...(options.runAs ? { uid: options.runAs.uid, gid: options.runAs.gid } : {}),
+  const command = [file, ...args].join(' ');
+  let child: ChildProcess;
+  try {
+    child = spawnChild(file, args, options);
+  } catch {
+    // Refused before it ran (an id it may not take, say): a result like a child that could not start.
+    return { command, exitCode: null, signal: null, stdout: '', stderr: '', timedOut: false, aborted: false, durationMs: Date.now() - started };
+  }
+  // The child's end: its exit and its output streams closed; a spawn that failed ends here too.
+  const ended = new Promise<{ readonly exitCode: number | null; readonly signal: string | null }>((resolve) => {
+    child.once('close', (exitCode: number | null, signal: NodeJS.Signals | null) => resolve({ exitCode, signal }));
+    child.on('error', () => {
+      // After a start, an error (a kill that failed) is followed by `close`; without one, it is the end.
+      if (child.pid === undefined) resolve({ exitCode: null, signal: null });
+    });
   });
+  // A child that exits without reading its stdin breaks the pipe: its exit says what happened.
+  child.stdin?.on('error', () => undefined);
+  if (options.input !== undefined) child.stdin?.end(options.input);
   if (options.stdin && child.stdin) {
     const stdin = child.stdin;
-    stdin.on('error', () => undefined);
     options.stdin.pipe(stdin);
     const drained = options.onStdinDrained;
     if (drained) {
@@ -88,8 +96,8 @@ export async function runCommand(file: string, args: readonly string[], options:
 
   let timedOut = false;
   let aborted = false;
-  // The child's exit, whatever its outcome (a spawn failure is reported by `await child`).
-  const exited = child.then(() => undefined, () => undefined);
+  // The child's exit, whatever its outcome.
+  const exited = ended.then(() => undefined);
   let termination: Promise<unknown> | null = null;
   const terminate = () => {
     if (child.pid === undefined) return;
@@ -108,11 +116,11 @@ export async function runCommand(file: string, args: readonly string[], options:
   else options.signal?.addEventListener('abort', onAbort, { once: true });
 
   try {
-    const result = await child;
+    const result = await ended;
     return {
-      command: [file, ...args].join(' '),
-      exitCode: result.exitCode ?? null,
-      signal: result.signal ?? null,
+      command,
+      exitCode: result.exitCode,
+      signal: result.signal,
       stdout: out.text(),
       stderr: err.text(),
       timedOut,
@@ -127,4 +135,18 @@ export async function runCommand(file: string, args: readonly string[], options:
     // Grandchildren that outlived their parent (detached group) are killed too.
     if (child.pid !== undefined) signalProcess(-child.pid, 'SIGKILL');
   }
+}
+
+function spawnChild(file: string, args: readonly string[], options: RunCommandOptions): ChildProcess {
+  return spawn(file, [...args], {
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    // Exactly this environment: nothing of the fleet's is inherited.
+    env: { ...options.env },
+    // Its own process group, killed whole (rsync's children too).
+    detached: true,
+    // A parent fd given as a number is shared as the child's fd 3, 4, ...
+    stdio: [options.input === undefined && options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...(options.fds ?? [])],
+    // The child switches ids before exec (libuv drops supplementary groups too).
+    ...(options.runAs ? { uid: options.runAs.uid, gid: options.runAs.gid } : {}),
+  });
 }

@@ -4,7 +4,7 @@
 // the kernel took a write at once or only later.
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -95,5 +95,39 @@ describe('runCommand', () => {
   it('reports a normal exit as a result, with no signal', async () => {
     const result = await runCommand('sh', ['-c', 'echo out; echo err >&2; exit 3'], { env: SHELL_ENV, timeoutMs: 60_000 });
     expect(result).toMatchObject({ exitCode: 3, signal: null, stdout: 'out\n', stderr: 'err\n', timedOut: false, aborted: false });
+  });
+
+  it('reports a command that could not start as a result (no exit code, no signal), not an error', async () => {
+    const result = await runCommand('no-such-command-anywhere', ['x'], { env: SHELL_ENV, timeoutMs: 60_000 });
+    expect(result).toMatchObject({ command: 'no-such-command-anywhere x', exitCode: null, signal: null, stdout: '', timedOut: false, aborted: false });
+  });
+
+  it('gives the child exactly its environment, its input on stdin and a parent fd as its fd 3, in its own process group', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'fleet-run-command-'));
+    try {
+      const file = path.join(dir, 'fd3');
+      writeFileSync(file, 'from fd 3');
+      const fd = openSync(file, 'r');
+      try {
+        const script = 'env | sort; echo "--"; cat; echo "--"; cat <&3; echo; echo "-- $(ps -o pgid= -p $$ | tr -d " ")=$$"';
+        const result = await runCommand('sh', ['-c', script], { env: { ...SHELL_ENV, ONLY: 'this' }, timeoutMs: 60_000, input: 'piped in', fds: [fd] });
+        expect(result.exitCode).toBe(0);
+        const [env, input, fd3, group] = result.stdout.split('--');
+        expect(env!.trim().split('\n').filter((line) => !/^(PWD|SHLVL|_)=/.test(line))).toEqual(['ONLY=this', 'PATH=/usr/bin:/bin']);
+        expect(input!.trim()).toBe('piped in');
+        expect(fd3!.trim()).toBe('from fd 3');
+        const [pgid, pid] = group!.trim().split('=');
+        expect(pgid).toBe(pid);
+      } finally {
+        closeSync(fd);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.runIf(process.getuid?.() === 0)('runs the child as the uid and gid it is given', async () => {
+    const result = await runCommand('sh', ['-c', 'id -u; id -g; id -G'], { env: SHELL_ENV, timeoutMs: 60_000, runAs: { uid: 65534, gid: 65533 } });
+    expect(result.stdout.trim().split('\n')).toEqual(['65534', '65533', '65533']);
   });
 });
