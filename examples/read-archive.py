@@ -20,10 +20,12 @@ names as bytes, modes, nanosecond times, symlinks (never followed), FIFOs, hard 
 import argparse
 import base64
 import hashlib
+import io
 import json
 import os
 import re
 import stat
+import struct
 import sys
 
 WORKSPACE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
@@ -81,9 +83,29 @@ class Store:
 
     def __init__(self, root):
         self.root = root
+        self._packed = None
 
     def object_path(self, oid):
         return os.path.join(self.root, ".store", "objects", oid[:2], oid)
+
+    def open_object(self, oid):
+        """The object's content as a binary file: its own file, else its slice of a pack."""
+        try:
+            return open(self.object_path(oid), "rb", opener=read_opener)
+        except FileNotFoundError:
+            pass
+        if self._packed is None:
+            self._packed = read_pack_indexes(os.path.join(self.root, ".store", "packs"))
+        found = self._packed.get(oid)
+        if found is None:
+            raise ArchiveError("object %s is missing" % oid)
+        pack, offset, length = found
+        with open(pack, "rb", opener=read_opener) as f:
+            f.seek(offset)
+            data = f.read(length)
+        if len(data) != length:
+            raise ArchiveError("pack %s ends inside object %s" % (pack, oid))
+        return io.BytesIO(data)
 
     def _tree_bytes(self, tid):
         if not OBJECT_ID.match(tid):
@@ -326,7 +348,7 @@ class Format2:
             elif kind == "p":
                 make_fifo(fd, name, entry["m"], entry["n"])
             elif not out.link(entry["link"], fd, name):
-                with open(self.store.object_path(entry["h"]), "rb", opener=read_opener) as src:
+                with self.store.open_object(entry["h"]) as src:
                     copy_file(src, fd, name, entry["s"], entry["m"], entry["n"], entry["h"])
                 out.linkable(entry["link"], path)
         return fd, iter(subdirs)
@@ -457,6 +479,45 @@ def close_stack(stack, dest_fd):
 
 def read_opener(path, flags):
     return os.open(path, flags | NOFOLLOW)
+
+
+PACK_MAGIC = b"FLEETPK1"
+INDEX_MAGIC = b"FLEETIX1"
+
+
+def read_pack_indexes(packs):
+    """Object id -> (pack file, offset, length) from every pack index under `packs` (a pack
+    belongs to the store once its index exists). An index is checked: magic, size, trailer, its
+    name, and every object inside its pack."""
+    found = {}
+    try:
+        names = sorted(os.listdir(packs))
+    except FileNotFoundError:
+        return found
+    for name in names:
+        match = re.match(r"^([0-9a-f]{64})\.idx$", name)
+        if not match:
+            continue
+        with open(os.path.join(packs, name), "rb", opener=read_opener) as f:
+            data = f.read()
+        if len(data) < 52 or data[:8] != INDEX_MAGIC:
+            raise ArchiveError("pack index %s: not a pack index" % name)
+        count, pack_size = struct.unpack(">IQ", data[8:20])
+        if len(data) != 20 + 48 * count + 32:
+            raise ArchiveError("pack index %s: %d objects do not fit %d bytes" % (name, count, len(data)))
+        body, trailer = data[:-32], data[-32:]
+        digest = hashlib.sha256(body).digest()
+        if digest != trailer or digest.hex() != match.group(1):
+            raise ArchiveError("pack index %s: checksum mismatch" % name)
+        pack = os.path.join(packs, match.group(1) + ".pack")
+        for i in range(count):
+            record = body[20 + 48 * i:20 + 48 * (i + 1)]
+            oid = record[:32].hex()
+            offset, length = struct.unpack(">QI", record[32:44])
+            if offset < len(PACK_MAGIC) or offset + length > pack_size:
+                raise ArchiveError("pack index %s: object %s outside its pack" % (name, oid))
+            found.setdefault(oid, (pack, offset, length))
+    return found
 
 
 def copy_file(src, dirfd, name, size, mode, mtime_ns, expected_hash):

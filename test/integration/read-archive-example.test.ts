@@ -3,9 +3,10 @@
 // fleet's `readManifest`, and the tree it extracts equals the live tree the revision was
 // persisted from, byte for byte (names as bytes, modes, contents, symlink targets, FIFOs, hard
 // links, holes, nanosecond mtimes).
-import { chmod, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { writePackSync } from '../../src/archive/pack-file.js';
 import { tempDir } from '../helpers/fleet-env.js';
 import { contentFacts, describeTree, plantPortableTree } from '../helpers/portable-tree.js';
 import { readerListing, runReader } from '../helpers/read-archive.js';
@@ -89,6 +90,41 @@ describe('examples/read-archive.py', () => {
     const refused = reader(h, ['ws', 'list']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`which is missing`);
+  });
+
+  it('format 2 with its small objects in packs (not yet written by the fleet): extracts exactly; an index that lies is refused', async () => {
+    const { h, source } = await persisted('2');
+    const objectsDir = path.join(h.config.paths.archiveRoot, '.store', 'objects');
+    const packsDir = path.join(h.config.paths.archiveRoot, '.store', 'packs');
+    const tmp = path.join(h.config.paths.archiveRoot, '.store', 'tmp');
+    await mkdir(packsDir, { recursive: true });
+    await mkdir(tmp, { recursive: true });
+    // Every object of at most 256 KiB moves into one of two packs; its own file goes.
+    const moved: { id: string; bytes: Buffer; file: string }[] = [];
+    for (const fanout of await readdir(objectsDir)) {
+      for (const id of await readdir(path.join(objectsDir, fanout))) {
+        const file = path.join(objectsDir, fanout, id);
+        const bytes = await readFile(file);
+        if (bytes.length <= 256 * 1024) moved.push({ id, bytes, file });
+      }
+    }
+    expect(moved.length).toBeGreaterThan(20);
+    const half = moved.length >> 1;
+    const packs = [moved.slice(0, half), moved.slice(half)].map((part, i) => writePackSync(packsDir, path.join(tmp, `test-${i}`), part));
+    for (const { file } of moved) await rm(file);
+    const dest = path.join(await tempDir('read-archive'), 'tree');
+    const extracted = reader(h, ['ws', 'extract', dest]);
+    expect(extracted.code, extracted.stderr).toBe(0);
+    expect(contentFacts(await describeTree(dest))).toEqual(contentFacts(source));
+    // An index whose bytes were changed: its checksum no longer holds.
+    const index = path.join(packsDir, `${packs[0]!.packId}.idx`);
+    const bytes = await readFile(index);
+    bytes.writeUInt8(bytes.readUInt8(30) ^ 1, 30);
+    await chmod(index, 0o644);
+    await writeFile(index, bytes);
+    const refused = reader(h, ['ws', 'extract', path.join(await tempDir('read-archive'), 'tree')]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('checksum mismatch');
   });
 
   it('a damaged object or tree, a missing revision and bad arguments are refused', async () => {
