@@ -51,24 +51,42 @@ export interface EncodedIndex {
 /** The index of a pack of `packBytes` bytes holding `objects` (any order; ids distinct). */
 export function encodePackIndex(objects: readonly PackedObject[], packBytes: number): EncodedIndex {
   if (objects.length > MAX_PACK_OBJECTS) throw new RangeError(`a pack holds at most ${MAX_PACK_OBJECTS} objects, not ${objects.length}`);
-  const sorted = [...objects].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const body = Buffer.alloc(HEADER_BYTES + RECORD_BYTES * sorted.length);
-  INDEX_MAGIC.copy(body, 0);
-  body.writeUInt32BE(sorted.length, 8);
-  body.writeBigUInt64BE(BigInt(packBytes), 12);
-  let at = HEADER_BYTES;
-  for (let i = 0; i < sorted.length; i++) {
-    const { id, offset, length } = sorted[i]!;
-    if (i > 0 && sorted[i - 1]!.id === id) throw new RangeError(`object ${id} is twice in one pack`);
+  const seen = new Set<string>();
+  for (const { id, offset, length } of objects) {
     if (!OBJECT_ID_PATTERN.test(id)) throw new TypeError(`not an object id: ${JSON.stringify(id)}`);
-    body.write(id, at, 32, 'hex');
+    if (seen.has(id)) throw new RangeError(`object ${id} is twice in one pack`);
+    seen.add(id);
     checkSlot(offset, length, packBytes, () => `object ${id}`);
-    body.writeBigUInt64BE(BigInt(offset), at + 32);
-    body.writeUInt32BE(length, at + 40);
-    at += RECORD_BYTES;
   }
-  const trailer = createHash('sha256').update(body).digest();
-  return { bytes: Buffer.concat([body, trailer]), packId: createHash('sha256').update(body).digest('hex') };
+  const bytes = packIndexBytes(
+    objects.map((o) => o.id),
+    objects.map((o) => o.offset),
+    objects.map((o) => o.length),
+    packBytes,
+    (body) => createHash('sha256').update(body).digest(),
+  );
+  return { bytes, packId: bytes.toString('hex', bytes.length - TRAILER_BYTES) };
+}
+
+/**
+ * The bytes of an index (the layout above) of checked records given as parallel arrays. It uses
+ * nothing but its arguments and `Buffer`: the object writer's thread runs its source
+ * (object-writer.ts), so that one encoder writes every index.
+ */
+export function packIndexBytes(ids: readonly string[], offsets: readonly number[], lengths: readonly number[], packBytes: number, sha256: (body: Buffer) => Buffer): Buffer {
+  const order = ids.map((_, i) => i).sort((a, b) => (ids[a]! < ids[b]! ? -1 : ids[a]! > ids[b]! ? 1 : 0));
+  const body = Buffer.alloc(20 + 48 * ids.length);
+  body.write('FLEETIX1', 0, 'latin1');
+  body.writeUInt32BE(ids.length, 8);
+  body.writeBigUInt64BE(BigInt(packBytes), 12);
+  for (let k = 0; k < order.length; k++) {
+    const i = order[k]!;
+    const at = 20 + 48 * k;
+    body.write(ids[i]!, at, 32, 'hex');
+    body.writeBigUInt64BE(BigInt(offsets[i]!), at + 32);
+    body.writeUInt32BE(lengths[i]!, at + 40);
+  }
+  return Buffer.concat([body, sha256(body)]);
 }
 
 /** A decoded index: lookups by id, in O(log n), without a map per object. */

@@ -4,7 +4,7 @@
 // when its checksum was made to match.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { encodePackIndex, INDEX_MAGIC, PACK_MAGIC, PackIndex, type PackedObject } from '../../src/archive/pack-index.js';
+import { encodePackIndex, INDEX_MAGIC, PACK_MAGIC, PackIndex, packIndexBytes, type PackedObject } from '../../src/archive/pack-index.js';
 import { TreeFormatError } from '../../src/archive/tree-object.js';
 
 const id = (n: number) => createHash('sha256').update(`object ${n}`).digest('hex');
@@ -51,6 +51,14 @@ describe('pack index', () => {
     const moved = [{ ...objects[1]!, offset: 8 }, { ...objects[0]!, offset: 28 }, objects[2]!];
     expect(encodePackIndex(moved, packBytes).packId).not.toBe(encodePackIndex(objects, packBytes).packId);
     expect(encodePackIndex([], 8).packId).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('its encoder runs from its source alone (as the object writer\'s thread runs it) and writes the same bytes', () => {
+    const { objects, packBytes } = layout([5, 0, 300, 17]);
+    const isolated = new Function('Buffer', `return (${packIndexBytes.toString()});`)(Buffer) as typeof packIndexBytes;
+    const sha = (body: Buffer) => createHash('sha256').update(body).digest();
+    const bytes = isolated(objects.map((o) => o.id), objects.map((o) => o.offset), objects.map((o) => o.length), packBytes, sha);
+    expect(bytes.equals(encodePackIndex(objects, packBytes).bytes)).toBe(true);
   });
 
   it('refuses to encode a bad id, an object twice or bytes outside the pack', () => {
