@@ -154,7 +154,7 @@ export function createServices({ config, redis, logger, extraProviders = [], loc
     addresses,
     intents: new PersistIntentStore(redis, keys),
     checkpoints: new CheckpointStore(redis, keys),
-    archive: new ArchiveStore(config.paths.archiveRoot, { treePatches: config.treePatches }),
+    archive: new ArchiveStore(config.paths.archiveRoot, { treePatches: config.treePatches, packObjects: config.packObjects }),
     storeWriters: new StoreWriters(redis, keys),
     statCaches,
     verifyCursor: new VerifyCursor(redis, keys),

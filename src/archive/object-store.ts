@@ -15,6 +15,10 @@ import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.
 import { copyFileData } from '../tree/copy-file-data.js';
 import { borrowBuffer, READ_BUFFER_BYTES, releaseBuffer } from '../tree/read-buffers.js';
 import { encodeSortedTree, OBJECT_ID_PATTERN, sha256, sortNodes, TreeFormatError, type TreeNode } from './tree-object.js';
+import { packFiles, PackReader } from './pack-file.js';
+import type { Located } from './pack-lookup.js';
+import { PackSet } from './pack-set.js';
+import { StorageIoError } from '../errors/storage-io-error.js';
 import { applyTreePatch, decodeStoredTree, decodeWholeTree, encodeTreePatch, PATCH_PREFIX, patchBaseOf, patchBetween, type StoredTree } from './tree-patch.js';
 
 /** Files up to this size are read whole and hashed before anything is written (a known object costs no write). */
@@ -38,7 +42,15 @@ export interface ObjectStoreOptions {
    * bytes of the whole tree (`FLEET_ARCHIVE_TREE_PATCHES`). Reading patches needs no option.
    */
   readonly treePatches?: boolean;
+  /**
+   * Write the small objects the object writer's thread places as packs (`FLEET_ARCHIVE_PACKS`;
+   * docs/archive-format.md, "Packs"). Reading packed objects needs no option.
+   */
+  readonly packObjects?: boolean;
 }
+
+/** Pack readers a store keeps open at most (a restore reads pack after pack). */
+const OPEN_PACKS = 32;
 
 /** A tree as read from disk: its entries, and the tree it is a patch of (null: stored whole). */
 export interface LoadedTree {
@@ -94,6 +106,10 @@ export class ObjectStore {
   readonly #treesDir: string;
 
   readonly #treePatches: boolean;
+  readonly #packObjects: boolean;
+  /** The packs of this store this process knows. */
+  readonly packs: PackSet;
+  readonly #packReaders = new Map<string, PackReader>();
 
   /** `root` is the archive root (the store lives in its `.store`). */
   constructor(
@@ -101,6 +117,8 @@ export class ObjectStore {
     options: ObjectStoreOptions = {},
   ) {
     this.#treePatches = options.treePatches ?? false;
+    this.#packObjects = options.packObjects ?? false;
+    this.packs = new PackSet(path.join(root, STORE_DIR, 'packs'));
     this.#tmpDir = path.join(root, STORE_DIR, 'tmp');
     this.#objectsDir = path.join(root, STORE_DIR, 'objects');
     this.#treesDir = path.join(root, STORE_DIR, 'trees');
@@ -423,7 +441,7 @@ export class ObjectStore {
   /** Stores bytes as an object. */
   async putBytes(bytes: Buffer): Promise<StoredObject> {
     const id = sha256(bytes);
-    if (await this.#reuse(this.objectPath(id))) return { id, bytes: bytes.length, written: false };
+    if (this.#reusePacked(id) || (await this.#reuse(this.objectPath(id)))) return { id, bytes: bytes.length, written: false };
     const tmp = await this.#tmpFile('o');
     await this.#fill(tmp, () => tmp.handle.writeFile(bytes));
     return { id, bytes: bytes.length, written: await this.#place(tmp.path, this.objectPath(id)) };
@@ -436,12 +454,62 @@ export class ObjectStore {
   putBytesSync(bytes: Buffer): StoredObject {
     const id = sha256(bytes);
     const target = this.objectPath(id);
-    if (this.#reuseSync(target)) return { id, bytes: bytes.length, written: false };
+    if (this.#reusePacked(id) || this.#reuseSync(target)) return { id, bytes: bytes.length, written: false };
     // Not rechecked before the rename: nothing of this process's event loop runs between the look
     // above and it, so only another writer (the thread pool, another process) could have placed
     // the same bytes meanwhile, and the rename replaces them atomically (a first persist's every
     // file is a new object: the recheck was one more stat of a missing name per file).
     return { id, bytes: bytes.length, written: this.#placeSync(this.#tmpWriteSync('o', bytes), target) };
+  }
+
+  /**
+   * Reads small object `id` of `size` bytes into `target` at `offset` (room for `size + 1`): from
+   * its pack if a pack this process knows holds it, else its own file, else a pack another
+   * process wrote since (listed again). `readLoose` reads an object's own file as
+   * `readSmallObjectInto` does; an object absent from both fails as its file's open did (ENOENT).
+   */
+  readSmallInto(id: string, size: number, target: Buffer, offset: number, readLoose: () => void): void {
+    const packed = this.packs.find(id);
+    if (packed === undefined) {
+      try {
+        return readLoose();
+      } catch (error) {
+        if (errnoOf(error) !== 'ENOENT') throw error;
+        const found = this.packs.findOrRefresh(id);
+        if (found === undefined) throw error;
+        return this.#readPacked(id, found, size, target, offset);
+      }
+    }
+    this.#readPacked(id, packed, size, target, offset);
+  }
+
+  #readPacked(id: string, found: Located, size: number, target: Buffer, offset: number): void {
+    const { packId } = found.index;
+    const file = packFiles(this.packs.packsDir, packId).pack;
+    if (found.slot.length !== size) throw new StorageIoError({ operation: 'restore read', path: file, errno: 'EIO' }, `object ${id} holds ${found.slot.length} bytes in the pack, its tree says ${size}`);
+    let reader = this.#packReaders.get(packId);
+    if (reader === undefined) {
+      reader = PackReader.open(file);
+      if (this.#packReaders.size >= OPEN_PACKS) {
+        const [oldest, open] = this.#packReaders.entries().next().value as [string, PackReader];
+        this.#packReaders.delete(oldest);
+        open.close();
+      }
+      this.#packReaders.set(packId, reader);
+    }
+    reader.readInto(found.slot, target, offset);
+  }
+
+  // An object a pack this process knows holds: the pack is refreshed for the GC (false: not packed, or the pack is gone).
+  #reusePacked(id: string): boolean {
+    const packed = this.packs.find(id);
+    return packed !== undefined && this.packs.reuse(packed.index.packId);
+  }
+
+  /** Closes the packs this store keeps open for reading. */
+  closePacks(): void {
+    for (const reader of this.#packReaders.values()) reader.close();
+    this.#packReaders.clear();
   }
 
   #tmpName(kind: 'o' | 't'): string {
@@ -455,7 +523,8 @@ export class ObjectStore {
   objectWriter(onWritten?: (objects: number, bytes: number) => void): ObjectWriter {
     this.#ensureTmpSync();
     const tmpNames = `${this.#tmpDir}/${storeTempPrefix('o', `${this.#tmpPrefix}w${(this.#writers++).toString(36)}`)}`;
-    return new ObjectWriter({ objectsDir: this.kindDir('object'), tmpNames, objectMode: OBJECT_MODE, ...(onWritten ? { onWritten } : {}) });
+    if (this.#packObjects) this.packs.refresh();
+    return new ObjectWriter({ objectsDir: this.kindDir('object'), tmpNames, objectMode: OBJECT_MODE, ...(this.#packObjects ? { packs: this.packs } : {}), ...(onWritten ? { onWritten } : {}) });
   }
 
   #ensureTmpSync(): void {

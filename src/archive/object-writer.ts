@@ -23,6 +23,9 @@
  */
 import { Worker } from 'node:worker_threads';
 import { classifyStorageError } from '../errors/classify-storage-error.js';
+import { packFiles } from './pack-file.js';
+import { MAX_PACKED_OBJECT_BYTES, PackIndex, packIndexBytes } from './pack-index.js';
+import type { PackSet } from './pack-set.js';
 import type { StoredObject } from './object-store.js';
 import { sha256 } from './tree-object.js';
 
@@ -39,12 +42,63 @@ const MAX_BATCHES = 4;
  */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 24, stackSizeMb: 1 };
 
-/** The worker: plain JavaScript (run with `eval`, so it runs the same from the sources and the build). */
+/**
+ * The worker: plain JavaScript (run with `eval`, so it runs the same from the sources and the
+ * build). With `packsDir`, the objects of a batch not stored loose already go into one pack
+ * (pack-file.ts's protocol: temporaries, the pack renamed in first, its index last; the index
+ * encoded by pack-index.ts's own encoder, whose source it runs).
+ */
 const WORKER_SOURCE = `
 'use strict';
 const fs = require('node:fs');
+const { createHash } = require('node:crypto');
 const { parentPort, workerData } = require('node:worker_threads');
-const { objectsDir, tmpNames, objectMode } = workerData;
+const { objectsDir, tmpNames, objectMode, packsDir, maxPacked } = workerData;
+const packIndexBytes = ${packIndexBytes.toString()};
+const PACK_MAGIC = Buffer.from('FLEETPK1');
+let packsReady = false;
+// Writes the objects of data at spans (pairs of offset, length) named ids as one pack; its id and index.
+function writePack(data, ids, spans) {
+  if (!packsReady) {
+    fs.mkdirSync(packsDir, { recursive: true, mode: 0o700 });
+    packsReady = true;
+  }
+  const offsets = [];
+  const lengths = [];
+  let at = PACK_MAGIC.length;
+  for (let i = 0; i < ids.length; i++) {
+    offsets.push(at);
+    lengths.push(spans[2 * i + 1]);
+    at += spans[2 * i + 1];
+  }
+  const index = packIndexBytes(ids, offsets, lengths, at, (body) => createHash('sha256').update(body).digest());
+  const packId = index.toString('hex', index.length - 32);
+  const tmp = tmpNames + (count++).toString(36);
+  try {
+    let fd = fs.openSync(tmp + '.pack', CREATE, objectMode);
+    try {
+      fs.writeSync(fd, PACK_MAGIC);
+      for (let i = 0; i < ids.length; i++) for (let done = 0; done < spans[2 * i + 1]; ) done += fs.writeSync(fd, data, spans[2 * i] + done, spans[2 * i + 1] - done);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fd = fs.openSync(tmp + '.idx', CREATE, objectMode);
+    try {
+      for (let done = 0; done < index.length; ) done += fs.writeSync(fd, index, done, index.length - done);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp + '.pack', packsDir + '/' + packId + '.pack');
+    fs.renameSync(tmp + '.idx', packsDir + '/' + packId + '.idx');
+  } catch (error) {
+    for (const suffix of ['.pack', '.idx']) {
+      try { fs.unlinkSync(tmp + suffix); } catch {}
+    }
+    error.target = packsDir + '/' + packId + '.pack';
+    throw error;
+  }
+  return { packId, index };
+}
 const CREATE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW;
 const fanouts = new Set();
 let count = 0;
@@ -56,6 +110,8 @@ parentPort.on('message', ({ seq, buffer, ids, spans }) => {
   let writtenBytes = 0;
   let target = '';
   let tmp = null;
+  const packIds = [];
+  const packSpans = [];
   try {
     for (let i = 0; i < spans.length / 2; i++) {
       const id = ids.slice(64 * i, 64 * i + 64);
@@ -71,6 +127,11 @@ parentPort.on('message', ({ seq, buffer, ids, spans }) => {
         } catch (error) {
           if (error.code !== 'ENOENT') throw error;
         }
+      }
+      if (packsDir && length <= maxPacked) {
+        packIds.push(id);
+        packSpans.push(offset, length);
+        continue;
       }
       if (!fanouts.has(dir)) {
         fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -88,13 +149,20 @@ parentPort.on('message', ({ seq, buffer, ids, spans }) => {
       written += 1;
       writtenBytes += length;
     }
+    if (packIds.length > 0) {
+      const { packId, index } = writePack(data, packIds, packSpans);
+      written += packIds.length;
+      for (let i = 1; i < packSpans.length; i += 2) writtenBytes += packSpans[i];
+      const indexBuffer = index.buffer.slice(index.byteOffset, index.byteOffset + index.length);
+      return parentPort.postMessage({ seq, written, writtenBytes, buffer, pack: { packId, index: indexBuffer } }, [buffer, indexBuffer]);
+    }
     parentPort.postMessage({ seq, written, writtenBytes, buffer }, [buffer]);
   } catch (error) {
     failed = true;
     if (tmp !== null) {
       try { fs.unlinkSync(tmp); } catch {}
     }
-    parentPort.postMessage({ seq, written, writtenBytes, buffer, failure: { code: error.code, errno: error.errno, syscall: error.syscall, message: error.message, target } }, [buffer]);
+    parentPort.postMessage({ seq, written, writtenBytes, buffer, failure: { code: error.code, errno: error.errno, syscall: error.syscall, message: error.message, target: error.target || target } }, [buffer]);
   }
 });
 `;
@@ -107,6 +175,8 @@ interface WorkerReply {
   /** The batch's memory, handed back for the next batch. */
   readonly buffer: ArrayBuffer;
   readonly failure?: { readonly code?: string; readonly errno?: number; readonly syscall?: string; readonly message: string; readonly target: string };
+  /** The pack the batch was written as (packs only), with its index's bytes. */
+  readonly pack?: { readonly packId: string; readonly index: ArrayBuffer };
 }
 
 export interface ObjectWriterOptions {
@@ -118,6 +188,8 @@ export interface ObjectWriterOptions {
    */
   readonly tmpNames: string;
   readonly objectMode: number;
+  /** Write each batch as a pack into this store's packs (`{root}/.store/packs`), not as files. */
+  readonly packs?: PackSet;
   /** Each placed batch: objects this writer wrote (not found stored) and their bytes. */
   readonly onWritten?: (objects: number, bytes: number) => void;
 }
@@ -127,6 +199,7 @@ export class ObjectWriter {
   static readonly MAX_OBJECT_BYTES = BATCH_BYTES;
   readonly #worker: Worker;
   readonly #onWritten: ObjectWriterOptions['onWritten'];
+  readonly #packs: PackSet | null;
   readonly #queued = new Set<string>();
   /** Batch memory handed back by the worker, for the next batches (at most MAX_BATCHES + 1 ever exist). */
   readonly #free: ArrayBuffer[] = [];
@@ -141,10 +214,11 @@ export class ObjectWriter {
 
   constructor(options: ObjectWriterOptions) {
     this.#onWritten = options.onWritten;
+    this.#packs = options.packs ?? null;
     this.#worker = new Worker(WORKER_SOURCE, {
       eval: true,
       resourceLimits: WORKER_LIMITS,
-      workerData: { objectsDir: options.objectsDir, tmpNames: options.tmpNames, objectMode: options.objectMode },
+      workerData: { objectsDir: options.objectsDir, tmpNames: options.tmpNames, objectMode: options.objectMode, packsDir: this.#packs?.packsDir ?? null, maxPacked: MAX_PACKED_OBJECT_BYTES },
     });
     this.#worker.once('online', () => (this.#online = true));
     this.#worker.on('message', (reply: WorkerReply) => this.#reply(reply));
@@ -159,6 +233,9 @@ export class ObjectWriter {
     const id = sha256(bytes);
     if (this.#queued.has(id)) return { id, bytes: bytes.length, written: false };
     this.#queued.add(id);
+    // Packed already (by this process or another it has listed): the pack is refreshed for the GC, once per writer.
+    const packed = this.#packs?.find(id);
+    if (packed && this.#packs!.reuse(packed.index.packId)) return { id, bytes: bytes.length, written: false };
     if (bytes.length > BATCH_BYTES) throw new RangeError(`object of ${bytes.length} bytes is over the writer's ${BATCH_BYTES}-byte batch`);
     let batch = this.#batch;
     if (batch.count === BATCH_OBJECTS || batch.used + bytes.length > BATCH_BYTES) {
@@ -240,6 +317,10 @@ export class ObjectWriter {
   #reply(reply: WorkerReply): void {
     this.#inFlight -= 1;
     this.#free.push(reply.buffer);
+    if (reply.pack && this.#packs) {
+      const { packId, index } = reply.pack;
+      this.#packs.add(PackIndex.decode(Buffer.from(index), packFiles(this.#packs.packsDir, packId).index, packId));
+    }
     if (reply.written) this.#onWritten?.(reply.written, reply.writtenBytes ?? 0);
     if (reply.failure) {
       const { code, errno, syscall, message, target } = reply.failure;

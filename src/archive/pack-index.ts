@@ -26,6 +26,11 @@ export const INDEX_MAGIC = Buffer.from('FLEETIX1');
 const HEADER_BYTES = 8 + 4 + 8;
 const RECORD_BYTES = 48;
 const TRAILER_BYTES = 32;
+/**
+ * The largest object a pack takes: the ones a restore sends through tar (materialize-revision.ts
+ * `SMALL_COPY_BYTES`); larger ones stay files of their own, copied by the kernel (reflinks, holes).
+ */
+export const MAX_PACKED_OBJECT_BYTES = 256 * 1024;
 /** Objects one pack holds at most (an index of 48 MiB). */
 export const MAX_PACK_OBJECTS = 1 << 20;
 

@@ -14,20 +14,24 @@
  *   its objects are absent here (a writer stores them again; `fleet verify` names the file).
  *   Names are taken only as `{64 hex}.idx`; nothing is followed (`O_NOFOLLOW`).
  */
-import { closeSync, constants, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { errnoOf } from '../errors/classify-storage-error.js';
+import { closeSync, constants, openSync, readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
+import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
 import { PackIndex } from './pack-index.js';
 import { PackLookup, type Located } from './pack-lookup.js';
 
 /** A listing younger than this (by the directory's mtime) may have missed a pack renamed in at once. */
 export const RACY_NS = 2_000_000_000n;
 const INDEX_NAME = /^([0-9a-f]{64})\.idx$/;
+/** A pack reused again within this long is not refreshed again (the GC's grace is hours). */
+const REUSE_REFRESH_MS = 60_000;
 
 export class PackSet {
   readonly #lookup = new PackLookup();
   /** The directory's mtime at the last listing that can be trusted; null: list again on a miss. */
   #listedMtimeNs: bigint | null = null;
   readonly #problems = new Map<string, string>();
+  /** When this process last refreshed each pack it reused (ms). */
+  readonly #reused = new Map<string, number>();
 
   constructor(
     readonly packsDir: string,
@@ -52,6 +56,25 @@ export class PackSet {
   /** `find`, listing the packs again first on a miss if they may have changed. */
   findOrRefresh(id: string): Located | undefined {
     return this.#lookup.find(id) ?? (this.refresh() ? this.#lookup.find(id) : undefined);
+  }
+
+  /**
+   * A writer reuses an object of pack `packId`: the mtime of the pack's index is set to now (the
+   * GC's cutoff applies to it, as to a loose object's), at most once a minute per pack. False when
+   * the pack is gone (a GC took it: the writer stores the object again).
+   */
+  reuse(packId: string): boolean {
+    const now = Date.now();
+    if (now - (this.#reused.get(packId) ?? -Infinity) < REUSE_REFRESH_MS) return true;
+    const index = `${this.packsDir}/${packId}.idx`;
+    try {
+      utimesSync(index, now / 1000, now / 1000);
+    } catch (error) {
+      if (errnoOf(error) === 'ENOENT') return false;
+      throw classifyStorageError(error, 'refresh pack', index);
+    }
+    this.#reused.set(packId, now);
+    return true;
   }
 
   /** A pack this process wrote (its index decoded from the bytes it wrote). */

@@ -234,6 +234,8 @@ export class StoreBuilder {
   /** Walks `src` into the store; returns the root tree id. */
   async build(src: DirHandle): Promise<string> {
     this.#writeLock = keepsWriteLock(src.fd);
+    // The packs other processes wrote since this store last listed them (one stat when none did): their objects are not stored again.
+    this.#o.store.packs.refresh();
     try {
       const basis = this.#o.basis;
       if (basis && this.#o.changed?.rootClean) {

@@ -86,6 +86,11 @@ export function readSmallObject(store: ObjectStore, object: string, size: number
  * the content shows an object longer than its tree says).
  */
 export function readSmallObjectInto(store: ObjectStore, object: string, size: number, target: Buffer, offset: number): void {
+  store.readSmallInto(object, size, target, offset, () => readLooseObjectInto(store, object, size, target, offset));
+}
+
+// `readSmallObjectInto` from the object's own file.
+function readLooseObjectInto(store: ObjectStore, object: string, size: number, target: Buffer, offset: number): void {
   const path = store.objectPath(object);
   const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   let read = 0;

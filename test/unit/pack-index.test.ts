@@ -4,7 +4,8 @@
 // when its checksum was made to match.
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { encodePackIndex, INDEX_MAGIC, PACK_MAGIC, PackIndex, packIndexBytes, type PackedObject } from '../../src/archive/pack-index.js';
+import { SMALL_COPY_BYTES } from '../../src/archive/materialize-revision.js';
+import { encodePackIndex, INDEX_MAGIC, MAX_PACKED_OBJECT_BYTES, PACK_MAGIC, PackIndex, packIndexBytes, type PackedObject } from '../../src/archive/pack-index.js';
 import { TreeFormatError } from '../../src/archive/tree-object.js';
 
 const id = (n: number) => createHash('sha256').update(`object ${n}`).digest('hex');
@@ -59,6 +60,10 @@ describe('pack index', () => {
     const sha = (body: Buffer) => createHash('sha256').update(body).digest();
     const bytes = isolated(objects.map((o) => o.id), objects.map((o) => o.offset), objects.map((o) => o.length), packBytes, sha);
     expect(bytes.equals(encodePackIndex(objects, packBytes).bytes)).toBe(true);
+  });
+
+  it('takes only objects a restore sends through tar (larger ones keep their reflinks and holes)', () => {
+    expect(MAX_PACKED_OBJECT_BYTES).toBeLessThanOrEqual(SMALL_COPY_BYTES);
   });
 
   it('refuses to encode a bad id, an object twice or bytes outside the pack', () => {

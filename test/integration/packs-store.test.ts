@@ -1,0 +1,99 @@
+// Small objects written as packs (FLEET_ARCHIVE_PACKS; docs/archive-format.md, "Packs") on a
+// real store: a first persist through the writer thread makes the same revision as one that
+// places every object as its own file, its objects in packs (only those placed before the thread
+// ran are files); a restore through tar reads them from the packs and makes the source tree
+// exactly; a second persist of the same content in another store reuses the packs it lists and
+// refreshes them for the GC.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdir, readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { extractRevision } from '../../src/archive/extract-revision.js';
+import { ObjectStore } from '../../src/archive/object-store.js';
+import { StoreBuilder } from '../../src/archive/store-builder.js';
+import { DirHandle } from '../../src/tree/dir-handle.js';
+import { UNLIMITED_TREE } from '../../src/tree/tree-limits.js';
+import { tempDir } from '../helpers/fleet-env.js';
+import { contentFacts, describeTree } from '../helpers/portable-tree.js';
+
+const WRITER_AFTER = 10;
+
+async function sourceTree(): Promise<string> {
+  const source = await tempDir('packs-src');
+  for (let d = 0; d < 20; d++) {
+    mkdirSync(path.join(source, `d${d}`));
+    for (let i = 0; i < 100; i++) writeFileSync(path.join(source, `d${d}`, `f${i}`), `file ${d}/${i} `.repeat(1 + ((d * i) % 300)));
+  }
+  writeFileSync(path.join(source, 'large'), Buffer.alloc(300_000, 9));
+  return source;
+}
+
+async function build(store: ObjectStore, source: string) {
+  const src = await DirHandle.open(source);
+  try {
+    const builder = new StoreBuilder({ store, basis: null, cache: null, keepMissing: false, limits: UNLIMITED_TREE, signal: AbortSignal.timeout(60_000), writerAfter: WRITER_AFTER });
+    return { root: await builder.build(src), newObjects: builder.newObjects };
+  } finally {
+    await src.close();
+  }
+}
+
+async function looseObjects(store: ObjectStore): Promise<number> {
+  let count = 0;
+  const dir = store.kindDir('object');
+  for (const fanout of await readdir(dir).catch(() => [])) count += (await readdir(path.join(dir, fanout))).length;
+  return count;
+}
+
+describe('packs in the store', () => {
+  it('a first persist packs its small objects: the same revision; a restore through tar reads them and makes the tree exactly', async () => {
+    const source = await sourceTree();
+    const loose = new ObjectStore(await tempDir('packs-loose'));
+    const packed = new ObjectStore(await tempDir('packs-packed'), { packObjects: true });
+    const a = await build(loose, source);
+    const b = await build(packed, source);
+    expect(b.root).toBe(a.root);
+    expect(b.newObjects).toBe(a.newObjects);
+    const packFiles = (await readdir(packed.packs.packsDir)).sort();
+    expect(packFiles.filter((f) => f.endsWith('.idx')).length).toBeGreaterThan(10);
+    expect(packFiles.filter((f) => f.endsWith('.pack')).length).toBe(packFiles.filter((f) => f.endsWith('.idx')).length);
+    // The objects placed before the thread ran, and the large file, are files of their own.
+    const asFiles = await looseObjects(packed);
+    expect(asFiles).toBeGreaterThanOrEqual(1);
+    expect(asFiles).toBeLessThan(a.newObjects / 4);
+
+    // A restore by a process that has not seen the packs (another store object on the same root).
+    const reader = new ObjectStore(packed.root);
+    const dest = path.join(await tempDir('packs-restore'), 'tree');
+    await mkdir(dest, { mode: 0o700 });
+    const handle = await DirHandle.open(dest);
+    try {
+      const extracted = await extractRevision(reader, b.root, handle, { systemPath: '/usr/bin:/bin', signal: AbortSignal.timeout(60_000), timeoutMs: 60_000 });
+      expect(extracted.via).toBe('tar');
+      expect(extracted.files).toBe(2_001);
+    } finally {
+      await handle.close();
+      reader.closePacks();
+    }
+    expect(contentFacts(await describeTree(dest))).toEqual(contentFacts(await describeTree(source)));
+  });
+
+  it('a writer finds objects packed by another process: it writes no pack for them and refreshes the packs it reuses', async () => {
+    const source = await sourceTree();
+    const root = await tempDir('packs-shared');
+    const first = new ObjectStore(root, { packObjects: true });
+    const one = await build(first, source);
+    const indexes = (await readdir(first.packs.packsDir)).filter((f) => f.endsWith('.idx'));
+    const old = new Date(Date.now() - 3_600_000);
+    const { utimes } = await import('node:fs/promises');
+    for (const index of indexes) await utimes(path.join(first.packs.packsDir, index), old, old);
+    const second = new ObjectStore(root, { packObjects: true });
+    const two = await build(second, source);
+    expect(two.root).toBe(one.root);
+    expect(two.newObjects).toBe(0);
+    expect((await readdir(second.packs.packsDir)).filter((f) => f.endsWith('.idx')).sort()).toEqual(indexes.sort());
+    // Every pack the second persist reused is younger than the hour-old stamp (the GC's cutoff applies to it).
+    const refreshed = await Promise.all(indexes.map(async (index) => (await stat(path.join(first.packs.packsDir, index))).mtimeMs > old.getTime() + 60_000));
+    expect(refreshed.filter(Boolean).length).toBeGreaterThan(0);
+  });
+});
