@@ -8,6 +8,7 @@
  */
 import { constants } from 'node:fs';
 import { chmod, copyFile, lchown, lstat, stat, utimes, type FileHandle } from 'node:fs/promises';
+import { errnoOf } from '../errors/classify-storage-error.js';
 import { StorageIoError } from '../errors/storage-io-error.js';
 import { TaskPool } from '../lib/task-pool.js';
 import { copyFileData, isSparse } from '../tree/copy-file-data.js';
@@ -130,6 +131,12 @@ export async function materializeRevision(store: ObjectStore, root: string, dest
  * reach), with its owner, mode and mtime: a copy (a reflink where the filesystem has them), holes
  * kept. An object of another size than the tree says fails with `StorageIoError`.
  */
+// A copy that failed because the object has no file of its own: true (it is read from a pack, or fails there as missing).
+function packedIfMissing(error: unknown): boolean {
+  if (errnoOf(error) === 'ENOENT') return true;
+  throw error;
+}
+
 export async function copyObjectInto(
   store: ObjectStore,
   dir: DirHandle,
@@ -143,7 +150,19 @@ export async function copyObjectInto(
   // swapped in), and a look at its size: a short object fails the restore.
   if (node.size <= SMALL_COPY_BYTES) {
     const made = dir.entry(node.name);
-    await copyFile(object, made, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+    if (store.packs.find(node.object) || (await copyFile(object, made, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE).then(() => false, packedIfMissing))) {
+      // In a pack: its bytes are written into the new file.
+      const content = await store.readObject(node.object);
+      const output = await dir.openFile(node.name, CREATE_FILE_FLAGS, 0o600);
+      try {
+        for (let at = 0; at < content.length; ) at += (await output.write(content, at, content.length - at, at)).bytesWritten;
+        await finishFile(output, node, owner);
+      } finally {
+        await output.close();
+      }
+      if (content.length !== node.size) throw new StorageIoError({ operation: 'restore read', path: object, errno: 'EIO' }, `object holds ${content.length} bytes, its tree says ${node.size}`);
+      return;
+    }
     if (owner) await lchown(made, owner.uid, owner.gid);
     await chmod(made, node.mode);
     const time = nodeTime(node.mtimeNs);

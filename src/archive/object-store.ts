@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { ObjectWriter } from './object-writer.js';
 import { storeTempName, storeTempPrefix } from './archive-paths.js';
 import { closeSync, constants, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
-import { mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
 import { copyFileData } from '../tree/copy-file-data.js';
@@ -17,6 +17,8 @@ import { borrowBuffer, READ_BUFFER_BYTES, releaseBuffer } from '../tree/read-buf
 import { encodeSortedTree, OBJECT_ID_PATTERN, sha256, sortNodes, TreeFormatError, type TreeNode } from './tree-object.js';
 import { packFiles, PackReader } from './pack-file.js';
 import type { Located } from './pack-lookup.js';
+import type { PackSlot } from './pack-index.js';
+import type { ReadAt } from '../tree/read-at.js';
 import { PackSet } from './pack-set.js';
 import { StorageIoError } from '../errors/storage-io-error.js';
 import { applyTreePatch, decodeStoredTree, decodeWholeTree, encodeTreePatch, PATCH_PREFIX, patchBaseOf, patchBetween, type StoredTree } from './tree-patch.js';
@@ -174,13 +176,51 @@ export class ObjectStore {
   }
 
   /** An object's bytes. */
-  readObject(id: string): Promise<Buffer> {
-    return readFile(this.objectPath(checkId(id)));
+  async readObject(id: string): Promise<Buffer> {
+    const handle = await this.openObject(id);
+    if (handle instanceof PackedObjectHandle) {
+      try {
+        return await handle.readAll();
+      } finally {
+        await handle.close();
+      }
+    }
+    await handle.close();
+    return readFile(this.objectPath(id));
   }
 
-  /** Opens an object for reading. */
-  openObject(id: string): Promise<FileHandle> {
-    return open(this.objectPath(checkId(id)), constants.O_RDONLY | constants.O_NOFOLLOW);
+  /** Opens an object for reading: its own file, or its slice of a pack (packs this process knows first, then its file, then the packs listed again). */
+  async openObject(id: string): Promise<ObjectHandle> {
+    checkId(id);
+    const packed = this.packs.find(id);
+    if (packed) return this.#openPacked(packed);
+    try {
+      return await open(this.objectPath(id), constants.O_RDONLY | constants.O_NOFOLLOW);
+    } catch (error) {
+      const found = errnoOf(error) === 'ENOENT' ? this.packs.findOrRefresh(id) : undefined;
+      if (found === undefined) throw error;
+      return this.#openPacked(found);
+    }
+  }
+
+  async #openPacked(found: Located): Promise<PackedObjectHandle> {
+    const file = packFiles(this.packs.packsDir, found.index.packId).pack;
+    return new PackedObjectHandle(await open(file, constants.O_RDONLY | constants.O_NOFOLLOW), found.slot, file);
+  }
+
+  /** Bytes of object `id` as stored (its file's size or its slot's length); undefined when it is in neither. */
+  async objectSize(id: string): Promise<number | undefined> {
+    checkId(id);
+    const packed = this.packs.find(id);
+    if (packed) return packed.slot.length;
+    try {
+      const stats = await lstat(this.objectPath(id));
+      if (!stats.isFile()) throw Object.assign(new Error(`object ${id} is not a regular file`), { code: 'EFTYPE' });
+      return stats.size;
+    } catch (error) {
+      if (errnoOf(error) !== 'ENOENT') throw error;
+      return this.packs.findOrRefresh(id)?.slot.length;
+    }
   }
 
   /** Reads and verifies a tree (its whole canonical bytes must hash to `id`). */
@@ -705,5 +745,45 @@ async function exists(file: string): Promise<boolean> {
   } catch (error) {
     if (errnoOf(error) === 'ENOENT') return false;
     throw error;
+  }
+}
+
+/** An object open for reading: what its readers use of a file handle. */
+export interface ObjectHandle extends ReadAt {
+  close(): Promise<void>;
+}
+
+/** An object's slice of a pack, read as if it were a file of its own (positions within the object). */
+class PackedObjectHandle implements ObjectHandle {
+  #cursor = 0;
+
+  constructor(
+    private readonly pack: FileHandle,
+    private readonly slot: PackSlot,
+    private readonly file: string,
+  ) {}
+
+  async read(buffer: Buffer, offset: number, length: number, position: number | null): Promise<{ readonly bytesRead: number }> {
+    const at = position ?? this.#cursor;
+    const want = Math.max(0, Math.min(length, this.slot.length - at));
+    if (want === 0) return { bytesRead: 0 };
+    const { bytesRead } = await this.pack.read(buffer, offset, want, this.slot.offset + at);
+    if (position === null) this.#cursor += bytesRead;
+    return { bytesRead };
+  }
+
+  /** The whole object; a pack that ends inside it fails typed. */
+  async readAll(): Promise<Buffer> {
+    const bytes = Buffer.allocUnsafe(this.slot.length);
+    for (let at = 0; at < bytes.length; ) {
+      const { bytesRead } = await this.read(bytes, at, bytes.length - at, at);
+      if (bytesRead === 0) throw new StorageIoError({ operation: 'pack read', path: this.file, errno: 'EIO' }, `the pack ends inside an object of ${this.slot.length} bytes at ${this.slot.offset}`);
+      at += bytesRead;
+    }
+    return bytes;
+  }
+
+  close(): Promise<void> {
+    return this.pack.close();
   }
 }

@@ -5,7 +5,6 @@
  * tree and object is checked once per run (revisions and workspaces share them); what a tree
  * holds wrong is remembered with it, so every revision reaching it is told, by path.
  */
-import { lstat } from 'node:fs/promises';
 import { errnoOf } from '../errors/classify-storage-error.js';
 import { Semaphore } from '../lib/semaphore.js';
 import { hashFileData } from '../tree/hash-file-data.js';
@@ -106,17 +105,18 @@ export class StoreChecker {
   async #inspectObject(id: string, size: number): Promise<ObjectVerdict> {
     this.options.signal?.throwIfAborted();
     const corrupt = (why: string): ObjectVerdict => ({ problem: 'object-corrupt', detail: `object ${id} ${why}` });
-    let stats;
+    // Its own file, or its slot in a pack.
+    let stored;
     try {
-      stats = await lstat(this.store.objectPath(id));
+      stored = await this.store.objectSize(id);
     } catch (error) {
-      if (errnoOf(error) === 'ENOENT') return { problem: 'object-missing', detail: `object ${id} does not exist` };
+      if (errnoOf(error) === 'EFTYPE') return corrupt('is not a regular file');
       if (errnoOf(error)) return corrupt(`cannot be read (${errnoOf(error)})`);
       throw error;
     }
+    if (stored === undefined) return { problem: 'object-missing', detail: `object ${id} does not exist` };
     this.stats.objects += 1;
-    if (!stats.isFile()) return corrupt('is not a regular file');
-    if (stats.size !== size) return corrupt(`has ${stats.size} bytes, its tree says ${size}`);
+    if (stored !== size) return corrupt(`has ${stored} bytes, its tree says ${size}`);
     if (!this.options.readData(id)) return null;
     let read;
     try {

@@ -5,8 +5,7 @@
  * (nothing followed). A file's content is opened on demand and must be read before the stream
  * resumes.
  */
-import type { FileHandle } from 'node:fs/promises';
-import type { ObjectStore } from '../archive/object-store.js';
+import type { ObjectHandle, ObjectStore } from '../archive/object-store.js';
 import { childRel, walkTree } from '../archive/tree-walk.js';
 import type { ExportSource } from './export-source.js';
 
@@ -24,7 +23,7 @@ export interface RevisionEntry {
   /** A later name of a multiply-linked inode: the path of its first name in this stream. */
   readonly linkTo?: Buffer;
   /** Opens a file's content (files that are not `linkTo`). */
-  readonly open?: () => Promise<FileHandle>;
+  readonly open?: () => Promise<ObjectHandle>;
 }
 
 // Format 2: depth first through the trees, each directory's entries in name order.

@@ -5,6 +5,7 @@
  * size seen before the copy: a file still growing is copied as the prefix it had (its newer
  * mtime makes the next persist copy it again).
  */
+import type { ReadAt } from './read-at.js';
 import { createHash } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { borrowBuffer, releaseBuffer } from './read-buffers.js';
@@ -49,7 +50,7 @@ async function writeSparse(out: FileHandle, chunk: Buffer, position: number): Pr
 }
 
 /** Copies up to `size` bytes of `source` into the empty `out`; both handles stay open. */
-export async function copyFileData(source: FileHandle, out: FileHandle, size: number, sparse: boolean, signal?: AbortSignal): Promise<CopiedData> {
+export async function copyFileData(source: ReadAt, out: FileHandle, size: number, sparse: boolean, signal?: AbortSignal): Promise<CopiedData> {
   const hash = createHash('sha256');
   const buffer = borrowBuffer();
   let copied = 0;

@@ -4,12 +4,12 @@
  * handle and its file position are left as they were. Used by format 1 manifests, verify, and
  * the second read of a file that may still be being written.
  */
+import type { ReadAt } from './read-at.js';
 import { createHash } from 'node:crypto';
-import type { FileHandle } from 'node:fs/promises';
 import { borrowBuffer, releaseBuffer } from './read-buffers.js';
 
 /** The digest (hex) and the bytes actually read (fewer when the file shrank). */
-export async function hashFileData(source: FileHandle, size: number, signal?: AbortSignal): Promise<{ readonly hash: string; readonly bytes: number }> {
+export async function hashFileData(source: ReadAt, size: number, signal?: AbortSignal): Promise<{ readonly hash: string; readonly bytes: number }> {
   const hash = createHash('sha256');
   const buffer = borrowBuffer();
   let read = 0;

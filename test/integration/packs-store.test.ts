@@ -4,13 +4,16 @@
 // ran are files); a restore through tar reads them from the packs and makes the source tree
 // exactly; a second persist of the same content in another store reuses the packs it lists and
 // refreshes them for the GC.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdir, readdir, stat, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { extractRevision } from '../../src/archive/extract-revision.js';
+import { materializeRevision } from '../../src/archive/materialize-revision.js';
 import { ObjectStore } from '../../src/archive/object-store.js';
+import { StoreChecker } from '../../src/archive/verify-store.js';
 import { StoreBuilder } from '../../src/archive/store-builder.js';
+import type { DirNode, FileNode } from '../../src/archive/tree-object.js';
 import { DirHandle } from '../../src/tree/dir-handle.js';
 import { UNLIMITED_TREE } from '../../src/tree/tree-limits.js';
 import { tempDir } from '../helpers/fleet-env.js';
@@ -96,4 +99,54 @@ describe('packs in the store', () => {
     const refreshed = await Promise.all(indexes.map(async (index) => (await stat(path.join(first.packs.packsDir, index))).mtimeMs > old.getTime() + 60_000));
     expect(refreshed.filter(Boolean).length).toBeGreaterThan(0);
   });
+
+  it('every other reader takes packed objects: materialising (no tar), readObject, openObject read in order, and verify, which names a pack cut short', async () => {
+    const source = await sourceTree();
+    const packed = new ObjectStore(await tempDir('packs-readers'), { packObjects: true });
+    const { root } = await build(packed, source);
+    const reader = new ObjectStore(packed.root);
+
+    const dest = path.join(await tempDir('packs-materialize'), 'tree');
+    await mkdir(dest, { mode: 0o700 });
+    const handle = await DirHandle.open(dest);
+    try {
+      await materializeRevision(reader, root, handle, { systemPath: '/usr/bin:/bin', signal: AbortSignal.timeout(60_000) });
+    } finally {
+      await handle.close();
+    }
+    expect(contentFacts(await describeTree(dest))).toEqual(contentFacts(await describeTree(source)));
+
+    // A packed object, read whole and in order through a handle.
+    const d7 = (await reader.readTree(root)).find((n) => n.name.toString() === 'd7') as DirNode;
+    const { object: id } = (await reader.readTree(d7.tree)).find((n) => n.name.toString() === 'f42') as FileNode;
+    expect(reader.packs.find(id) ?? reader.packs.findOrRefresh(id)).toBeDefined();
+    const expected = readFileSync(path.join(source, 'd7', 'f42'));
+    expect((await reader.readObject(id)).equals(expected)).toBe(true);
+    const opened = await reader.openObject(id);
+    const parts: Buffer[] = [];
+    for (;;) {
+      const chunk = Buffer.alloc(100);
+      const { bytesRead } = await opened.read(chunk, 0, chunk.length, null);
+      if (bytesRead === 0) break;
+      parts.push(chunk.subarray(0, bytesRead));
+    }
+    await opened.close();
+    expect(Buffer.concat(parts).equals(expected)).toBe(true);
+
+    const verify = async () => {
+      const checker = new StoreChecker(new ObjectStore(packed.root), { readData: () => true });
+      return { findings: await checker.check(root), stats: checker.stats };
+    };
+    const clean = await verify();
+    expect(clean.findings).toEqual([]);
+    expect(clean.stats.objectsRead).toBe(clean.stats.objects);
+    // A pack cut short: its last objects are corrupt, named with their paths; nothing else.
+    const packFile = (await readdir(packed.packs.packsDir)).find((f) => f.endsWith('.pack'))!;
+    const full = path.join(packed.packs.packsDir, packFile);
+    await truncate(full, (await stat(full)).size - 10);
+    const damaged = await verify();
+    expect(damaged.findings.length).toBeGreaterThan(0);
+    for (const finding of damaged.findings) expect(finding.problem).toBe('object-corrupt');
+  });
 });
+
