@@ -39,7 +39,7 @@ const MANIFEST_TEMP = new RegExp(`^${REVISION_ID_PATTERN.source.slice(1, -1)}(${
 const CURRENT_TEMP = new RegExp(`^${CURRENT}${escape(TMP_PREFIX)}[0-9a-f]+$`);
 // `.store/tmp/` names: written by ObjectStore (`storeTempName`; before it, `{o|t}-{16 hex}`), or
 // moved aside by the objects GC (quarantine).
-const STORE_TEMP = /^(?:[ot]-[0-9a-f]{16}(?:w[0-9a-z]{1,8})?(?:-[0-9a-z]{1,11})?|gc-[ot]-[0-9a-f]{64}-[0-9a-f]{8})$/;
+const STORE_TEMP = /^(?:[ot]-[0-9a-f]{16}(?:w[0-9a-z]{1,8})?(?:-[0-9a-z]{1,11})?(?:\.pack|\.idx)?|gc-[otp]-[0-9a-f]{64}-[0-9a-f]{8})$/;
 
 /**
  * What the `.store/tmp/` names of one writer start with: the kind, then the writer's prefix (16
@@ -53,17 +53,19 @@ export function storeTempPrefix(kind: 'o' | 't', writer: string): string {
 export function storeTempName(kind: 'o' | 't', writer: string, count: number): string {
   return storeTempPrefix(kind, writer) + count.toString(36);
 }
-const QUARANTINE = /^gc-([ot])-([0-9a-f]{64})-[0-9a-f]{8}$/;
+const QUARANTINE = /^gc-([otp])-([0-9a-f]{64})-[0-9a-f]{8}$/;
+const KIND_LETTER = { object: 'o', tree: 't', pack: 'p' } as const;
+const LETTER_KIND = { o: 'object', t: 'tree', p: 'pack' } as const;
 
-/** The `.store/tmp/` name under which the objects GC moves an object or tree it is about to delete. */
-export function quarantineName(kind: 'object' | 'tree', id: string, nonce: string): string {
-  return `gc-${kind === 'object' ? 'o' : 't'}-${id}-${nonce}`;
+/** The `.store/tmp/` name under which the objects GC moves an object, a tree or a pack's index it is about to delete. */
+export function quarantineName(kind: 'object' | 'tree' | 'pack', id: string, nonce: string): string {
+  return `gc-${KIND_LETTER[kind]}-${id}-${nonce}`;
 }
 
 /** What a quarantine name holds; null for any other name. */
-export function quarantined(name: string): { readonly kind: 'object' | 'tree'; readonly id: string } | null {
+export function quarantined(name: string): { readonly kind: 'object' | 'tree' | 'pack'; readonly id: string } | null {
   const match = QUARANTINE.exec(name);
-  return match ? { kind: match[1] === 'o' ? 'object' : 'tree', id: match[2]! } : null;
+  return match ? { kind: LETTER_KIND[match[1] as 'o' | 't' | 'p'], id: match[2]! } : null;
 }
 
 export interface ArchivePaths {

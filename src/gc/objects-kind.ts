@@ -67,9 +67,11 @@ export function objectsKind(options: ObjectsKindOptions = {}): GcKindRunner {
         cutoffAgeMs: ctx.now - cutoffMs,
         collectableObjects: plan.collectable.objects,
         collectableTrees: plan.collectable.trees,
+        collectablePacks: plan.collectable.packs,
         collectableBytes: plan.collectable.bytes,
         youngObjects: plan.young.objects,
         youngTrees: plan.young.trees,
+        youngPacks: plan.young.packs,
         youngBytes: plan.young.bytes,
       });
       const candidates = new WeakMap<GcItem, StoreCandidate>();
@@ -97,7 +99,7 @@ export function objectsKind(options: ObjectsKindOptions = {}): GcKindRunner {
         if (outcome === 'reused') reused += 1;
       }
       await storeWriters.forget(state.stale);
-      ctx.note({ removedObjects: removed.filter((i) => state.candidates.get(i)!.kind === 'object').length, removedTrees: removed.filter((i) => state.candidates.get(i)!.kind === 'tree').length, keptReused: reused, recovered, forgottenWriters: state.stale.length });
+      ctx.note({ removedObjects: removed.filter((i) => state.candidates.get(i)!.kind === 'object').length, removedTrees: removed.filter((i) => state.candidates.get(i)!.kind === 'tree').length, removedPacks: removed.filter((i) => state.candidates.get(i)!.kind === 'pack').length, keptReused: reused, recovered, forgottenWriters: state.stale.length });
       return removed;
     },
   };

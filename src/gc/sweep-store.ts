@@ -10,18 +10,21 @@
  * possibly stored another way (a tree whole instead of as a patch whose base is gone).
  */
 import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { quarantined, quarantineName } from '../archive/archive-paths.js';
 import type { ObjectStore, StoredKind } from '../archive/object-store.js';
-import { OBJECT_ID_PATTERN } from '../archive/tree-object.js';
+import { PackIndex } from '../archive/pack-index.js';
+import { OBJECT_ID_PATTERN, TreeFormatError } from '../archive/tree-object.js';
 import { errnoOf } from '../errors/classify-storage-error.js';
 import type { InvalidId } from '../providers/id-rules.js';
 import { DirHandle } from '../tree/dir-handle.js';
 import type { Reachable } from './mark-reachable.js';
 
 export interface StoreCandidate {
-  readonly kind: StoredKind;
+  /** `pack`: a pack none of whose objects is reachable, found by its index (the id is the pack's). */
+  readonly kind: StoredKind | 'pack';
   readonly id: string;
   readonly bytes: number;
   /** The mtime seen when it was found (a reuse since changes it). */
@@ -33,6 +36,8 @@ export interface StoreCandidate {
 export interface Tally {
   objects: number;
   trees: number;
+  /** Whole packs (their objects are counted in `objects`, their bytes with the index in `bytes`). */
+  packs: number;
   bytes: number;
 }
 
@@ -56,7 +61,8 @@ export interface SweepOptions {
 }
 
 const FANOUT = /^[0-9a-f]{2}$/;
-const tally = (): Tally => ({ objects: 0, trees: 0, bytes: 0 });
+const PACK_INDEX = /^([0-9a-f]{64})\.idx$/;
+const tally = (): Tally => ({ objects: 0, trees: 0, packs: 0, bytes: 0 });
 const count = (t: Tally, kind: StoredKind, bytes: number) => {
   if (kind === 'object') t.objects += 1;
   else t.trees += 1;
@@ -106,7 +112,55 @@ export async function findUnreachable(store: ObjectStore, reachable: Reachable, 
       }
     });
   }
+  await findUnreachablePacks(store, reachable, options, plan, cutoffNs);
   return plan;
+}
+
+/**
+ * The packs none of whose objects the mark reached (a pack partly reachable stays whole until
+ * repacking is built), by their index's mtime (refreshed by every writer that reuses one of its
+ * objects). An index that does not decode is reported and left alone.
+ */
+async function findUnreachablePacks(store: ObjectStore, reachable: Reachable, options: SweepOptions, plan: SweepPlan, cutoffNs: bigint): Promise<void> {
+  const top = store.packs.packsDir;
+  await withDir(top, async (packs) => {
+    for (const entry of await packs.names()) {
+      options.signal.throwIfAborted();
+      const name = entry.toString('latin1');
+      const packId = PACK_INDEX.exec(name)?.[1];
+      if (packId === undefined) continue;
+      const stats = await packs.lstat(entry).catch((error: unknown) => (errnoOf(error) === 'ENOENT' ? null : Promise.reject(error)));
+      if (!stats) continue;
+      if (!stats.isFile()) {
+        options.skip({ field: 'path', value: path.join(top, name), reason: 'not a regular file' });
+        continue;
+      }
+      let index: PackIndex;
+      try {
+        index = PackIndex.decode(await readEntry(packs, entry), path.join(top, name), packId);
+      } catch (error) {
+        if (errnoOf(error) === 'ENOENT') continue;
+        if (!(error instanceof TreeFormatError)) throw error;
+        options.skip({ field: 'path', value: path.join(top, name), reason: error.message });
+        continue;
+      }
+      let live = false;
+      for (const object of index.objects()) {
+        if (reachable.objects.has(object.id)) {
+          live = true;
+          break;
+        }
+      }
+      if (live) continue;
+      const packStats = await packs.lstat(Buffer.from(`${packId}.pack`)).catch(() => null);
+      const bytes = Number(stats.size) + (packStats?.isFile() ? Number(packStats.size) : 0);
+      const into = stats.mtimeNs >= cutoffNs ? plan.young : plan.collectable;
+      into.packs += 1;
+      into.objects += index.count;
+      into.bytes += bytes;
+      if (into === plan.collectable && plan.candidates.length < options.limit) plan.candidates.push({ kind: 'pack', id: packId, bytes, mtimeNs: stats.mtimeNs, ageMs: options.now - Number(stats.mtimeNs / 1_000_000n) });
+    }
+  });
 }
 
 /** What became of a candidate: removed, put back (a writer reused it since it was found), or already gone. */
@@ -114,10 +168,11 @@ export type Removal = 'removed' | 'reused' | 'gone';
 
 /** Removes one candidate unless a writer reused it since it was found. The id is the caller's to validate first. */
 export async function removeUnreachable(store: ObjectStore, candidate: StoreCandidate): Promise<Removal> {
+  if (candidate.kind === 'pack') return removeUnreachablePack(store, candidate);
   const name = Buffer.from(candidate.id);
   const aside = Buffer.from(quarantineName(candidate.kind, candidate.id, randomBytes(4).toString('hex')));
   const outcome = await withTmp(store, (tmp) =>
-    withDir(store.kindDir(candidate.kind), (kindDir) =>
+    withDir(store.kindDir(candidate.kind as StoredKind), (kindDir) =>
       withChild(kindDir, Buffer.from(candidate.id.slice(0, 2)), async (fanout): Promise<Removal> => {
         try {
           await fanout.rename(name, tmp, aside);
@@ -140,6 +195,35 @@ export async function removeUnreachable(store: ObjectStore, candidate: StoreCand
 }
 
 /**
+ * A pack goes as an object does, by its index: the index is renamed aside and its mtime read
+ * again (a writer that reused the pack since refreshed it: linked back); then the index and the
+ * pack file are removed. A writer that looks after the rename finds no pack and stores anew.
+ */
+async function removeUnreachablePack(store: ObjectStore, candidate: StoreCandidate): Promise<Removal> {
+  const name = Buffer.from(`${candidate.id}.idx`);
+  const aside = Buffer.from(quarantineName('pack', candidate.id, randomBytes(4).toString('hex')));
+  const outcome = await withTmp(store, (tmp) =>
+    withDir(store.packs.packsDir, async (packs): Promise<Removal> => {
+      try {
+        await packs.rename(name, tmp, aside);
+      } catch (error) {
+        if (errnoOf(error) === 'ENOENT') return 'gone';
+        throw error;
+      }
+      const after = await tmp.lstat(aside);
+      if (after.mtimeNs !== candidate.mtimeNs) {
+        await putBack(tmp, aside, packs, name);
+        return 'reused';
+      }
+      await tmp.unlink(aside);
+      await packs.unlink(Buffer.from(`${candidate.id}.pack`)).catch((error: unknown) => (errnoOf(error) === 'ENOENT' ? undefined : Promise.reject(error)));
+      return 'removed';
+    }),
+  );
+  return outcome ?? 'gone';
+}
+
+/**
  * Puts back what a GC that died between its rename and its check left in `.store/tmp/` when the
  * mark reaches it and its place is empty; returns how many came back.
  */
@@ -148,8 +232,13 @@ export async function recoverQuarantined(store: ObjectStore, reachable: Reachabl
   await withDir(store.tmpDir, async (tmp) => {
     for (const entry of await tmp.names()) {
       const held = quarantined(entry.toString('latin1'));
+      if (held?.kind === 'pack') {
+        if (await recoverPackIndex(store, tmp, entry, held.id, reachable)) recovered += 1;
+        continue;
+      }
       if (!held || !(held.kind === 'object' ? reachable.objects : reachable.trees).has(held.id)) continue;
-      await withDir(store.kindDir(held.kind), async (kindDir) => {
+      const kind = held.kind;
+      await withDir(store.kindDir(kind), async (kindDir) => {
         const fanoutName = Buffer.from(held.id.slice(0, 2));
         await kindDir.mkdir(fanoutName).catch((error: unknown) => (errnoOf(error) === 'EEXIST' ? undefined : Promise.reject(error)));
         await withChild(kindDir, fanoutName, async (fanout) => {
@@ -161,6 +250,24 @@ export async function recoverQuarantined(store: ObjectStore, reachable: Reachabl
     }
   });
   return recovered;
+}
+
+// A pack index set aside by a GC that died: back when the mark reaches any of its objects (and its pack is still there).
+async function recoverPackIndex(store: ObjectStore, tmp: DirHandle, aside: Buffer, packId: string, reachable: Reachable): Promise<boolean> {
+  let index: PackIndex;
+  try {
+    index = PackIndex.decode(await readEntry(tmp, aside), path.join(store.tmpDir, aside.toString('latin1')), packId);
+  } catch (error) {
+    if (error instanceof TreeFormatError || errnoOf(error) === 'ENOENT') return false;
+    throw error;
+  }
+  if (![...index.objects()].some((object) => reachable.objects.has(object.id))) return false;
+  return (
+    (await withDir(store.packs.packsDir, async (packs) => {
+      if (!(await packs.lstat(Buffer.from(`${packId}.pack`)).then(() => true, () => false))) return false;
+      return putBack(tmp, aside, packs, Buffer.from(`${packId}.idx`));
+    })) ?? false
+  );
 }
 
 /**
@@ -221,5 +328,15 @@ async function withTmp<T>(store: ObjectStore, work: (tmp: DirHandle) => Promise<
     return await work(tmp);
   } finally {
     await tmp.close();
+  }
+}
+
+// A file of `dir`, whole (opened without following a symlink).
+async function readEntry(dir: DirHandle, name: Buffer): Promise<Buffer> {
+  const handle = await dir.openFile(name, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    return await handle.readFile();
+  } finally {
+    await handle.close();
   }
 }

@@ -5,13 +5,17 @@
 // exactly; a second persist of the same content in another store reuses the packs it lists and
 // refreshes them for the GC.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdir, readdir, stat, truncate } from 'node:fs/promises';
+import { mkdir, readdir, rename, stat, truncate, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { extractRevision } from '../../src/archive/extract-revision.js';
 import { materializeRevision } from '../../src/archive/materialize-revision.js';
 import { ObjectStore } from '../../src/archive/object-store.js';
 import { StoreChecker } from '../../src/archive/verify-store.js';
+import { PackIndex } from '../../src/archive/pack-index.js';
+import { quarantineName } from '../../src/archive/archive-paths.js';
+import { IdSet } from '../../src/gc/id-set.js';
+import { findUnreachable, recoverQuarantined, removeUnreachable } from '../../src/gc/sweep-store.js';
 import { StoreBuilder } from '../../src/archive/store-builder.js';
 import type { DirNode, FileNode } from '../../src/archive/tree-object.js';
 import { DirHandle } from '../../src/tree/dir-handle.js';
@@ -88,7 +92,6 @@ describe('packs in the store', () => {
     const one = await build(first, source);
     const indexes = (await readdir(first.packs.packsDir)).filter((f) => f.endsWith('.idx'));
     const old = new Date(Date.now() - 3_600_000);
-    const { utimes } = await import('node:fs/promises');
     for (const index of indexes) await utimes(path.join(first.packs.packsDir, index), old, old);
     const second = new ObjectStore(root, { packObjects: true });
     const two = await build(second, source);
@@ -147,6 +150,63 @@ describe('packs in the store', () => {
     const damaged = await verify();
     expect(damaged.findings.length).toBeGreaterThan(0);
     for (const finding of damaged.findings) expect(finding.problem).toBe('object-corrupt');
+  });
+
+  it('the objects GC takes a pack none of whose objects is reachable, older than the cutoff; a pack reused since is put back; a GC that died is undone', async () => {
+    const root = await tempDir('packs-gc');
+    const store = new ObjectStore(root, { packObjects: true });
+    const kept = await build(store, await sourceTree());
+    const other = await tempDir('packs-gc-other');
+    for (let i = 0; i < 300; i++) writeFileSync(path.join(other, `g${i}`), `garbage ${i} `.repeat(1 + (i % 50)));
+    const garbage = await build(store, other);
+    const reachable = { trees: new IdSet(), objects: new IdSet(), revisions: 1, bytes: 0 };
+    const mark = async (tree: string): Promise<void> => {
+      reachable.trees.add(tree);
+      for (const node of await store.readTree(tree)) {
+        if (node.type === 'd') await mark(node.tree);
+        else if (node.type === 'f') reachable.objects.add(node.object);
+      }
+    };
+    await mark(kept.root);
+    const indexes = (await readdir(store.packs.packsDir)).filter((f) => f.endsWith('.idx'));
+    const old = new Date(Date.now() - 3_600_000);
+    for (const index of indexes) await utimes(path.join(store.packs.packsDir, index), old, old);
+    const options = { cutoffMs: Date.now() - 60_000, limit: 1_000, now: Date.now(), signal: AbortSignal.timeout(60_000), skip: () => undefined };
+    const plan = await findUnreachable(store, reachable, options);
+    const packs = plan.candidates.filter((c) => c.kind === 'pack');
+    expect(packs.length).toBeGreaterThan(0);
+    expect(plan.collectable.packs).toBe(packs.length);
+    // Only packs of the garbage tree's objects: none holds an object the kept revision reaches.
+    const garbageObjects = new Set<string>();
+    for (const node of await store.readTree(garbage.root)) if (node.type === 'f') garbageObjects.add(node.object);
+    const fresh = new ObjectStore(root);
+    fresh.packs.refresh();
+    for (const candidate of packs) {
+      const index = PackIndex.decode(readFileSync(path.join(store.packs.packsDir, `${candidate.id}.idx`)), 'idx', candidate.id);
+      for (const object of index.objects()) {
+        expect(reachable.objects.has(object.id)).toBe(false);
+        expect(garbageObjects.has(object.id)).toBe(true);
+      }
+    }
+    // A writer reuses the first candidate after the look: it stays.
+    expect(fresh.packs.reuse(packs[0]!.id)).toBe(true);
+    expect(await removeUnreachable(store, packs[0]!)).toBe('reused');
+    for (const candidate of packs.slice(1)) expect(await removeUnreachable(store, candidate)).toBe('removed');
+    const left = await readdir(store.packs.packsDir);
+    expect(left).toContain(`${packs[0]!.id}.idx`);
+    for (const candidate of packs.slice(1)) expect(left.some((f) => f.startsWith(candidate.id))).toBe(false);
+    expect(await readdir(store.tmpDir)).toEqual([]);
+
+    // A GC that died after setting a reachable pack's index aside: the next run puts it back.
+    const live = (await readdir(store.packs.packsDir)).find((f) => f.endsWith('.idx') && !packs.some((c) => f.startsWith(c.id)))!;
+    const liveId = live.slice(0, 64);
+    await rename(path.join(store.packs.packsDir, live), path.join(store.tmpDir, quarantineName('pack', liveId, '0badf00d')));
+    expect(await recoverQuarantined(store, reachable)).toBe(1);
+    expect(await readdir(store.packs.packsDir)).toContain(live);
+
+    // What the kept revision needs is all there: it restores exactly.
+    const checker = new StoreChecker(new ObjectStore(root), { readData: () => true });
+    expect(await checker.check(kept.root)).toEqual([]);
   });
 });
 
