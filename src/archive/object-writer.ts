@@ -289,6 +289,11 @@ export class ObjectWriter {
     return this.#online;
   }
 
+  /** Resolves once the thread runs. */
+  whenOnline(): Promise<void> {
+    return this.#online ? Promise.resolve() : new Promise((resolve) => this.#worker.once('online', () => resolve()));
+  }
+
   /** Whether the walk should wait (`room`) before putting more. */
   get congested(): boolean {
     return this.#inFlight >= MAX_BATCHES || this.#failure !== null;

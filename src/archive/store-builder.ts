@@ -109,6 +109,8 @@ export interface StoreBuilderOptions {
   readonly recordedDirs?: ReadonlyMap<string, string>;
   /** Small objects placed on the walk's thread before the rest go to a writer thread (default WRITER_AFTER). */
   readonly writerAfter?: number;
+  /** Start the writer thread first and wait until it runs (tests: every object after `writerAfter` goes through it, however slow the thread is to start). */
+  readonly writerFirst?: boolean;
 }
 
 interface Frame {
@@ -204,16 +206,17 @@ export class StoreBuilder {
   /** The writer thread placing small objects, once the walk has placed WRITER_AFTER itself. */
   #writer: ObjectWriter | null = null;
   #smallStores = 0;
+  #startWriter(): ObjectWriter {
+    return (this.#writer = this.#o.store.objectWriter((objects, bytes) => {
+      this.newObjects += objects;
+      this.offThreadObjects += objects;
+      this.storedBytes += bytes;
+    }));
+  }
   /** What `storeSmallFileSync` stores through: the store itself, then the writer thread. */
   readonly #smallStore = {
     putBytesSync: (bytes: Buffer): StoredObject => {
-      if (this.#writer === null && ++this.#smallStores > (this.#o.writerAfter ?? WRITER_AFTER)) {
-        this.#writer = this.#o.store.objectWriter((objects, bytes) => {
-          this.newObjects += objects;
-          this.offThreadObjects += objects;
-          this.storedBytes += bytes;
-        });
-      }
+      if (this.#writer === null && ++this.#smallStores > (this.#o.writerAfter ?? WRITER_AFTER)) this.#startWriter();
       // Until its thread runs, the walk places objects itself (it would wait for the thread once MAX_BATCHES were queued).
       return this.#writer?.online && bytes.length <= ObjectWriter.MAX_OBJECT_BYTES ? this.#writer.put(bytes) : this.#o.store.putBytesSync(bytes);
     },
@@ -236,6 +239,7 @@ export class StoreBuilder {
     this.#writeLock = keepsWriteLock(src.fd);
     // The packs other processes wrote since this store last listed them (one stat when none did): their objects are not stored again.
     this.#o.store.packs.refresh();
+    if (this.#o.writerFirst) await this.#startWriter().whenOnline();
     try {
       const basis = this.#o.basis;
       if (basis && this.#o.changed?.rootClean) {

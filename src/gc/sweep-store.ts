@@ -30,6 +30,8 @@ export interface StoreCandidate {
   /** The mtime seen when it was found (a reuse since changes it). */
   readonly mtimeNs: bigint;
   readonly ageMs: number;
+  /** A pack file without its index (litter of a writer that died). */
+  readonly orphan?: boolean;
 }
 
 /** Counts of one kind of unreachable entry. */
@@ -62,6 +64,7 @@ export interface SweepOptions {
 
 const FANOUT = /^[0-9a-f]{2}$/;
 const PACK_INDEX = /^([0-9a-f]{64})\.idx$/;
+const PACK_FILE = /^([0-9a-f]{64})\.pack$/;
 const tally = (): Tally => ({ objects: 0, trees: 0, packs: 0, bytes: 0 });
 const count = (t: Tally, kind: StoredKind, bytes: number) => {
   if (kind === 'object') t.objects += 1;
@@ -124,9 +127,22 @@ export async function findUnreachable(store: ObjectStore, reachable: Reachable, 
 async function findUnreachablePacks(store: ObjectStore, reachable: Reachable, options: SweepOptions, plan: SweepPlan, cutoffNs: bigint): Promise<void> {
   const top = store.packs.packsDir;
   await withDir(top, async (packs) => {
-    for (const entry of await packs.names()) {
+    const names = await packs.names();
+    const listed = new Set(names.map((n) => n.toString('latin1')));
+    for (const entry of names) {
       options.signal.throwIfAborted();
       const name = entry.toString('latin1');
+      const orphan = PACK_FILE.exec(name)?.[1];
+      if (orphan !== undefined && !listed.has(`${orphan}.idx`)) {
+        // A pack whose index never came (its writer died between the two renames): no reader can find it.
+        const stats = await packs.lstat(entry).catch(() => null);
+        if (stats?.isFile() && stats.mtimeNs < cutoffNs) {
+          plan.collectable.packs += 1;
+          plan.collectable.bytes += Number(stats.size);
+          if (plan.candidates.length < options.limit) plan.candidates.push({ kind: 'pack', id: orphan, bytes: Number(stats.size), mtimeNs: stats.mtimeNs, ageMs: options.now - Number(stats.mtimeNs / 1_000_000n), orphan: true });
+        }
+        continue;
+      }
       const packId = PACK_INDEX.exec(name)?.[1];
       if (packId === undefined) continue;
       const stats = await packs.lstat(entry).catch((error: unknown) => (errnoOf(error) === 'ENOENT' ? null : Promise.reject(error)));
@@ -200,6 +216,18 @@ export async function removeUnreachable(store: ObjectStore, candidate: StoreCand
  * pack file are removed. A writer that looks after the rename finds no pack and stores anew.
  */
 async function removeUnreachablePack(store: ObjectStore, candidate: StoreCandidate): Promise<Removal> {
+  if (candidate.orphan) {
+    // Its index never came, so no writer can reuse it: removed unless an index appeared since.
+    return (
+      (await withDir(store.packs.packsDir, async (packs): Promise<Removal> => {
+        if (await packs.lstat(Buffer.from(`${candidate.id}.idx`)).then(() => true, () => false)) return 'reused';
+        return packs.unlink(Buffer.from(`${candidate.id}.pack`)).then(
+          () => 'removed' as const,
+          (error: unknown) => (errnoOf(error) === 'ENOENT' ? ('gone' as const) : Promise.reject(error)),
+        );
+      })) ?? 'gone'
+    );
+  }
   const name = Buffer.from(`${candidate.id}.idx`);
   const aside = Buffer.from(quarantineName('pack', candidate.id, randomBytes(4).toString('hex')));
   const outcome = await withTmp(store, (tmp) =>
