@@ -62,6 +62,7 @@ const BAD_VALUES: Record<string, string> = {
   FLEET_VERCEL_PERSISTENT: 'sometimes',
   FLEET_PERSIST_CHANGE_SCAN: 'perhaps',
   FLEET_ARCHIVE_TREE_PATCHES: 'sometimes',
+  FLEET_ARCHIVE_PACKS: 'perhaps',
   FLEET_RESTORE_TAR: 'maybe',
   FLEET_VERCEL_SANDBOX_TIMEOUT_MS: '5',
   FLEET_LOCAL_ISOLATION: 'chroot',
