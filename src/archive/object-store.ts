@@ -177,16 +177,27 @@ export class ObjectStore {
 
   /** An object's bytes. */
   async readObject(id: string): Promise<Buffer> {
-    const handle = await this.openObject(id);
-    if (handle instanceof PackedObjectHandle) {
+    checkId(id);
+    const packed = this.packs.find(id);
+    if (packed === undefined) {
       try {
-        return await handle.readAll();
-      } finally {
-        await handle.close();
+        return await readFile(this.objectPath(id), { flag: constants.O_RDONLY | constants.O_NOFOLLOW });
+      } catch (error) {
+        const found = errnoOf(error) === 'ENOENT' ? this.packs.findOrRefresh(id) : undefined;
+        if (found === undefined) throw error;
+        return this.#readPackedWhole(found);
       }
     }
-    await handle.close();
-    return readFile(this.objectPath(id));
+    return this.#readPackedWhole(packed);
+  }
+
+  async #readPackedWhole(found: Located): Promise<Buffer> {
+    const handle = await this.#openPacked(found);
+    try {
+      return await handle.readAll();
+    } finally {
+      await handle.close();
+    }
   }
 
   /** Opens an object for reading: its own file, or its slice of a pack (packs this process knows first, then its file, then the packs listed again). */
