@@ -183,9 +183,7 @@ export class ObjectStore {
       try {
         return await readFile(this.objectPath(id), { flag: constants.O_RDONLY | constants.O_NOFOLLOW });
       } catch (error) {
-        const found = errnoOf(error) === 'ENOENT' ? this.packs.findOrRefresh(id) : undefined;
-        if (found === undefined) throw error;
-        return this.#readPackedWhole(found);
+        return this.#readPackedWhole(this.#packedOr(error, id));
       }
     }
     return this.#readPackedWhole(packed);
@@ -208,10 +206,15 @@ export class ObjectStore {
     try {
       return await open(this.objectPath(id), constants.O_RDONLY | constants.O_NOFOLLOW);
     } catch (error) {
-      const found = errnoOf(error) === 'ENOENT' ? this.packs.findOrRefresh(id) : undefined;
-      if (found === undefined) throw error;
-      return this.#openPacked(found);
+      return this.#openPacked(this.#packedOr(error, id));
     }
+  }
+
+  // After object `id`'s own file failed: the pack holding it (the packs listed again if need be) when the file was missing; else the file's error.
+  #packedOr(error: unknown, id: string): Located {
+    const found = errnoOf(error) === 'ENOENT' ? this.packs.findOrRefresh(id) : undefined;
+    if (found === undefined) throw error;
+    return found;
   }
 
   async #openPacked(found: Located): Promise<PackedObjectHandle> {
@@ -525,10 +528,7 @@ export class ObjectStore {
       try {
         return readLoose();
       } catch (error) {
-        if (errnoOf(error) !== 'ENOENT') throw error;
-        const found = this.packs.findOrRefresh(id);
-        if (found === undefined) throw error;
-        return this.#readPacked(id, found, size, target, offset);
+        return this.#readPacked(id, this.#packedOr(error, id), size, target, offset);
       }
     }
     this.#readPacked(id, packed, size, target, offset);
@@ -574,7 +574,6 @@ export class ObjectStore {
   objectWriter(onWritten?: (objects: number, bytes: number) => void): ObjectWriter {
     this.#ensureTmpSync();
     const tmpNames = `${this.#tmpDir}/${storeTempPrefix('o', `${this.#tmpPrefix}w${(this.#writers++).toString(36)}`)}`;
-    if (this.#packObjects) this.packs.refresh();
     return new ObjectWriter({ objectsDir: this.kindDir('object'), tmpNames, objectMode: OBJECT_MODE, ...(this.#packObjects ? { packs: this.packs } : {}), ...(onWritten ? { onWritten } : {}) });
   }
 

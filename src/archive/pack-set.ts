@@ -16,6 +16,7 @@
  */
 import { closeSync, constants, openSync, readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.js';
+import { packFiles } from './pack-file.js';
 import { PackIndex } from './pack-index.js';
 import { PackLookup, type Located } from './pack-lookup.js';
 
@@ -66,7 +67,7 @@ export class PackSet {
   reuse(packId: string): boolean {
     const now = Date.now();
     if (now - (this.#reused.get(packId) ?? -Infinity) < REUSE_REFRESH_MS) return true;
-    const index = `${this.packsDir}/${packId}.idx`;
+    const { index } = packFiles(this.packsDir, packId);
     try {
       utimesSync(index, now / 1000, now / 1000);
     } catch (error) {
