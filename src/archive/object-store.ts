@@ -151,8 +151,9 @@ export class ObjectStore {
     return this.#tmpDir;
   }
 
+  /** Whether the store holds the object, as a file or in a pack (listed again on a miss if the packs may have changed). */
   async hasObject(id: string): Promise<boolean> {
-    return exists(this.objectPath(checkId(id)));
+    return (await exists(this.objectPath(checkId(id)))) || this.packs.findOrRefresh(id) !== undefined;
   }
 
   /**
@@ -160,7 +161,7 @@ export class ObjectStore {
    * in a row, which the dentry cache answers in microseconds).
    */
   hasObjectSync(id: string): boolean {
-    return statSync(this.objectPath(checkId(id)), { throwIfNoEntry: false }) !== undefined;
+    return statSync(this.objectPath(checkId(id)), { throwIfNoEntry: false }) !== undefined || this.packs.findOrRefresh(id) !== undefined;
   }
 
   async hasTree(id: string): Promise<boolean> {
@@ -470,16 +471,17 @@ export class ObjectStore {
   }
 
   /**
-   * Stores a stream's bytes as an object: up to `IN_MEMORY_BYTES` gathered and stored as bytes (a
-   * content the store has already costs no file), anything longer streamed through a temporary.
+   * Stores a stream's bytes as an object: up to `IN_MEMORY_BYTES` gathered and stored as bytes by
+   * `place` (default `putBytes`; a content the store has already costs no file), anything longer
+   * streamed through a temporary.
    */
-  async putContent(source: AsyncIterable<Buffer>): Promise<StoredObject> {
+  async putContent(source: AsyncIterable<Buffer>, place: (bytes: Buffer) => StoredObject | Promise<StoredObject> = (bytes) => this.putBytes(bytes)): Promise<StoredObject> {
     const chunks: Buffer[] = [];
     let size = 0;
     const input = source[Symbol.asyncIterator]();
     for (;;) {
       const next = await input.next();
-      if (next.done) return this.putBytes(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      if (next.done) return place(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
       chunks.push(next.value);
       size += next.value.length;
       if (size > IN_MEMORY_BYTES) break;

@@ -209,6 +209,9 @@ export class ObjectWriter {
   #inFlight = 0;
   #failure: Error | null = null;
   #online = false;
+  /** Settles when the thread runs, or fails before it does. */
+  readonly #started: Promise<void>;
+  #startFailed: (error: Error) => void = () => undefined;
   /** Waiters for room (or for the last batch): woken on every reply. */
   #waiters: (() => void)[] = [];
 
@@ -220,7 +223,15 @@ export class ObjectWriter {
       resourceLimits: WORKER_LIMITS,
       workerData: { objectsDir: options.objectsDir, tmpNames: options.tmpNames, objectMode: options.objectMode, packsDir: this.#packs?.packsDir ?? null, maxPacked: MAX_PACKED_OBJECT_BYTES },
     });
-    this.#worker.once('online', () => (this.#online = true));
+    this.#started = new Promise<void>((resolve, reject) => {
+      this.#startFailed = reject;
+      this.#worker.once('online', () => {
+        this.#online = true;
+        resolve();
+      });
+    });
+    // Its failure reaches whoever waits for it (whenOnline), and the walk through room/drain otherwise.
+    this.#started.catch(() => undefined);
     this.#worker.on('message', (reply: WorkerReply) => this.#reply(reply));
     this.#worker.on('error', (error) => this.#fail(error));
     this.#worker.on('exit', (code) => {
@@ -289,9 +300,9 @@ export class ObjectWriter {
     return this.#online;
   }
 
-  /** Resolves once the thread runs. */
+  /** Resolves once the thread runs; rejects when it failed before it did. */
   whenOnline(): Promise<void> {
-    return this.#online ? Promise.resolve() : new Promise((resolve) => this.#worker.once('online', () => resolve()));
+    return this.#started;
   }
 
   /** Whether the walk should wait (`room`) before putting more. */
@@ -337,6 +348,7 @@ export class ObjectWriter {
 
   #fail(error: Error): void {
     this.#failure ??= error;
+    this.#startFailed(error);
     this.#wake();
   }
 

@@ -30,8 +30,8 @@ import { sameMtime } from '../tree/file-times.js';
 import type { TreeLimits } from '../tree/tree-limits.js';
 import { UNREADABLE } from './copy-entry.js';
 import { describeSource, type LiveItem } from './describe-source.js';
-import { prepareTree, SYNC_TREE_BYTES, type ObjectStore, type StoredObject } from './object-store.js';
-import { ObjectWriter } from './object-writer.js';
+import { prepareTree, SYNC_TREE_BYTES, type ObjectStore } from './object-store.js';
+import { ObjectPlacer } from './object-placer.js';
 import { freshLinkKey, LinkGroups } from './link-groups.js';
 import { keyOf } from './prior-index.js';
 import { dirIdentity, type StatCache, type StatCacheEntry } from './stat-cache.js';
@@ -60,12 +60,6 @@ export const SYNC_FILE_BYTES = 64 * 1024;
  * are streamed.
  */
 export const SETTLED_FILE_BYTES = 1024 * 1024;
-/**
- * Small objects a walk places itself before it hands the rest to a writer thread
- * (object-writer.ts): a turn that changed a few hundred files never starts one (starting a thread
- * costs a few milliseconds), a first persist of thousands does at once.
- */
-export const WRITER_AFTER = 256;
 /** Longest run of synchronous stores between two turns of the event loop (ms): timers and lock renewals run. */
 const YIELD_MS = 20;
 /**
@@ -107,7 +101,7 @@ export interface StoreBuilderOptions {
   readonly changed?: ChangedDirs | null;
   /** The directories the basis's walk recorded (path → `dirIdentity`; ScanFacts.dirs), with `changed`. */
   readonly recordedDirs?: ReadonlyMap<string, string>;
-  /** Small objects placed on the walk's thread before the rest go to a writer thread (default WRITER_AFTER). */
+  /** Small objects placed on the walk's thread before the rest go to a writer thread (default WRITER_AFTER, object-placer.ts). */
   readonly writerAfter?: number;
   /** Start the writer thread first and wait until it runs (tests: every object after `writerAfter` goes through it, however slow the thread is to start). */
   readonly writerFirst?: boolean;
@@ -203,30 +197,22 @@ export class StoreBuilder {
    * the event loop, and a write of at most 64 KB stalls only as long as its writer is descheduled).
    */
   #writeLock = false;
-  /** The writer thread placing small objects, once the walk has placed WRITER_AFTER itself. */
-  #writer: ObjectWriter | null = null;
-  #smallStores = 0;
-  #startWriter(): ObjectWriter {
-    return (this.#writer = this.#o.store.objectWriter((objects, bytes) => {
-      this.newObjects += objects;
-      this.offThreadObjects += objects;
-      this.storedBytes += bytes;
-    }));
-  }
-  /** What `storeSmallFileSync` stores through: the store itself, then the writer thread. */
-  readonly #smallStore = {
-    putBytesSync: (bytes: Buffer): StoredObject => {
-      if (this.#writer === null && ++this.#smallStores > (this.#o.writerAfter ?? WRITER_AFTER)) this.#startWriter();
-      // Until its thread runs, the walk places objects itself (it would wait for the thread once MAX_BATCHES were queued).
-      return this.#writer?.online && bytes.length <= ObjectWriter.MAX_OBJECT_BYTES ? this.#writer.put(bytes) : this.#o.store.putBytesSync(bytes);
-    },
-  };
+  /** What `storeSmallFileSync` stores through: the store itself, then a writer thread (object-placer.ts). */
+  readonly #smallStore: ObjectPlacer;
 
   constructor(options: StoreBuilderOptions) {
     this.#o = options;
     this.#pool = new TaskPool(FILE_CONCURRENCY, options.signal);
     this.tally = new WalkTally(options.onProgress);
     this.#waits = new WriteWaits(options.signal);
+    this.#smallStore = new ObjectPlacer(options.store, {
+      ...(options.writerAfter === undefined ? {} : { after: options.writerAfter }),
+      onWritten: (objects, bytes) => {
+        this.newObjects += objects;
+        this.offThreadObjects += objects;
+        this.storedBytes += bytes;
+      },
+    });
   }
 
   /** How long the walk waited for files changed too recently to read (ms). */
@@ -239,7 +225,7 @@ export class StoreBuilder {
     this.#writeLock = keepsWriteLock(src.fd);
     // The packs other processes wrote since this store last listed them (one stat when none did): their objects are not stored again.
     this.#o.store.packs.refresh();
-    if (this.#o.writerFirst) await this.#startWriter().whenOnline();
+    if (this.#o.writerFirst) await this.#smallStore.whenOnline();
     try {
       const basis = this.#o.basis;
       if (basis && this.#o.changed?.rootClean) {
@@ -249,13 +235,13 @@ export class StoreBuilder {
       const prior = basis ? await this.#priorMap(basis.root) : undefined;
       const root = await this.#directory({ rel: Buffer.alloc(0), depth: 1, src, recorded: this.#o.changed != null, prior, priorTree: this.#o.basis?.root, nodes: [], tasks: [] });
       await this.#pool.drain();
-      await this.#writer?.drain();
+      await this.#smallStore.drain();
       return root;
     } catch (error) {
       await this.#pool.settle();
       throw error;
     } finally {
-      await this.#writer?.close();
+      await this.#smallStore.close();
     }
   }
 
@@ -607,8 +593,8 @@ export class StoreBuilder {
   // Lets the event loop turn when the walk has kept it for YIELD_MS; stops an aborted walk.
   async #breathe(): Promise<void> {
     // A writer thread behind by MAX_BATCHES: wait for it (its failure is the walk's).
-    if (this.#writer?.congested) {
-      await this.#writer.room();
+    if (this.#smallStore.congested) {
+      await this.#smallStore.room();
       this.#turn = performance.now();
     }
     if (performance.now() - this.#turn < (this.#pool.busy ? BUSY_YIELD_MS : YIELD_MS)) return;

@@ -19,6 +19,7 @@ import type { ObjectStore } from '../archive/object-store.js';
 import { StoreBuilder } from '../archive/store-builder.js';
 import { errnoOf } from '../errors/classify-storage-error.js';
 import type { ListedTree } from '../providers/sandbox-provider.js';
+import { fetchIntoStore } from '../persist/fetch-into-store.js';
 import { SNAPSHOT_ID_PATTERN } from '../queues/payload.js';
 import { asStoreWriter, type StoreWriters } from '../state/store-writers.js';
 import { DirHandle } from '../tree/dir-handle.js';
@@ -84,7 +85,7 @@ async function fromListing(deps: ArchiveBaseDeps, snapshotId: string, tree: List
     const lookup = new BasisLookup(deps.objects, null);
     const plan = await planListing({ basis: lookup, listing: listed.listing, index: null, maxFileBytes: deps.treeLimits.maxFileBytes, hasObject: (id) => deps.objects.hasObjectSync(id), signal });
     if (plan.refused.size > 0) throw new Error(`${plan.refused.size} files of ${snapshotId} are over the ${deps.treeLimits.maxFileBytes}-byte limit`);
-    const got = await tree.fetch([...plan.fetch.values()], (content) => deps.objects.putContent(content), signal);
+    const got = await fetchIntoStore(tree, [...plan.fetch.values()], deps.objects, { signal });
     if (got.unstable > 0 || got.unexpected > 0 || got.stored.size !== plan.fetch.size) throw new Error(`the files of a sandbox made from ${snapshotId} changed while they were fetched`);
     const build = await buildFromListing({ store: deps.objects, basis: lookup, basisRoot: null, listing: listed.listing, plan, fetched: got.stored, seedIndexable: listed.settled, index: null, keepMissing: false, signal });
     return { root: build.root, files: build.files, bytes: build.bytes, entries: build.entries };

@@ -23,12 +23,13 @@ import { BasisLookup, buildFromListing, planListing, type FetchedFile, type List
 import { WalkTally } from '../archive/walk-tally.js';
 import { EmptySourceError } from '../errors/empty-source-error.js';
 import { TreeChangedError } from '../errors/tree-changed-error.js';
-import type { ListedTree, ObjectSink, TreeListing } from '../providers/sandbox-provider.js';
+import type { ListedTree, TreeListing } from '../providers/sandbox-provider.js';
 import type { PersistResult } from '../queues/persist.js';
 import { asStoreWriter, type StoreWriter } from '../state/store-writers.js';
 import { sameListed, type ListedEntry, type Listing } from '../tree/listing.js';
 import { checkSourceIntact, reportTree, treeReport, type PersistContext, type PersistDeps, type PersistRequest } from './persist-workspace.js';
 import { commitBuiltRoot, declaredBasis, declaredSeed, exactRefusal, unchangedStoreResult, type StoreRunBase } from './store-basis.js';
+import { fetchIntoStore } from './fetch-into-store.js';
 
 /** Listings of a checkpoint at most (the first and those that check it). */
 const SETTLE_LISTINGS = 3;
@@ -89,14 +90,6 @@ async function listedAs(writer: StoreWriter, deps: PersistDeps, request: Persist
   const compareWith = basis?.root ?? seed?.root ?? null;
   const lookup = new BasisLookup(store, compareWith);
   const stored = { newObjects: 0, storedBytes: 0 };
-  const sink: ObjectSink = async (content) => {
-    const object = await store.putContent(content);
-    if (object.written) {
-      stored.newObjects += 1;
-      stored.storedBytes += object.bytes;
-    }
-    return object;
-  };
   // Files an earlier round fetched, by key: a later listing of the same version takes the same object.
   const fetchedSoFar = new Map<string, { entry: ListedEntry; file: FetchedFile }>();
   const maxFileBytes = deps.treeLimits.maxFileBytes;
@@ -118,12 +111,12 @@ async function listedAs(writer: StoreWriter, deps: PersistDeps, request: Persist
       await ctx.progress({ step: 'link', done: 0, total: wanted.length, percent: 20 });
       // Progress as the files arrive (a first full persist of a large tree is one long fetch).
       let done = 0;
-      const reporting: ObjectSink = async (content) => {
-        const object = await sink(content);
+      const onStored = () => {
         if (++done % PROGRESS_EVERY === 0) void ctx.progress({ step: 'link', done, total: wanted.length, percent: 20 + Math.floor((30 * done) / wanted.length) });
-        return object;
       };
-      const got = await tree.fetch(wanted, reporting, ctx.signal);
+      const got = await fetchIntoStore(tree, wanted, store, { signal: ctx.signal, onStored });
+      stored.newObjects += got.newObjects;
+      stored.storedBytes += got.storedBytes;
       steady = got.unstable === 0 && got.unexpected === 0;
       for (const [key, file] of got.stored) {
         fetched.set(key, file);
