@@ -108,8 +108,8 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
       FLEET_ARCHIVE_FORMAT: '2',
       FLEET_PERSIST_CHANGE_SCAN: process.env.FLEET_PERSIST_CHANGE_SCAN ?? 'true',
       FLEET_ARCHIVE_TREE_PATCHES: process.env.FLEET_ARCHIVE_TREE_PATCHES ?? 'true',
-      // FLEET_ARCHIVE_PACKS=true in the bench's environment: small objects written as packs.
-      FLEET_ARCHIVE_PACKS: process.env.FLEET_ARCHIVE_PACKS ?? 'false',
+      // FLEET_ARCHIVE_PACKS=false: every small object a file of its own (the figure before packs).
+      FLEET_ARCHIVE_PACKS: process.env.FLEET_ARCHIVE_PACKS ?? 'true',
     });
     const mirror = await env.subdir('bare-mirror');
     const scratch = await env.subdir('scratch');

@@ -209,8 +209,8 @@ export const CONFIG_SHAPE = deepFreeze({
   treePatches: variable('FLEET_ARCHIVE_TREE_PATCHES', flag(true), {
     doc: 'Format 2 persists store a changed directory as a patch of its previous tree when the patch is at most half the bytes of the whole tree (docs/archive-format.md, "Tree patches"); `false` stores every tree whole. Fleets before tree patches cannot read them: keep `false` until no such process reads the archive',
   }),
-  packObjects: variable('FLEET_ARCHIVE_PACKS', flag(false), {
-    doc: 'Format 2 persists (local and Vercel) and bakes write the small objects (up to 256 KiB) their writer thread places as packs of up to 64 (docs/archive-format.md, "Packs") instead of a file each. Every reader takes packed objects whatever this says; the objects GC removes a pack once none of its objects is reachable (one partly reachable stays whole: repacking is not built). Fleets before packs cannot read them: keep `false` until no such process reads the archive',
+  packObjects: variable('FLEET_ARCHIVE_PACKS', flag(true), {
+    doc: 'Format 2 persists (local and Vercel) and bakes write the small objects (up to 256 KiB) their writer thread places as packs of up to 64 (docs/archive-format.md, "Packs") instead of a file each. Every reader takes packed objects whatever this says; the objects GC removes a pack once none of its objects is reachable (one partly reachable stays whole: repacking is not built). Fleets before packs cannot read them: roll a new version out with `false`, then turn it on once no older process reads the archive',
   }),
   restoreViaTar: variable('FLEET_RESTORE_TAR', flag(true), {
     doc: 'Local restores of format 2 revisions stream the revision from the archive into the host\'s GNU `tar -x`, which makes the files while the fleet reads the objects; `false` makes every file from the fleet\'s process (the restore before). A tar that fails is logged and the revision is made the other way',
