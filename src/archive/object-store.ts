@@ -15,7 +15,8 @@ import { classifyStorageError, errnoOf } from '../errors/classify-storage-error.
 import { copyFileData } from '../tree/copy-file-data.js';
 import { borrowBuffer, READ_BUFFER_BYTES, releaseBuffer } from '../tree/read-buffers.js';
 import { encodeSortedTree, OBJECT_ID_PATTERN, sha256, sortNodes, TreeFormatError, type TreeNode } from './tree-object.js';
-import { packFiles, PackReader } from './pack-file.js';
+import { packFiles, PackReader, writePackSync, type WrittenPack } from './pack-file.js';
+import { fsyncDir } from './fsync.js';
 import type { Located } from './pack-lookup.js';
 import type { PackSlot } from './pack-index.js';
 import type { ReadAt } from '../tree/read-at.js';
@@ -53,6 +54,8 @@ export interface ObjectStoreOptions {
 
 /** Pack readers a store keeps open at most (a restore reads pack after pack). */
 const OPEN_PACKS = 32;
+/** Times a read looks again for an object whose pack was gone (each time another GC repacked it meanwhile). */
+const PACK_GONE_RETRIES = 3;
 
 /** A tree as read from disk: its entries, and the tree it is a patch of (null: stored whole). */
 export interface LoadedTree {
@@ -184,14 +187,14 @@ export class ObjectStore {
       try {
         return await readFile(this.objectPath(id), { flag: constants.O_RDONLY | constants.O_NOFOLLOW });
       } catch (error) {
-        return this.#readPackedWhole(this.#packedOr(error, id));
+        return this.#readPackedWhole(id, this.#packedOr(error, id));
       }
     }
-    return this.#readPackedWhole(packed);
+    return this.#readPackedWhole(id, packed);
   }
 
-  async #readPackedWhole(found: Located): Promise<Buffer> {
-    const handle = await this.#openPacked(found);
+  async #readPackedWhole(id: string, found: Located): Promise<Buffer> {
+    const handle = await this.#openPacked(id, found);
     try {
       return await handle.readAll();
     } finally {
@@ -203,11 +206,11 @@ export class ObjectStore {
   async openObject(id: string): Promise<ObjectHandle> {
     checkId(id);
     const packed = this.packs.find(id);
-    if (packed) return this.#openPacked(packed);
+    if (packed) return this.#openPacked(id, packed);
     try {
       return await open(this.objectPath(id), constants.O_RDONLY | constants.O_NOFOLLOW);
     } catch (error) {
-      return this.#openPacked(this.#packedOr(error, id));
+      return this.#openPacked(id, this.#packedOr(error, id));
     }
   }
 
@@ -218,9 +221,28 @@ export class ObjectStore {
     return found;
   }
 
-  async #openPacked(found: Located): Promise<PackedObjectHandle> {
-    const file = packFiles(this.packs.packsDir, found.index.packId).pack;
-    return new PackedObjectHandle(await open(file, constants.O_RDONLY | constants.O_NOFOLLOW), found.slot, file);
+  async #openPacked(id: string, found: Located): Promise<PackedObjectHandle> {
+    for (let attempt = 1; ; attempt++) {
+      const file = packFiles(this.packs.packsDir, found.index.packId).pack;
+      try {
+        return new PackedObjectHandle(await open(file, constants.O_RDONLY | constants.O_NOFOLLOW), found.slot, file);
+      } catch (error) {
+        found = this.#repackedOr(error, id, found, attempt);
+      }
+    }
+  }
+
+  /**
+   * After the pack `found` named failed to open: when it is gone (the GC repacked its reachable
+   * objects into another pack since this process listed it), it is forgotten and `id` looked up
+   * in the packs listed again; else, or when it is in none, the open's error.
+   */
+  #repackedOr(error: unknown, id: string, found: Located, attempt: number): Located {
+    if (errnoOf(error) !== 'ENOENT' || attempt > PACK_GONE_RETRIES) throw error;
+    this.packs.forget(found.index.packId);
+    const again = this.packs.findOrRefresh(id);
+    if (again === undefined) throw error;
+    return again;
   }
 
   /** Bytes of object `id` as stored (its file's size or its slot's length); undefined when it is in neither. */
@@ -536,13 +558,17 @@ export class ObjectStore {
     this.#readPacked(id, packed, size, target, offset);
   }
 
-  #readPacked(id: string, found: Located, size: number, target: Buffer, offset: number): void {
+  #readPacked(id: string, found: Located, size: number, target: Buffer, offset: number, attempt = 1): void {
     const { packId } = found.index;
     const file = packFiles(this.packs.packsDir, packId).pack;
     if (found.slot.length !== size) throw new StorageIoError({ operation: 'restore read', path: file, errno: 'EIO' }, `object ${id} holds ${found.slot.length} bytes in the pack, its tree says ${size}`);
     let reader = this.#packReaders.get(packId);
     if (reader === undefined) {
-      reader = PackReader.open(file);
+      try {
+        reader = PackReader.open(file);
+      } catch (error) {
+        return this.#readPacked(id, this.#repackedOr(error, id, found, attempt), size, target, offset, attempt + 1);
+      }
       if (this.#packReaders.size >= OPEN_PACKS) {
         const [oldest, open] = this.#packReaders.entries().next().value as [string, PackReader];
         this.#packReaders.delete(oldest);
@@ -573,6 +599,23 @@ export class ObjectStore {
    * A writer placing small objects on a thread of its own (object-writer.ts), for a walk that
    * stores many: what `putBytesSync` does, off the walk's thread. The caller closes it.
    */
+  /**
+   * Writes `contents` as one pack, durably: both files fsynced before their renames, then
+   * `packs/` (the GC's repack removes the pack they came from only after this returns).
+   */
+  async writePackDurably(contents: readonly { readonly id: string; readonly bytes: Buffer }[]): Promise<WrittenPack> {
+    this.#ensureTmpSync();
+    const tmpNames = this.#tmpName('o');
+    let written: WrittenPack;
+    try {
+      written = writePackSync(this.packs.packsDir, tmpNames, contents, OBJECT_MODE, true);
+    } catch (error) {
+      throw classifyStorageError(error, 'write pack', this.packs.packsDir);
+    }
+    await fsyncDir(this.packs.packsDir);
+    return written;
+  }
+
   objectWriter(onWritten?: (objects: number, bytes: number) => void): ObjectWriter {
     this.#ensureTmpSync();
     const tmpNames = `${this.#tmpDir}/${storeTempPrefix('o', `${this.#tmpPrefix}w${(this.#writers++).toString(36)}`)}`;

@@ -11,7 +11,7 @@
  * Reading: one `pread` per object from a pack opened once (`O_NOFOLLOW`); an object whose bytes
  * are not all there (a truncated pack) fails typed, naming the pack.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { StorageIoError } from '../errors/storage-io-error.js';
 import { encodePackIndex, PACK_MAGIC, type PackedObject, type PackSlot } from './pack-index.js';
 
@@ -31,11 +31,12 @@ export interface WrittenPack {
 
 /**
  * Writes `contents` (id → bytes, in the order given) as one pack into `packsDir`, through
- * temporaries named `tmpNames` + a suffix (unique to the caller). Returns the pack's id and where
+ * temporaries named `tmpNames` + a suffix (unique to the caller); `durable`: each file is
+ * fsynced before its rename (the caller then fsyncs `packsDir`). Returns the pack's id and where
  * each object lies. A pack that exists already (the same objects in the same order) is replaced
  * by the same bytes.
  */
-export function writePackSync(packsDir: string, tmpNames: string, contents: readonly { readonly id: string; readonly bytes: Buffer }[], mode = 0o444): WrittenPack {
+export function writePackSync(packsDir: string, tmpNames: string, contents: readonly { readonly id: string; readonly bytes: Buffer }[], mode = 0o444, durable = false): WrittenPack {
   const objects: PackedObject[] = [];
   let offset = PACK_MAGIC.length;
   for (const { id, bytes } of contents) {
@@ -47,8 +48,8 @@ export function writePackSync(packsDir: string, tmpNames: string, contents: read
   const tmpPack = `${tmpNames}.pack`;
   const tmpIndex = `${tmpNames}.idx`;
   try {
-    writeWhole(tmpPack, mode, [PACK_MAGIC, ...contents.map((c) => c.bytes)]);
-    writeWhole(tmpIndex, mode, [index.bytes]);
+    writeWhole(tmpPack, mode, [PACK_MAGIC, ...contents.map((c) => c.bytes)], durable);
+    writeWhole(tmpIndex, mode, [index.bytes], durable);
     renameSync(tmpPack, files.pack);
     renameSync(tmpIndex, files.index);
   } catch (error) {
@@ -64,10 +65,11 @@ export function writePackSync(packsDir: string, tmpNames: string, contents: read
   return { packId: index.packId, objects, bytes: offset };
 }
 
-function writeWhole(file: string, mode: number, parts: readonly Buffer[]): void {
+function writeWhole(file: string, mode: number, parts: readonly Buffer[], durable: boolean): void {
   const fd = openSync(file, CREATE, mode);
   try {
     for (const part of parts) for (let done = 0; done < part.length; ) done += writeSync(fd, part, done, part.length - done);
+    if (durable) fsyncSync(fd);
   } finally {
     closeSync(fd);
   }

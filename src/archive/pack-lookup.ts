@@ -13,15 +13,16 @@ export interface Located {
 }
 
 export class PackLookup {
-  readonly #indexes: PackIndex[] = [];
+  /** By pack number; null for a pack removed (its number is never used again). */
+  readonly #indexes: (PackIndex | null)[] = [];
   readonly #byPackId = new Map<string, number>();
   /** Key → pack number, or −1 − n for `#shared[n]` (the packs of a key several hold). */
   readonly #table = new Map<number, number>();
   readonly #shared: number[][] = [];
 
-  /** Packs added. */
+  /** Packs known (added and not removed). */
   get packs(): number {
-    return this.#indexes.length;
+    return this.#byPackId.size;
   }
 
   has(packId: string): boolean {
@@ -49,14 +50,25 @@ export class PackLookup {
     }
   }
 
+  /**
+   * Forgets a pack (the GC removed it: its objects are in another pack now, or unreachable). Its
+   * keys stay in the table, naming no pack; a pack added again later gets a new number.
+   */
+  remove(packId: string): void {
+    const pack = this.#byPackId.get(packId);
+    if (pack === undefined) return;
+    this.#byPackId.delete(packId);
+    this.#indexes[pack] = null;
+  }
+
   /** The pack holding object `id` (lower-case hex) and where, or undefined. */
   find(id: string): Located | undefined {
     const held = this.#table.get(keyOf(id));
     if (held === undefined) return undefined;
     for (const pack of held >= 0 ? [held] : this.#shared[-1 - held]!) {
-      const index = this.#indexes[pack]!;
-      const slot = index.find(id);
-      if (slot) return { index, slot };
+      const index = this.#indexes[pack];
+      const slot = index?.find(id);
+      if (slot) return { index: index!, slot };
     }
     return undefined;
   }

@@ -10,6 +10,8 @@
  * - A listing is trusted only once the directory's mtime is older than `RACY_NS`: the kernel
  *   stamps directories with a coarse clock, so a pack renamed in just after a listing can leave
  *   the mtime the listing saw (git's "racily clean" case). Until then a miss lists again.
+ * - A pack found gone (the GC removed or repacked it) is forgotten (`forget`); its objects, if
+ *   any are still reachable, are in another pack the next listing finds.
  * - An index that does not decode (damaged or planted) is skipped and remembered in `problems`:
  *   its objects are absent here (a writer stores them again; `fleet verify` names the file).
  *   Names are taken only as `{64 hex}.idx`; nothing is followed (`O_NOFOLLOW`).
@@ -54,6 +56,15 @@ export class PackSet {
     return this.#lookup.find(id);
   }
 
+  /**
+   * Forgets a pack found gone (the GC removed it, or repacked its live objects into another):
+   * the next `findOrRefresh` of its objects lists the packs again.
+   */
+  forget(packId: string): void {
+    this.#lookup.remove(packId);
+    this.#listedMtimeNs = null;
+  }
+
   /** `find`, listing the packs again first on a miss if they may have changed. */
   findOrRefresh(id: string): Located | undefined {
     return this.#lookup.find(id) ?? (this.refresh() ? this.#lookup.find(id) : undefined);
@@ -71,7 +82,10 @@ export class PackSet {
     try {
       utimesSync(index, now / 1000, now / 1000);
     } catch (error) {
-      if (errnoOf(error) === 'ENOENT') return false;
+      if (errnoOf(error) === 'ENOENT') {
+        this.forget(packId);
+        return false;
+      }
       throw classifyStorageError(error, 'refresh pack', index);
     }
     this.#reused.set(packId, now);

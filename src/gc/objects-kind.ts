@@ -3,7 +3,8 @@
  * is in docs/archive-format.md). Mark: everything reachable from every format 2 revision record
  * (those of archives a reset moved aside too) and from the roots writers in flight declared
  * (mark-reachable.ts). Sweep:
- * unreachable entries older than the cutoff, at most `limit` a run (sweep-store.ts).
+ * unreachable entries older than the cutoff, at most `limit` a run (sweep-store.ts); a pack
+ * mostly unreachable is repacked (repack-pack.ts).
  *
  * The cutoff is the earlier of `now − grace` and the start of the oldest writer in flight, less
  * a clock margin. A writer's new objects and trees are unreachable until its record is written,
@@ -14,6 +15,7 @@
 import type { GcContext, GcItem, GcKindRunner } from './gc-kind.js';
 import { idsValid } from './checked-ids.js';
 import { markReachable, type Reachable } from './mark-reachable.js';
+import { repackPack } from './repack-pack.js';
 import { findUnreachable, recoverQuarantined, removeUnreachable, type StoreCandidate } from './sweep-store.js';
 
 /**
@@ -68,15 +70,19 @@ export function objectsKind(options: ObjectsKindOptions = {}): GcKindRunner {
         collectableObjects: plan.collectable.objects,
         collectableTrees: plan.collectable.trees,
         collectablePacks: plan.collectable.packs,
+        collectableRepacks: plan.collectable.repacks,
         collectableBytes: plan.collectable.bytes,
         youngObjects: plan.young.objects,
         youngTrees: plan.young.trees,
         youngPacks: plan.young.packs,
+        youngRepacks: plan.young.repacks,
         youngBytes: plan.young.bytes,
       });
       const candidates = new WeakMap<GcItem, StoreCandidate>();
       const items = plan.candidates.map((c) => {
-        const item: GcItem = { id: c.id, description: `unreachable ${c.kind} (${Math.round(c.ageMs / 1000)} s old)`, bytes: c.bytes };
+        const age = `${Math.round(c.ageMs / 1000)} s old`;
+        const description = c.live ? `pack to repack: ${c.live.length} reachable objects kept, the rest freed (${age})` : `unreachable ${c.kind} (${age})`;
+        const item: GcItem = { id: c.id, description, bytes: c.bytes };
         candidates.set(item, c);
         return item;
       });
@@ -90,16 +96,18 @@ export function objectsKind(options: ObjectsKindOptions = {}): GcKindRunner {
       const recovered = await recoverQuarantined(archive.objects, state.reachable);
       const removed: GcItem[] = [];
       let reused = 0;
+      let damaged = 0;
       for (const item of planned) {
         ctx.signal.throwIfAborted();
         const candidate = state.candidates.get(item);
         if (!candidate || !idsValid(ctx, { objectId: candidate.id })) continue;
-        const outcome = await removeUnreachable(archive.objects, candidate);
+        const outcome = candidate.live ? await repackPack(archive.objects, { ...candidate, live: candidate.live }) : await removeUnreachable(archive.objects, candidate);
         if (outcome === 'removed') removed.push(item);
         if (outcome === 'reused') reused += 1;
+        if (outcome === 'damaged') damaged += 1;
       }
       await storeWriters.forget(state.stale);
-      ctx.note({ removedObjects: removed.filter((i) => state.candidates.get(i)!.kind === 'object').length, removedTrees: removed.filter((i) => state.candidates.get(i)!.kind === 'tree').length, removedPacks: removed.filter((i) => state.candidates.get(i)!.kind === 'pack').length, keptReused: reused, recovered, forgottenWriters: state.stale.length });
+      ctx.note({ removedObjects: removed.filter((i) => state.candidates.get(i)!.kind === 'object').length, removedTrees: removed.filter((i) => state.candidates.get(i)!.kind === 'tree').length, removedPacks: removed.filter((i) => state.candidates.get(i)!.kind === 'pack' && !state.candidates.get(i)!.live).length, repackedPacks: removed.filter((i) => state.candidates.get(i)!.live).length, keptReused: reused, keptDamaged: damaged, recovered, forgottenWriters: state.stale.length });
       return removed;
     },
   };

@@ -15,7 +15,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { quarantined, quarantineName } from '../archive/archive-paths.js';
 import type { ObjectStore, StoredKind } from '../archive/object-store.js';
-import { PackIndex } from '../archive/pack-index.js';
+import { PackIndex, type PackedObject } from '../archive/pack-index.js';
 import { OBJECT_ID_PATTERN, TreeFormatError } from '../archive/tree-object.js';
 import { errnoOf } from '../errors/classify-storage-error.js';
 import type { InvalidId } from '../providers/id-rules.js';
@@ -23,15 +23,18 @@ import { DirHandle } from '../tree/dir-handle.js';
 import type { Reachable } from './mark-reachable.js';
 
 export interface StoreCandidate {
-  /** `pack`: a pack none of whose objects is reachable, found by its index (the id is the pack's). */
+  /** `pack`: a pack none of whose objects is reachable, or (`live`) one mostly unreachable, found by its index (the id is the pack's). */
   readonly kind: StoredKind | 'pack';
   readonly id: string;
+  /** Bytes it frees: the whole entry's, or a repacked pack's unreachable objects'. */
   readonly bytes: number;
   /** The mtime seen when it was found (a reuse since changes it). */
   readonly mtimeNs: bigint;
   readonly ageMs: number;
   /** A pack file without its index (litter of a writer that died). */
   readonly orphan?: boolean;
+  /** A pack to repack (repack-pack.ts): its reachable objects, which go into a new pack first. */
+  readonly live?: readonly PackedObject[];
 }
 
 /** Counts of one kind of unreachable entry. */
@@ -40,6 +43,8 @@ export interface Tally {
   trees: number;
   /** Whole packs (their objects are counted in `objects`, their bytes with the index in `bytes`). */
   packs: number;
+  /** Packs mostly unreachable, to repack (their unreachable objects and those objects' bytes are counted in `objects` and `bytes`). */
+  repacks: number;
   bytes: number;
 }
 
@@ -63,9 +68,11 @@ export interface SweepOptions {
 }
 
 const FANOUT = /^[0-9a-f]{2}$/;
+/** A pack partly reachable is repacked when its unreachable objects hold at least this share of its object bytes. */
+export const REPACK_DEAD_SHARE = 0.5;
 const PACK_INDEX = /^([0-9a-f]{64})\.idx$/;
 const PACK_FILE = /^([0-9a-f]{64})\.pack$/;
-const tally = (): Tally => ({ objects: 0, trees: 0, packs: 0, bytes: 0 });
+const tally = (): Tally => ({ objects: 0, trees: 0, packs: 0, repacks: 0, bytes: 0 });
 const count = (t: Tally, kind: StoredKind, bytes: number) => {
   if (kind === 'object') t.objects += 1;
   else t.trees += 1;
@@ -120,9 +127,10 @@ export async function findUnreachable(store: ObjectStore, reachable: Reachable, 
 }
 
 /**
- * The packs none of whose objects the mark reached (a pack partly reachable stays whole until
- * repacking is built), by their index's mtime (refreshed by every writer that reuses one of its
- * objects). An index that does not decode is reported and left alone.
+ * The packs none of whose objects the mark reached, and those whose unreachable objects hold at
+ * least REPACK_DEAD_SHARE of the pack's object bytes (repacked: repack-pack.ts), by their index's
+ * mtime (refreshed by every writer that reuses one of its objects). An index that does not decode
+ * is reported and left alone.
  */
 async function findUnreachablePacks(store: ObjectStore, reachable: Reachable, options: SweepOptions, plan: SweepPlan, cutoffNs: bigint): Promise<void> {
   const top = store.packs.packsDir;
@@ -160,14 +168,25 @@ async function findUnreachablePacks(store: ObjectStore, reachable: Reachable, op
         options.skip({ field: 'path', value: path.join(top, name), reason: error.message });
         continue;
       }
-      let live = false;
+      const live: PackedObject[] = [];
+      let liveBytes = 0;
+      let allBytes = 0;
       for (const object of index.objects()) {
-        if (reachable.objects.has(object.id)) {
-          live = true;
-          break;
-        }
+        allBytes += object.length;
+        if (!reachable.objects.has(object.id)) continue;
+        live.push(object);
+        liveBytes += object.length;
       }
-      if (live) continue;
+      if (live.length > 0) {
+        const deadBytes = allBytes - liveBytes;
+        if (live.length === index.count || deadBytes < allBytes * REPACK_DEAD_SHARE) continue;
+        const into = stats.mtimeNs >= cutoffNs ? plan.young : plan.collectable;
+        into.repacks += 1;
+        into.objects += index.count - live.length;
+        into.bytes += deadBytes;
+        if (into === plan.collectable && plan.candidates.length < options.limit) plan.candidates.push({ kind: 'pack', id: packId, bytes: deadBytes, mtimeNs: stats.mtimeNs, ageMs: options.now - Number(stats.mtimeNs / 1_000_000n), live });
+        continue;
+      }
       const packStats = await packs.lstat(Buffer.from(`${packId}.pack`)).catch(() => null);
       const bytes = Number(stats.size) + (packStats?.isFile() ? Number(packStats.size) : 0);
       const into = stats.mtimeNs >= cutoffNs ? plan.young : plan.collectable;
@@ -179,10 +198,17 @@ async function findUnreachablePacks(store: ObjectStore, reachable: Reachable, op
   });
 }
 
-/** What became of a candidate: removed, put back (a writer reused it since it was found), or already gone. */
-export type Removal = 'removed' | 'reused' | 'gone';
+/**
+ * What became of a candidate: removed, put back (a writer reused it since it was found), already
+ * gone, or (a pack to repack) left alone because an object it still needs does not match its id.
+ */
+export type Removal = 'removed' | 'reused' | 'gone' | 'damaged';
 
-/** Removes one candidate unless a writer reused it since it was found. The id is the caller's to validate first. */
+/**
+ * Removes one candidate unless a writer reused it since it was found. The id is the caller's to
+ * validate first. A pack to repack (`live`) is removed as a whole one: repackPack writes its live
+ * objects elsewhere first.
+ */
 export async function removeUnreachable(store: ObjectStore, candidate: StoreCandidate): Promise<Removal> {
   if (candidate.kind === 'pack') return removeUnreachablePack(store, candidate);
   const name = Buffer.from(candidate.id);

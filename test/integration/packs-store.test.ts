@@ -17,7 +17,9 @@ import { StoreChecker } from '../../src/archive/verify-store.js';
 import { PackIndex } from '../../src/archive/pack-index.js';
 import { quarantineName } from '../../src/archive/archive-paths.js';
 import { IdSet } from '../../src/gc/id-set.js';
-import { findUnreachable, recoverQuarantined, removeUnreachable } from '../../src/gc/sweep-store.js';
+import { findUnreachable, recoverQuarantined, removeUnreachable, REPACK_DEAD_SHARE } from '../../src/gc/sweep-store.js';
+import { repackPack } from '../../src/gc/repack-pack.js';
+import { sha256 } from '../../src/archive/tree-object.js';
 import { StoreBuilder } from '../../src/archive/store-builder.js';
 import type { DirNode, FileNode } from '../../src/archive/tree-object.js';
 import { DirHandle } from '../../src/tree/dir-handle.js';
@@ -219,5 +221,95 @@ describe('packs in the store', () => {
     const checker = new StoreChecker(new ObjectStore(root), { readData: () => true });
     expect(await checker.check(kept.root)).toEqual([]);
   });
-});
+  it('the objects GC repacks a pack most of whose bytes are unreachable: its reachable objects go into a new pack first; a reader that knew the old pack still reads them; one reused since, or damaged, stays', async () => {
+    const root = await tempDir('packs-repack');
+    const store = new ObjectStore(root, { packObjects: true });
+    await build(store, await sourceTree());
+    const indexes = (await readdir(store.packs.packsDir)).filter((f) => f.endsWith('.idx')).sort();
+    expect(indexes.length).toBeGreaterThan(8);
+    // Reachable: every object of the first pack, none of the second, every fourth of the others.
+    const reachable = { trees: new IdSet(), objects: new IdSet(), revisions: 1, bytes: 0 };
+    const reachableIds: string[] = [];
+    const expectRepack = new Map<string, string[]>();
+    const dead: string[] = [];
+    indexes.forEach((name, n) => {
+      const packId = name.slice(0, 64);
+      const objects = [...PackIndex.decode(readFileSync(path.join(store.packs.packsDir, name)), name, packId).objects()];
+      const live = objects.filter((_, j) => n === 0 || (n > 1 && j % 4 === 0));
+      for (const object of live) {
+        reachable.objects.add(object.id);
+        reachableIds.push(object.id);
+      }
+      const total = objects.reduce((sum, o) => sum + o.length, 0);
+      const liveBytes = live.reduce((sum, o) => sum + o.length, 0);
+      if (live.length > 0 && live.length < objects.length && total - liveBytes >= total * REPACK_DEAD_SHARE) {
+        expectRepack.set(packId, live.map((o) => o.id));
+        dead.push(...objects.filter((o) => !live.includes(o)).map((o) => o.id));
+      }
+    });
+    expect(expectRepack.size).toBeGreaterThan(4);
+    const old = new Date(Date.now() - 3_600_000);
+    for (const index of indexes) await utimes(path.join(store.packs.packsDir, index), old, old);
+    // Other processes that listed the packs before the GC.
+    const reader = new ObjectStore(root);
+    reader.packs.refresh();
+    const restorer = new ObjectStore(root);
+    restorer.packs.refresh();
 
+    const options = { cutoffMs: Date.now() - 60_000, limit: 1_000, now: Date.now(), signal: AbortSignal.timeout(60_000), skip: () => undefined };
+    const plan = await findUnreachable(store, reachable, options);
+    const repacks = plan.candidates.filter((c) => c.live);
+    expect(new Map(repacks.map((c) => [c.id, c.live!.map((o) => o.id)]))).toEqual(expectRepack);
+    expect(plan.collectable.repacks).toBe(expectRepack.size);
+    expect(plan.candidates.filter((c) => c.kind === 'pack' && !c.live).map((c) => c.id)).toEqual([indexes[1]!.slice(0, 64)]);
+
+    // One reused by a writer after the look stays (its live objects are in a new pack too); one with a changed byte in a live object is left alone.
+    const [reusedPack, damagedPack, ...rest] = repacks;
+    const writer = new ObjectStore(root);
+    writer.packs.refresh();
+    expect(writer.packs.reuse(reusedPack!.id)).toBe(true);
+    const damagedFile = path.join(store.packs.packsDir, `${damagedPack!.id}.pack`);
+    const damagedBytes = readFileSync(damagedFile);
+    const hit = damagedPack!.live![0]!;
+    damagedBytes[hit.offset] = damagedBytes[hit.offset]! ^ 0xff;
+    writeFileSync(damagedFile + '.tmp', damagedBytes);
+    await rename(damagedFile + '.tmp', damagedFile);
+    expect(await repackPack(store, { ...reusedPack!, live: reusedPack!.live! })).toBe('reused');
+    expect(await repackPack(store, { ...damagedPack!, live: damagedPack!.live! })).toBe('damaged');
+    for (const candidate of rest) expect(await repackPack(store, { ...candidate, live: candidate.live! })).toBe('removed');
+
+    const left = await readdir(store.packs.packsDir);
+    expect(left).toContain(`${reusedPack!.id}.idx`);
+    expect(left).toContain(`${damagedPack!.id}.idx`);
+    for (const candidate of rest) expect(left.filter((f) => f.startsWith(candidate.id))).toEqual([]);
+    expect(await readdir(store.tmpDir)).toEqual([]);
+
+    // Every reachable object (but the damaged one) reads back exactly from a fresh listing, the repacked ones from their new packs;
+    // the dead objects of the removed packs are gone.
+    const after = new ObjectStore(root);
+    after.packs.refresh();
+    const removedIds = new Set(rest.map((c) => c.id));
+    for (const id of reachableIds) {
+      if (id === hit.id) continue;
+      const found = after.packs.find(id)!;
+      expect(found, id).toBeDefined();
+      expect(removedIds.has(found.index.packId)).toBe(false);
+      expect(sha256(await after.readObject(id))).toBe(id);
+    }
+    const inKept = new Set([...PackIndex.decode(readFileSync(path.join(store.packs.packsDir, `${reusedPack!.id}.idx`)), 'idx', reusedPack!.id).objects(), ...PackIndex.decode(readFileSync(path.join(store.packs.packsDir, `${damagedPack!.id}.idx`)), 'idx', damagedPack!.id).objects()].map((o) => o.id));
+    for (const id of dead) if (!inKept.has(id)) expect(after.hasObjectSync(id), id).toBe(false);
+
+    // The processes that knew the old packs still name a removed one for a moved object, and read it from its new pack (readObject, and a restore's readSmallInto).
+    const probe = rest[0]!.live![0]!;
+    expect(reader.packs.find(probe.id)?.index.packId).toBe(rest[0]!.id);
+    expect(sha256(await reader.readObject(probe.id))).toBe(probe.id);
+    expect(restorer.packs.find(probe.id)?.index.packId).toBe(rest[0]!.id);
+    const target = Buffer.alloc(probe.length + 1);
+    restorer.readSmallInto(probe.id, probe.length, target, 0, () => expect.unreachable('a packed object is read from its pack'));
+    expect(sha256(target.subarray(0, probe.length))).toBe(probe.id);
+    expect(restorer.packs.find(probe.id)?.index.packId).not.toBe(rest[0]!.id);
+    // A second run finds nothing more to repack but the two left alone (the reused one is young now, the damaged one still damaged).
+    const again = await findUnreachable(after, reachable, { ...options, now: Date.now() });
+    expect(again.candidates.filter((c) => c.live).map((c) => c.id)).toEqual([damagedPack!.id]);
+  });
+});

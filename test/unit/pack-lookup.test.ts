@@ -60,4 +60,26 @@ describe('PackLookup', () => {
     expect(lookup.has(index.packId)).toBe(true);
     expect(lookup.find(objects[1]!.id)?.slot).toEqual({ offset: objects[1]!.offset, length: objects[1]!.length });
   });
+
+  it('forgets a removed pack: an object it shared is found in the other, its own ones nowhere; added again, it is found again', () => {
+    const lookup = new PackLookup();
+    const shared = hash('in both');
+    const a = pack([hash('only a'), shared]);
+    const b = pack([shared, hash('only b')]);
+    lookup.add(a.index);
+    lookup.add(b.index);
+    lookup.remove(a.index.packId);
+    expect(lookup.packs).toBe(1);
+    expect(lookup.has(a.index.packId)).toBe(false);
+    expect(lookup.find(shared)?.index.packId).toBe(b.index.packId);
+    expect(lookup.find(hash('only a'))).toBeUndefined();
+    expect(lookup.find(hash('only b'))?.index.packId).toBe(b.index.packId);
+    lookup.remove(b.index.packId);
+    lookup.remove(b.index.packId);
+    expect(lookup.packs).toBe(0);
+    expect(lookup.find(shared)).toBeUndefined();
+    lookup.add(a.index);
+    expect(lookup.find(hash('only a'))?.index.packId).toBe(a.index.packId);
+    expect(lookup.find(shared)?.index.packId).toBe(a.index.packId);
+  });
 });

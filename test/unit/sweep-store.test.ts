@@ -44,7 +44,7 @@ describe('sweep of the object store', () => {
       ['object', old],
     ]);
     expect(plan.collectable).toMatchObject({ objects: 1, trees: 1 });
-    expect(plan.young).toEqual({ objects: 1, trees: 0, packs: 0, bytes: 'young garbage'.length });
+    expect(plan.young).toEqual({ objects: 1, trees: 0, packs: 0, repacks: 0, bytes: 'young garbage'.length });
     expect((await findUnreachable(store, reachableOf([kept], []), options(undefined, 1))).candidates).toHaveLength(1);
     for (const c of plan.candidates) expect(await removeUnreachable(store, c)).toBe('removed');
     expect(await store.hasObject(old)).toBe(false);
