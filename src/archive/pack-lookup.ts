@@ -51,14 +51,27 @@ export class PackLookup {
   }
 
   /**
-   * Forgets a pack (the GC removed it: its objects are in another pack now, or unreachable). Its
-   * keys stay in the table, naming no pack; a pack added again later gets a new number.
+   * Forgets a pack (the GC removed it: its objects are in another pack now, or unreachable), in
+   * O(its objects): its keys leave the table, or the lists of the packs sharing them. A pack added
+   * again later gets a new number.
    */
   remove(packId: string): void {
     const pack = this.#byPackId.get(packId);
     if (pack === undefined) return;
+    const index = this.#indexes[pack]!;
     this.#byPackId.delete(packId);
     this.#indexes[pack] = null;
+    for (const object of index.objects()) {
+      const key = keyOf(object.id);
+      const held = this.#table.get(key);
+      if (held === pack) this.#table.delete(key);
+      else if (held !== undefined && held < 0) {
+        const list = this.#shared[-1 - held]!;
+        const at = list.indexOf(pack);
+        if (at >= 0) list.splice(at, 1);
+        // A list of one is left as it is (found the same way); an empty one names no pack.
+      }
+    }
   }
 
   /** The pack holding object `id` (lower-case hex) and where, or undefined. */
