@@ -13,9 +13,7 @@
 import type { ObjectStore } from '../archive/object-store.js';
 import { sha256 } from '../archive/tree-object.js';
 import { errnoOf } from '../errors/classify-storage-error.js';
-import { DirHandle } from '../tree/dir-handle.js';
-import { constants } from 'node:fs';
-import { removeUnreachable, type Removal, type StoreCandidate } from './sweep-store.js';
+import { readEntry, removeUnreachable, withDir, type Removal, type StoreCandidate } from './sweep-store.js';
 
 /** Larger than any pack a writer makes (a batch is 512 KiB): a pack file this big is not read, and not repacked. */
 const MAX_PACK_BYTES = 8 * 1024 * 1024;
@@ -39,25 +37,10 @@ export async function repackPack(store: ObjectStore, candidate: StoreCandidate &
 
 // The pack file whole (a pack is at most a writer's batch), opened without following; null when it is gone.
 async function readPack(store: ObjectStore, packId: string): Promise<Buffer | 'too-large' | null> {
-  let packs: DirHandle;
   try {
-    packs = await DirHandle.open(store.packs.packsDir);
+    return (await withDir(store.packs.packsDir, (packs) => readEntry(packs, Buffer.from(`${packId}.pack`), MAX_PACK_BYTES))) ?? null;
   } catch (error) {
     if (errnoOf(error) === 'ENOENT') return null;
     throw error;
-  }
-  try {
-    const handle = await packs.openFile(Buffer.from(`${packId}.pack`), constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      if ((await handle.stat()).size > MAX_PACK_BYTES) return 'too-large';
-      return await handle.readFile();
-    } finally {
-      await handle.close();
-    }
-  } catch (error) {
-    if (errnoOf(error) === 'ENOENT') return null;
-    throw error;
-  } finally {
-    await packs.close();
   }
 }

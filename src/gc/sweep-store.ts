@@ -341,7 +341,7 @@ async function putBack(tmp: DirHandle, aside: Buffer, fanout: DirHandle, name: B
 }
 
 // Runs `work` on the directory at `dir` (a path the fleet controls); nothing when it does not exist.
-async function withDir<T>(dir: string, work: (handle: DirHandle) => Promise<T>): Promise<T | undefined> {
+export async function withDir<T>(dir: string, work: (handle: DirHandle) => Promise<T>): Promise<T | undefined> {
   let handle: DirHandle;
   try {
     handle = await DirHandle.open(dir);
@@ -385,10 +385,13 @@ async function withTmp<T>(store: ObjectStore, work: (tmp: DirHandle) => Promise<
   }
 }
 
-// A file of `dir`, whole (opened without following a symlink).
-async function readEntry(dir: DirHandle, name: Buffer): Promise<Buffer> {
+// A file of `dir`, whole (opened without following a symlink); `too-large` past `maxBytes`, unread.
+export async function readEntry(dir: DirHandle, name: Buffer): Promise<Buffer>;
+export async function readEntry(dir: DirHandle, name: Buffer, maxBytes: number): Promise<Buffer | 'too-large'>;
+export async function readEntry(dir: DirHandle, name: Buffer, maxBytes = Infinity): Promise<Buffer | 'too-large'> {
   const handle = await dir.openFile(name, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
+    if (Number.isFinite(maxBytes) && (await handle.stat()).size > maxBytes) return 'too-large';
     return await handle.readFile();
   } finally {
     await handle.close();
