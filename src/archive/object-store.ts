@@ -453,6 +453,17 @@ export class ObjectStore {
    * Reads the source once.
    */
   async putObject(source: FileHandle, size: number, sparse: boolean, signal?: AbortSignal): Promise<StoredObject> {
+    return (await this.putObjectIfUnmoved(source, size, sparse, signal)) as StoredObject;
+  }
+
+  /**
+   * `putObject` of a file that may change while it is read: `unmoved` (a stat of the source
+   * against the one taken before the read) is asked every few MB and before the object is
+   * placed. When it answers false, nothing is placed, the temporary is removed and the answer is
+   * `moved`: a read that mixed two versions never becomes an object, and a large file under a
+   * writer is given up at the first check, not after it was copied whole.
+   */
+  async putObjectIfUnmoved(source: FileHandle, size: number, sparse: boolean, signal?: AbortSignal, unmoved?: () => Promise<boolean>): Promise<StoredObject | 'moved'> {
     if (size <= SMALL_OBJECT_BYTES && !sparse) {
       // Up to a read buffer's size, read into a pooled one: a new Buffer per file is freed only
       // at a GC, and a first persist's thousands of them raised the worker's RSS for nothing.
@@ -465,13 +476,18 @@ export class ObjectStore {
           if (bytesRead === 0) break;
           read += bytesRead;
         }
+        if (unmoved && !(await unmoved())) return 'moved';
         return await this.putBytes(bytes.subarray(0, read));
       } finally {
         if (pooled) releaseBuffer(pooled);
       }
     }
     const tmp = await this.#tmpFile('o');
-    const copied = await this.#fill(tmp, () => copyFileData(source, tmp.handle, size, sparse, signal));
+    const copied = await this.#fill(tmp, () => copyFileData(source, tmp.handle, size, sparse, signal, unmoved));
+    if (copied.moved) {
+      await unlink(tmp.path).catch(() => undefined);
+      return 'moved';
+    }
     const written = await this.#place(tmp.path, this.objectPath(copied.hash));
     return { id: copied.hash, bytes: copied.bytes, written };
   }

@@ -18,7 +18,16 @@ export interface CopiedData {
   /** sha256 hex of the bytes copied. */
   readonly hash: string;
   readonly bytes: number;
+  /** The copy stopped early: `unmoved` said the source changed (what was copied is not a version of it). */
+  readonly moved?: true;
 }
+
+/**
+ * Bytes copied between two calls of a copy's `unmoved` check: a source rewritten while it is
+ * read is given up after at most this much more (a 50 MB file under a writer costs a few MB per
+ * attempt, not the whole file written into the archive and thrown away).
+ */
+export const UNMOVED_CHECK_BYTES = 4 * 1024 * 1024;
 
 /** True when a file's allocated blocks cover less than its size (it has holes). */
 export function isSparse(stats: { size: bigint; blocks: bigint }): boolean {
@@ -49,14 +58,23 @@ async function writeSparse(out: FileHandle, chunk: Buffer, position: number): Pr
   if (start >= 0) await writeAll(out, chunk, start, chunk.length, position + start);
 }
 
-/** Copies up to `size` bytes of `source` into the empty `out`; both handles stay open. */
-export async function copyFileData(source: ReadAt, out: FileHandle, size: number, sparse: boolean, signal?: AbortSignal): Promise<CopiedData> {
+/**
+ * Copies up to `size` bytes of `source` into the empty `out`; both handles stay open. With
+ * `unmoved`, the source is checked every `UNMOVED_CHECK_BYTES` and once at the end: when it
+ * answers false the copy stops there (`moved`).
+ */
+export async function copyFileData(source: ReadAt, out: FileHandle, size: number, sparse: boolean, signal?: AbortSignal, unmoved?: () => Promise<boolean>): Promise<CopiedData> {
   const hash = createHash('sha256');
   const buffer = borrowBuffer();
   let copied = 0;
+  let checkAt = UNMOVED_CHECK_BYTES;
   try {
     while (copied < size) {
       signal?.throwIfAborted();
+      if (unmoved && copied >= checkAt) {
+        if (!(await unmoved())) return { hash: '', bytes: copied, moved: true };
+        checkAt = copied + UNMOVED_CHECK_BYTES;
+      }
       const { bytesRead } = await source.read(buffer, 0, Math.min(buffer.length, size - copied), copied);
       if (bytesRead === 0) break;
       const chunk = buffer.subarray(0, bytesRead);
@@ -66,6 +84,7 @@ export async function copyFileData(source: ReadAt, out: FileHandle, size: number
       copied += bytesRead;
     }
     if (sparse) await out.truncate(copied);
+    if (unmoved && !(await unmoved())) return { hash: '', bytes: copied, moved: true };
   } finally {
     releaseBuffer(buffer);
   }

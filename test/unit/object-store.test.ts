@@ -1,6 +1,6 @@
 // Format 2's pieces: canonical tree objects (encode, decode, ids, malformed input refused), the
 // content-addressed store (dedup, verification, reuse refreshes GC age) and reading by path.
-import { mkdtemp, open, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -85,6 +85,25 @@ describe('ObjectStore', () => {
     expect(stored).toMatchObject({ id: sha256(big), bytes: big.length, written: true });
     expect((await readFile(store.objectPath(stored.id))).equals(big)).toBe(true);
     expect(await store.hasObject(stored.id)).toBe(true);
+  });
+
+  it('putObjectIfUnmoved: a source that moved while read is not placed, small or large, and leaves no temporary', async () => {
+    const store = new ObjectStore(root);
+    for (const size of [64 * 1024, 3 * 1024 * 1024]) {
+      const from = path.join(root, `src-${size}`);
+      const content = Buffer.alloc(size, 9);
+      await writeFile(from, content);
+      const handle = await open(from, 'r');
+      try {
+        expect(await store.putObjectIfUnmoved(handle, size, false, undefined, async () => false)).toBe('moved');
+        expect(await store.hasObject(sha256(content))).toBe(false);
+        expect(await readdir(store.tmpDir).catch(() => [])).toEqual([]);
+        const stored = await store.putObjectIfUnmoved(handle, size, false, undefined, async () => true);
+        expect(stored).toMatchObject({ id: sha256(content), bytes: size, written: true });
+      } finally {
+        await handle.close();
+      }
+    }
   });
 
   it('a reused object gets a fresh mtime (garbage collection then keeps it for its grace period)', async () => {

@@ -1,7 +1,9 @@
 // The pieces the hostile-tree walk is built from: names, handles, Node's file-time rule, the
 // previous-revision index, the task pool, sparse copies and removal by handles.
 import { createHash } from 'node:crypto';
-import { chmod, lstat, mkdir, mkdtemp, open, readdir, readFile, rename, rm, stat, symlink, truncate, utimes, writeFile } from 'node:fs/promises';
+import type { BigIntStats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { appendFile, chmod, lstat, mkdir, mkdtemp, open, readdir, readFile, rename, rm, stat, symlink, truncate, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -9,7 +11,7 @@ import { makeManifest, scanTree } from '../../src/archive/manifest.js';
 import { indexManifest, keyOf, subtreeSize } from '../../src/archive/prior-index.js';
 import { storedMode } from '../../src/archive/stored-mode.js';
 import { TaskPool } from '../../src/lib/task-pool.js';
-import { copyFileData, isSparse } from '../../src/tree/copy-file-data.js';
+import { copyFileData, isSparse, UNMOVED_CHECK_BYTES } from '../../src/tree/copy-file-data.js';
 import { checkName, DirHandle } from '../../src/tree/dir-handle.js';
 import { sameMtime, setFileTime, storedMtimeNs } from '../../src/tree/file-times.js';
 import { removeTree } from '../../src/tree/remove-tree.js';
@@ -173,6 +175,41 @@ describe('copyFileData', () => {
     expect(copy.blocks * 512).toBeLessThan(1024 * 1024);
     const expected = createHash('sha256').update(await readFile(from)).digest('hex');
     expect(copied).toEqual({ hash: expected, bytes: 64 * 1024 * 1024 });
+  });
+
+  // A source that grew at the first check: the copy stops there, and says so.
+  it('with an unmoved check: asked every UNMOVED_CHECK_BYTES and at the end; a source that moved stops the copy at that check', async () => {
+    const from = path.join(dir, 'large');
+    const content = rng(7_102).bytes(5 * UNMOVED_CHECK_BYTES);
+    await writeFile(from, content);
+    const copyWith = async (unmoved: (source: FileHandle, before: BigIntStats) => Promise<boolean>) => {
+      const source = await open(from, 'r');
+      const out = await open(path.join(dir, 'copy'), 'w');
+      try {
+        const before = await source.stat({ bigint: true });
+        return await copyFileData(source, out, Number(before.size), false, undefined, () => unmoved(source, before));
+      } finally {
+        await source.close();
+        await out.close();
+      }
+    };
+    let checks = 0;
+    const steady = await copyWith(async () => {
+      checks += 1;
+      return true;
+    });
+    expect(steady).toEqual({ hash: createHash('sha256').update(content).digest('hex'), bytes: content.length });
+    // At 4, 8, 12 and 16 of the 20 MiB, then once the copy is whole.
+    expect(checks).toBe(5);
+    checks = 0;
+    const moved = await copyWith(async (source, before) => {
+      checks += 1;
+      await appendFile(from, 'x');
+      return (await source.stat({ bigint: true })).size === before.size;
+    });
+    expect(moved).toEqual({ hash: '', bytes: UNMOVED_CHECK_BYTES, moved: true });
+    expect(checks).toBe(1);
+    expect((await stat(path.join(dir, 'copy'))).size).toBe(UNMOVED_CHECK_BYTES);
   });
 });
 
