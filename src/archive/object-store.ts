@@ -453,6 +453,7 @@ export class ObjectStore {
    * Reads the source once.
    */
   async putObject(source: FileHandle, size: number, sparse: boolean, signal?: AbortSignal): Promise<StoredObject> {
+    // Without a check nothing is ever `moved`.
     return (await this.putObjectIfUnmoved(source, size, sparse, signal)) as StoredObject;
   }
 
