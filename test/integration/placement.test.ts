@@ -16,7 +16,7 @@ describe('placement across hosts', () => {
     const h = await createHarness({ FLEET_HOST_ID: 'host-a' });
     const hostBRoot = await tempDir('host-b-live');
     const hostB = loadConfig({ ...h.env, FLEET_HOST_ID: 'host-b', FLEET_LIVE_ROOT: hostBRoot });
-    await testWorkers(hostB, ['persist']);
+    const hostBProcess = await testWorkers(hostB, ['persist']);
     // host-a holds two sandboxes against a capacity of 2; host-b none of 100.
     await h.services.hosts.reportSandboxHost('host-a', { sandboxes: 2, capacity: 2 });
 
@@ -41,7 +41,9 @@ describe('placement across hosts', () => {
     const { result } = await h.services.client.persist({ workspaceId: 'ws', generation: placed.generation, delete: true, reason: 'turn-end' }, { wait: true, timeoutMs: 30_000 });
     expect(result?.files).toBe(1);
 
-    // host-b stops heartbeating (backdated instead of waiting): its workspace is rebuilt on host-a.
+    // host-b stops (its heartbeat with it, so no beat can land after the backdate below) and its
+    // last beat is backdated instead of waited out: its workspace is rebuilt on host-a, without host-b.
+    await hostBProcess.close();
     await h.services.redis.zadd(h.services.keys.sandboxHosts(), Date.now() - 3_600_000, 'host-b');
     const rebuilt = await h.provision('ws');
     expect(rebuilt).toMatchObject({ outcome: 'restored', hostId: 'host-a', generation: 2 });
