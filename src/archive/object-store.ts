@@ -613,10 +613,6 @@ export class ObjectStore {
   }
 
   /**
-   * A writer placing small objects on a thread of its own (object-writer.ts), for a walk that
-   * stores many: what `putBytesSync` does, off the walk's thread. The caller closes it.
-   */
-  /**
    * Writes `contents` as one pack, durably: both files fsynced before their renames, then
    * `packs/` (the GC's repack removes the pack they came from only after this returns).
    */
@@ -633,6 +629,10 @@ export class ObjectStore {
     return written;
   }
 
+  /**
+   * A writer placing small objects on a thread of its own (object-writer.ts), for a walk that
+   * stores many: what `putBytesSync` does, off the walk's thread. The caller closes it.
+   */
   objectWriter(onWritten?: (objects: number, bytes: number) => void): ObjectWriter {
     this.#ensureTmpSync();
     const tmpNames = `${this.#tmpDir}/${storeTempPrefix('o', `${this.#tmpPrefix}w${(this.#writers++).toString(36)}`)}`;

@@ -97,14 +97,14 @@ export async function storeOpenFile(source: FileHandle, options: OpenFileOptions
       if (!before.isFile()) return { kind: 'vanished' };
     }
     if (before.size > BigInt(options.maxFileBytes)) return { kind: 'too-large', size: before.size };
-    // Given up as soon as a stat shows the file moved (every few MB, and before the object is placed).
+    // Given up as soon as a stat shows the file moved (every few MB, and once the read is done,
+    // before the object is placed): a stored read is one the stat did not see move.
     const unmoved = async () => !changedWhileRead(before, await source.stat({ bigint: true }));
     const stored = await store.putObjectIfUnmoved(source, Number(before.size), isSparse(before), signal, unmoved).catch((error: unknown) => {
       throw error instanceof StorageError ? classifyStorageError(error.cause, 'persist store', options.label) : error;
     });
     if (stored === 'moved') continue;
-    const after = await source.stat({ bigint: true });
-    if (!changedWhileRead(before, after) && stored.bytes === Number(before.size) && (await settled(source, before, seenAt, stored.id, signal, options.writeLock === true))) {
+    if (stored.bytes === Number(before.size) && (await settled(source, before, seenAt, stored.id, signal, options.writeLock === true))) {
       return { kind: 'stored', stored, before };
     }
   }
