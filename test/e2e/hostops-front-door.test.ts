@@ -35,7 +35,13 @@ describe('hostops through a running fleet', () => {
     await client.persist({ workspaceId: 'ws', generation: provisioned!.generation, delete: true, reason: 'turn-end' }, { wait: true, timeoutMs: 60_000 });
     await mkdir(path.join(config.paths.snapshotRoot, 'base-1', 'tree'), { recursive: true });
     await writeFile(path.join(config.paths.snapshotRoot, 'base-1', 'tree', 'base.txt'), 'base');
-    const before = await readTree(home);
+    // The persist's stat cache is written after its job answers (through a temporary, then renamed):
+    // the home is taken once it is in place, not while its temporary exists.
+    const before = await waitFor('the stat cache in place', async () => {
+      const tree = await readTree(home);
+      const caches = Object.keys(tree).filter((name) => name.startsWith('live/ws/meta/stat-cache'));
+      return caches.length === 1 && caches[0] === 'live/ws/meta/stat-cache.json' ? tree : undefined;
+    });
 
     const queue = new Queue(`hostops@${config.hostId}`, { connection: testConnection(config), prefix: fleetKeys(config.redis.prefix, config.redis.keyLayout).queuePrefix(`hostops@${config.hostId}`) });
     addCleanup(() => queue.close());
