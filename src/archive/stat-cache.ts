@@ -41,12 +41,17 @@ export type StatCache = ReadonlyMap<string, StatCacheEntry>;
  * directory of this tree was (ms since the epoch; a walk that took directories by id carries it on);
  * `dirs`, the identity (`<dev>:<ino>`) of each directory below the root at the path it recorded
  * (a directory found there again under that identity is the one it recorded, or one made since
- * the walk, whose every entry is younger than it: store-builder.ts `Frame.recorded`).
+ * the walk, whose every entry is younger than it: store-builder.ts `Frame.recorded`);
+ * `changedAfterNs`, the line the walk drew (change-stamp.ts; null in a cache written before
+ * lines were recorded: the revision record's `scanStartedAt` then gives it), and `exactLine`,
+ * whether it is the filesystem's own stamp from a walk that met no other device.
  */
 export interface ScanFacts {
   readonly exact: boolean;
   readonly fullWalkAt: number;
   readonly dirs: ReadonlyMap<string, string>;
+  readonly changedAfterNs: bigint | null;
+  readonly exactLine: boolean;
 }
 
 /** A cache with the facts of the walk that wrote it. */
@@ -56,7 +61,7 @@ export interface LoadedStatCache {
 }
 
 /** Facts of a cache written before they were recorded: nothing may be taken by id from it. */
-export const NO_FACTS: ScanFacts = Object.freeze({ exact: false, fullWalkAt: 0, dirs: new Map<string, string>() });
+export const NO_FACTS: ScanFacts = Object.freeze({ exact: false, fullWalkAt: 0, dirs: new Map<string, string>(), changedAfterNs: null, exactLine: false });
 
 /** A directory's identity as `dirs` records it. */
 export const dirIdentity = (stats: { readonly dev: bigint; readonly ino: bigint }): string => `${stats.dev}:${stats.ino}`;
@@ -101,6 +106,12 @@ export const identityOf = (tree: TreeIdentity) => (tree.birthtimeNs ? `${tree.de
 
 /** The log of later revisions beside the cache file `file`. */
 export const statCacheLog = (file: string): string => `${file}.log`;
+/** The marker a walk of the tree touches to draw its line (change-stamp.ts). */
+export const statCacheMarker = (file: string): string => `${file}.line`;
+
+// A line as the cache writes it (digits), or null.
+const lineOf = (value: unknown): bigint | null => (typeof value === 'string' && /^\d{1,25}$/.test(value) ? BigInt(value) : null);
+const lineFields = (facts: Pick<ScanFacts, 'changedAfterNs' | 'exactLine'>): string => (facts.changedAfterNs === null ? '' : `,"changedAfter":"${facts.changedAfterNs}","exactLine":${facts.exactLine}`);
 
 /**
  * The cache at `file` (its snapshot, then its log) when it reaches `revision` for this tree; null
@@ -113,7 +124,7 @@ export async function loadStatCache(file: string, revision: string, tree: TreeId
   } catch {
     return null;
   }
-  const body = raw as { v?: unknown; revision?: unknown; tree?: unknown; entries?: unknown; exact?: unknown; fullWalkAt?: unknown; dirs?: unknown };
+  const body = raw as { v?: unknown; revision?: unknown; tree?: unknown; entries?: unknown; exact?: unknown; fullWalkAt?: unknown; dirs?: unknown; changedAfter?: unknown; exactLine?: unknown };
   const identity = identityOf(tree);
   if (body?.v !== VERSION || typeof body.revision !== 'string' || body.tree !== identity || !Array.isArray(body.entries)) return null;
   const cache = new Map<string, StatCacheEntry>();
@@ -125,6 +136,8 @@ export async function loadStatCache(file: string, revision: string, tree: TreeId
   const dirs = body.dirs === undefined ? new Map<string, string>() : dirsOf(body.dirs);
   let exact = body.exact === true && Number.isSafeInteger(body.fullWalkAt);
   let fullWalkAt = exact ? (body.fullWalkAt as number) : 0;
+  let changedAfterNs = lineOf(body.changedAfter);
+  let exactLine = changedAfterNs !== null && body.exactLine === true;
   let reached = body.revision;
   // The log's complete lines, each from the revision reached so far, up to the one asked for (and
   // any later line for that same revision: a walk that found nothing new still moves its facts).
@@ -139,10 +152,12 @@ export async function loadStatCache(file: string, revision: string, tree: TreeId
     for (const [path, at] of delta.dirsSet) dirs?.set(path, at);
     exact = delta.exact;
     fullWalkAt = delta.fullWalkAt;
+    changedAfterNs = delta.changedAfterNs;
+    exactLine = delta.exactLine;
     reached = delta.revision;
   }
   if (reached !== revision) return null;
-  const facts: ScanFacts = exact && dirs ? { exact: true, fullWalkAt, dirs } : NO_FACTS;
+  const facts: ScanFacts = exact && dirs ? { exact: true, fullWalkAt, dirs, changedAfterNs, exactLine } : NO_FACTS;
   return { entries: cache, facts };
 }
 
@@ -153,6 +168,8 @@ export interface StatCacheDelta {
   readonly revision: string;
   readonly exact: boolean;
   readonly fullWalkAt: number;
+  readonly changedAfterNs: bigint | null;
+  readonly exactLine: boolean;
   readonly set: readonly StatCacheEntry[];
   readonly removed: readonly string[];
   readonly dirsSet: readonly (readonly [string, string])[];
@@ -186,6 +203,7 @@ export function encodeStatCacheDelta(tree: TreeIdentity, delta: StatCacheDelta):
     revision: delta.revision,
     exact: delta.exact,
     fullWalkAt: Math.trunc(delta.fullWalkAt),
+    ...(delta.changedAfterNs === null ? {} : { changedAfter: delta.changedAfterNs.toString(), exactLine: delta.exactLine }),
     set: delta.set.map(rowOf),
     removed: delta.removed,
     dirsSet: delta.dirsSet,
@@ -200,7 +218,7 @@ export async function appendStatCacheLog(file: string, lines: string): Promise<v
 
 // One log line back into a delta of this tree; null for anything malformed or another tree's.
 function deltaOf(line: string, identity: string): StatCacheDelta | null {
-  let body: { v?: unknown; tree?: unknown; from?: unknown; revision?: unknown; exact?: unknown; fullWalkAt?: unknown; set?: unknown; removed?: unknown; dirsSet?: unknown; dirsRemoved?: unknown };
+  let body: { v?: unknown; tree?: unknown; from?: unknown; revision?: unknown; exact?: unknown; fullWalkAt?: unknown; changedAfter?: unknown; exactLine?: unknown; set?: unknown; removed?: unknown; dirsSet?: unknown; dirsRemoved?: unknown };
   try {
     body = JSON.parse(line) as typeof body;
   } catch {
@@ -216,6 +234,8 @@ function deltaOf(line: string, identity: string): StatCacheDelta | null {
     revision: body.revision,
     exact: body.exact,
     fullWalkAt: body.fullWalkAt as number,
+    changedAfterNs: lineOf(body.changedAfter),
+    exactLine: lineOf(body.changedAfter) !== null && body.exactLine === true,
     set: set as StatCacheEntry[],
     removed: body.removed as string[],
     dirsSet: [...dirsSet],
@@ -244,7 +264,7 @@ export async function saveStatCache(file: string, revision: string, tree: TreeId
     bytes += (await out.write(text)).bytesWritten;
   };
   try {
-    await write(`{"v":${VERSION},"revision":${JSON.stringify(revision)},"tree":${JSON.stringify(identityOf(tree))},"exact":${facts.exact},"fullWalkAt":${Math.trunc(facts.fullWalkAt)},"entries":[`);
+    await write(`{"v":${VERSION},"revision":${JSON.stringify(revision)},"tree":${JSON.stringify(identityOf(tree))},"exact":${facts.exact},"fullWalkAt":${Math.trunc(facts.fullWalkAt)}${lineFields(facts)},"entries":[`);
     let rows: string[] = [];
     let first = true;
     const flush = async () => {

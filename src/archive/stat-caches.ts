@@ -143,7 +143,7 @@ export class StatCaches {
     const tree = identityOf(next.tree);
     const last = this.#onDisk.get(file);
     if (last && last.tree === tree && (await this.#unchangedOnDisk(file, last))) {
-      const line = encodeStatCacheDelta(next.tree, { from: last.revision, revision: next.revision, exact: next.facts.exact, fullWalkAt: next.facts.fullWalkAt, ...statCacheDelta(last.loaded, loaded) });
+      const line = encodeStatCacheDelta(next.tree, { from: last.revision, revision: next.revision, exact: next.facts.exact, fullWalkAt: next.facts.fullWalkAt, changedAfterNs: next.facts.changedAfterNs, exactLine: next.facts.exactLine, ...statCacheDelta(last.loaded, loaded) });
       const logBytes = last.logBytes + Buffer.byteLength(line);
       if (logBytes <= Math.max(MIN_LOG_BYTES, last.snapshotBytes / 2)) {
         await appendStatCacheLog(file, line);

@@ -68,20 +68,15 @@ const YIELD_MS = 20;
  * on them for 600 ms of its 1.1 s walk).
  */
 const BUSY_YIELD_MS = 1;
-/**
- * The racily-clean margin: a file whose mtime is not at least this much older than the previous
- * walk's start is hashed again even when its stat matches, so a same-size rewrite within one
- * timestamp tick of that walk is never missed (git's rule). Kernel timestamps tick at most every
- * 10 ms (HZ=100 coarse clocks); one second leaves room for that and for a clock that was stepped.
- * The cost: a file changed in the second before a persist is read by that persist and the next.
- */
-export const RACY_MARGIN_NS = 1_000_000_000n;
-
 /** The previous revision, for the quick check and what upload-only keeps. */
 export interface StoreBasis {
   readonly root: string;
-  /** When its walk began (ns): entries changed at or after it (minus the margin) are hashed again. */
-  readonly scanStartedAt: bigint;
+  /**
+   * The line its walk drew (change-stamp.ts): a file whose mtime or ctime is at or after it is
+   * hashed again even when its stat matches, so a same-size rewrite in the same timestamp tick
+   * as that walk's read is never missed (git's racily-clean rule).
+   */
+  readonly changedAfterNs: bigint;
 }
 
 export interface StoreBuilderOptions {
@@ -176,6 +171,11 @@ export class StoreBuilder {
   offThreadObjects = 0;
   /** Files that kept changing while read (their previous version was kept). */
   unstableFiles = 0;
+  /**
+   * The earliest ctime of those files as last seen, or null: a change of theirs may still be
+   * under way, so the walk's line lies no later (change-stamp.ts) and the next walk reads them.
+   */
+  unsettledNs: bigint | null = null;
   /** Directories taken from the basis by id, unopened (`changed`), and the entries they hold. */
   reusedDirs = 0;
   reusedEntries = 0;
@@ -183,6 +183,13 @@ export class StoreBuilder {
   vouchedEntries = 0;
   /** Walked directories whose names were taken from the basis, not read (they did not change themselves). */
   listedDirs = 0;
+  /**
+   * Whether the walk met an entry of a device other than the root's (a mount inside the tree):
+   * its timestamps need not follow the root's filesystem's clock, so the walk's line is the
+   * host clock's (change-stamp.ts).
+   */
+  foreignDevice = false;
+  #rootDev = -1n;
   /** The identity of each directory this walk opened, by path (the root aside): the next walk's `recordedDirs`. */
   readonly dirIdentities = new Map<string, string>();
   /** When the walk last let the event loop turn (synchronous stores). */
@@ -223,6 +230,7 @@ export class StoreBuilder {
   /** Walks `src` into the store; returns the root tree id. */
   async build(src: DirHandle): Promise<string> {
     this.#writeLock = keepsWriteLock(src.fd);
+    this.#rootDev = src.stats.dev;
     // The packs other processes wrote since this store last listed them (one stat when none did): their objects are not stored again.
     this.#o.store.packs.refresh();
     if (this.#o.writerFirst) await this.#smallStore.whenOnline();
@@ -337,7 +345,7 @@ export class StoreBuilder {
     if (node.linkKey !== undefined) return null;
     const cached = this.#o.cache?.get(encodePath(rel));
     if (!cached || cached.object !== node.object || cached.size !== node.size || cached.mode !== node.mode) return null;
-    if (cached.mtimeNs + RACY_MARGIN_NS >= basis.scanStartedAt || cached.ctimeNs + RACY_MARGIN_NS >= basis.scanStartedAt) return null;
+    if (cached.mtimeNs >= basis.changedAfterNs || cached.ctimeNs >= basis.changedAfterNs) return null;
     return { node, cached };
   }
 
@@ -364,6 +372,7 @@ export class StoreBuilder {
     };
     if (this.#refusedByLimits(rel)) return keepPrior();
     const { stats, name } = item;
+    if (stats.dev !== this.#rootDev) this.foreignDevice = true;
     const mode = this.#modeOf(stats);
     switch (typeOf(stats)) {
       case 'dir': {
@@ -429,6 +438,7 @@ export class StoreBuilder {
     if (this.#refusedByLimits(rel)) return;
     await this.#breathe();
     const outcome = await this.#storeSmall(frame, name, rel);
+    if ((outcome.kind === 'large' || outcome.kind === 'stored') && outcome.stats.dev !== this.#rootDev) this.foreignDevice = true;
     if (outcome.kind === 'large') return this.#file(frame, { name, key, stats: outcome.stats }, rel, this.#modeOf(outcome.stats));
     if (outcome.kind !== 'stored') return;
     const { file, stats } = outcome;
@@ -492,7 +502,8 @@ export class StoreBuilder {
   #unchanged(frame: Frame, item: LiveItem, path: string, mode: number): { readonly node: FileNode; readonly cached: StatCacheEntry | null } | null {
     const { stats } = item;
     const basis = this.#o.basis;
-    if (basis && stats.mtimeNs + RACY_MARGIN_NS >= basis.scanStartedAt) return null;
+    // Changed at or after the basis's line: maybe after that walk's read, in the same tick (the same mtime and ctime).
+    if (basis && (stats.mtimeNs >= basis.changedAfterNs || stats.ctimeNs >= basis.changedAfterNs)) return null;
     const size = Number(stats.size);
     const before = frame.prior?.get(item.key);
     if (before?.type !== 'f' || before.size !== size || before.mode !== mode) return null;
@@ -673,7 +684,10 @@ export class StoreBuilder {
     // Counts what a read of a changed file gave.
   #stored(outcome: OpenFileOutcome): StoreOutcome {
     if (outcome.kind === 'vanished') this.tally.vanished += 1;
-    if (outcome.kind === 'unstable') this.unstableFiles += 1;
+    if (outcome.kind === 'unstable') {
+      this.unstableFiles += 1;
+      if (this.unsettledNs === null || outcome.ctimeNs < this.unsettledNs) this.unsettledNs = outcome.ctimeNs;
+    }
     if (outcome.kind !== 'stored') return { kind: outcome.kind === 'too-large' ? 'refused' : outcome.kind };
     const { stored, before } = outcome;
     this.hashedFiles += 1;

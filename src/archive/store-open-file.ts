@@ -54,9 +54,15 @@ export function stallWaitMs(stats: BigIntStats, nowNs: bigint): number {
   return Math.ceil(Number(left < WRITE_STALL_NS ? left : WRITE_STALL_NS) / 1e6);
 }
 
+/**
+ * `unstable`: its previous version is kept; `ctimeNs`, its ctime as last seen (a change still
+ * under way was stamped at or before it, and every later one after it: the walk draws its line no
+ * later, so the next persist looks at the file again, change-stamp.ts).
+ */
 export type OpenFileOutcome =
   | { readonly kind: 'stored'; readonly stored: StoredObject; readonly before: BigIntStats }
-  | { readonly kind: 'vanished' | 'unstable' }
+  | { readonly kind: 'vanished' }
+  | { readonly kind: 'unstable'; readonly ctimeNs: bigint }
   | { readonly kind: 'too-large'; readonly size: bigint };
 
 export interface OpenFileOptions {
@@ -78,6 +84,7 @@ export interface OpenFileOptions {
 /** Stores the file open at `source` (the handle stays open). */
 export async function storeOpenFile(source: FileHandle, options: OpenFileOptions): Promise<OpenFileOutcome> {
   const { store, signal } = options;
+  let last: BigIntStats | undefined;
   for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
     let seenAt = BigInt(Date.now()) * 1_000_000n;
     let before = await source.stat({ bigint: true });
@@ -91,11 +98,12 @@ export async function storeOpenFile(source: FileHandle, options: OpenFileOptions
     }
     if (options.writeLock) {
       // And whatever write(2) began before this is done copying once the barrier returns, however long it stalled.
-      if (!(await writesDone(source.fd, `${before.dev}:${before.ino}`, WRITE_BARRIER_MS))) return { kind: 'unstable' };
+      if (!(await writesDone(source.fd, `${before.dev}:${before.ino}`, WRITE_BARRIER_MS))) return { kind: 'unstable', ctimeNs: before.ctimeNs };
       seenAt = BigInt(Date.now()) * 1_000_000n;
       before = await source.stat({ bigint: true });
       if (!before.isFile()) return { kind: 'vanished' };
     }
+    last = before;
     if (before.size > BigInt(options.maxFileBytes)) return { kind: 'too-large', size: before.size };
     // Given up as soon as a stat shows the file moved (every few MB, and once the read is done,
     // before the object is placed): a stored read is one the stat did not see move.
@@ -108,7 +116,7 @@ export async function storeOpenFile(source: FileHandle, options: OpenFileOptions
       return { kind: 'stored', stored, before };
     }
   }
-  return { kind: 'unstable' };
+  return { kind: 'unstable', ctimeNs: last!.ctimeNs };
 }
 
 // True unless the file was written too recently to trust one read: then it must read again to the same id, its stat unmoved.

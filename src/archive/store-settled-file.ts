@@ -48,7 +48,7 @@ export async function storeSettledFile(dir: DirHandle, name: Buffer, options: Se
     if (!before.isFile()) return { kind: 'vanished' };
     if (!takes(before, options.maxBytes)) return { kind: 'careful' };
     if (options.writeLock) {
-      if (!(await writesDone(fd, `${before.dev}:${before.ino}`, WRITE_BARRIER_MS))) return { kind: 'unstable' };
+      if (!(await writesDone(fd, `${before.dev}:${before.ino}`, WRITE_BARRIER_MS))) return { kind: 'unstable', ctimeNs: before.ctimeNs };
       before = fstatSync(fd, { bigint: true });
       if (!before.isFile()) return { kind: 'vanished' };
       if (!takes(before, options.maxBytes)) return { kind: 'careful' };

@@ -45,9 +45,11 @@ export interface SmallFileOptions {
 export function storeSmallFileSync(dir: DirHandle, name: Buffer, options: SmallFileOptions): SmallFileOutcome {
   const fd = openSync(dir.entry(name), READ_FILE_FLAGS);
   try {
+    let last: BigIntStats | undefined;
     for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
       const seenAt = BigInt(Date.now()) * 1_000_000n;
       const before = fstatSync(fd, { bigint: true });
+      last = before;
       if (!before.isFile()) return { kind: 'vanished' };
       if (before.size > BigInt(options.maxBytes) || isSparse(before) || (options.singleName && before.nlink > 1n)) return { kind: 'large', stats: before };
       const waitMs = options.mayWait ? stallWaitMs(before, seenAt) : 0;
@@ -67,7 +69,7 @@ export function storeSmallFileSync(dir: DirHandle, name: Buffer, options: SmallF
       }
       return { kind: 'stored', stored, before };
     }
-    return { kind: 'unstable' };
+    return { kind: 'unstable', ctimeNs: last!.ctimeNs };
   } catch (error) {
     // Past the open, a failure is the persist's, typed (the caller tells open failures apart by their class).
     throw classifyStorageError(error, 'persist read', options.label);

@@ -9,6 +9,7 @@
  */
 import type { BaseRoots } from '../archive/base-roots.js';
 import type { StoreBasis } from '../archive/store-builder.js';
+import { clockLine } from '../archive/change-stamp.js';
 import { SNAPSHOT_ID_PATTERN } from '../queues/payload.js';
 import type { RuntimeStore } from '../state/runtime-store.js';
 
@@ -23,5 +24,5 @@ export async function baseSeedOf(deps: BaseSeedDeps, workspaceId: string): Promi
   // The id comes from Redis: checked again before it names a file.
   if (!snapshotId || !SNAPSHOT_ID_PATTERN.test(snapshotId)) return null;
   const record = await deps.bases.read(snapshotId).catch(() => null);
-  return record ? { root: record.root, scanStartedAt: BigInt(record.scanStartedAt) } : null;
+  return record ? { root: record.root, changedAfterNs: clockLine(BigInt(record.scanStartedAt)) } : null;
 }

@@ -9,8 +9,9 @@
  */
 import { FlushAhead } from '../archive/flush-ahead.js';
 import { syncFilesystem } from '../archive/fsync.js';
-import { NO_FACTS, type StatCache, type StatCacheEntry } from '../archive/stat-cache.js';
-import { RACY_MARGIN_NS, StoreBuilder, type StoreBasis } from '../archive/store-builder.js';
+import { NO_FACTS, statCacheMarker, type StatCache, type StatCacheEntry } from '../archive/stat-cache.js';
+import { StoreBuilder, type StoreBasis } from '../archive/store-builder.js';
+import { clockLine, drawChangeLine } from '../archive/change-stamp.js';
 import { FULL_WALK_EVERY_MS, scanChangedDirs, type ChangedDirs } from '../archive/changed-dirs.js';
 import { EmptySourceError } from '../errors/empty-source-error.js';
 import { TreeChangedError } from '../errors/tree-changed-error.js';
@@ -66,14 +67,21 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
   const changedSince = async (from: StoreBasis | null, exactFrom: boolean): Promise<ChangedDirs | null> => {
     if (!deps.changeScan || !from || !exactFrom || Date.now() - fullWalkAt > FULL_WALK_EVERY_MS) return null;
     // A clock set back since that walk could date a change before it: walk everything.
-    if (BigInt(Date.now()) * 1_000_000n < from.scanStartedAt) return null;
-    return scanChangedDirs(src, { sinceNs: from.scanStartedAt - RACY_MARGIN_NS, maxRecords: deps.treeLimits.maxEntries, systemPath: deps.systemPath, signal: ctx.signal });
+    if (BigInt(Date.now()) * 1_000_000n < from.changedAfterNs) return null;
+    // `find -newerct` lists what changed after its time: at or after the line.
+    return scanChangedDirs(src, { sinceNs: from.changedAfterNs - 1n, maxRecords: deps.treeLimits.maxEntries, systemPath: deps.systemPath, signal: ctx.signal });
   };
+  // The line of the walk that found the current revision, as its cache recorded it (else the record's clock gives it).
+  const current = basis && loaded?.facts.changedAfterNs != null ? { ...basis, changedAfterNs: loaded.facts.changedAfterNs } : basis;
+  const marker = tree.statCache ? statCacheMarker(tree.statCache) : null;
   // One walk of the live tree into the store; `keepMissing`: keep what the tree lacks (upload-only).
   // `dirsFrom`: the directories the walk that found `from` recorded (ScanFacts.dirs).
   const flushAhead = new FlushAhead(() => syncFilesystem(deps.archive.root, deps.systemPath, ctx.signal), FLUSH_AHEAD_BYTES);
-  const walk = async (keepMissing: boolean, from: StoreBasis | null = basis ?? seed, hint: StatCache | null = cache, exactFrom = loaded?.facts.exact === true, dirsFrom = loaded?.facts.dirs ?? NO_FACTS.dirs, report = true) => {
+  // `exactLineFrom`: `from`'s line is the filesystem's own, and its walk met no other device.
+  const walk = async (keepMissing: boolean, from: StoreBasis | null = current ?? seed, hint: StatCache | null = cache, exactFrom = loaded?.facts.exact === true, dirsFrom = loaded?.facts.dirs ?? NO_FACTS.dirs, report = true, exactLineFrom = loaded?.facts.exactLine === true) => {
     const startedAt = BigInt(Date.now()) * 1_000_000n;
+    // Drawn before anything of the tree is read.
+    const line = drawChangeLine(marker, src.stats.dev);
     const changed = await changedSince(from, exactFrom);
     let flushed = 0;
     const builder: StoreBuilder = new StoreBuilder({
@@ -106,9 +114,17 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     for (const [dir, identity] of builder.dirIdentities) dirs.set(dir, identity);
     // Exact: what it found, nothing kept that the tree lacks, nothing refused.
     const exact = !keepMissing && tally.refusedCount === 0 && !rootChanged;
-    return { builder, root, scan, keepMissing, startedAt, entries, dirs, exact };
+    // The filesystem's line holds when no entry of another device was met: by this walk, and by
+    // the walks whose findings it took without a stat (directories by id, vouched entries).
+    const lookedAtAll = builder.reusedDirs === 0 && builder.vouchedEntries === 0;
+    const exactLine = line.exact && !builder.foreignDevice && (lookedAtAll || exactLineFrom);
+    const drawn = exactLine ? line.ns : clockLine(startedAt);
+    // No later than a file whose previous version it kept (a write may still be under way there).
+    const changedAfterNs = builder.unsettledNs !== null && builder.unsettledNs < drawn ? builder.unsettledNs : drawn;
+    return { builder, root, scan, keepMissing, startedAt, entries, dirs, exact, changedAfterNs, exactLine };
   };
   type Walk = Awaited<ReturnType<typeof walk>>;
+  const factsOf = (w: Walk) => ({ exact: w.exact, fullWalkAt, dirs: w.dirs, changedAfterNs: w.changedAfterNs, exactLine: w.exactLine });
   const exact = request.exact === true && !request.delete;
   const walks: Walk[] = [];
   let built: Walk;
@@ -127,7 +143,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
       // delete without the write before it (seen on Vercel's listings, possible here too).
       pointInTime = false;
       while (walks.length < SETTLE_WALKS) {
-        const again = await walk(false, { root: built.root, scanStartedAt: built.startedAt }, built.entries, built.exact, built.dirs, false);
+        const again = await walk(false, { root: built.root, changedAfterNs: built.changedAfterNs }, built.entries, built.exact, built.dirs, false, built.exactLine);
         walks.push(again);
         // A walk that kept a file's earlier version (it changed while read) or lost an entry saw the tree move: no proof.
         const still = again.builder.unstableFiles === 0 && again.scan.vanished === 0 && !again.scan.rootChanged;
@@ -147,7 +163,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     }
     if (refused) {
       ctx.logger.info({ workspaceId, reason: refused }, 'checkpoint keeps what the live tree lacks (a reconcile would be refused)');
-      built = await walk(true, basis ?? seed, cache, loaded?.facts.exact === true, loaded?.facts.dirs, false);
+      built = await walk(true, current ?? seed, cache, loaded?.facts.exact === true, loaded?.facts.dirs, false);
       walks.push(built);
       pointInTime = undefined;
     }
@@ -166,7 +182,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
   await ctx.progress({ step: 'scan', percent: 50 });
   if (basis?.native && root === basis.root) {
     // Nothing changed, but a full walk moved `fullWalkAt`: the cache of the same revision says so.
-    if (tree.statCache && currentRevision && loaded && fullWalkAt !== loaded.facts.fullWalkAt) deps.statCaches.save(tree.statCache, currentRevision, src.stats, built.entries, { exact: built.exact, fullWalkAt, dirs: built.dirs });
+    if (tree.statCache && currentRevision && loaded && fullWalkAt !== loaded.facts.fullWalkAt) deps.statCaches.save(tree.statCache, currentRevision, src.stats, built.entries, factsOf(built));
     return { ...unchanged(), bytes: builder.bytes, files: builder.files, ...treeReport(scan), ...walkReport };
   }
   const rootBuilt = { root, files: builder.files, bytes: builder.bytes, entries: builder.entries, reconcile, scanStartedAt };
@@ -175,7 +191,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     if (!(await stillAt(tree.path, src))) checkSourceIntact({ ...request, delete: reconcile }, { ...scan, rootChanged: true });
   });
   // The stat cache is a hint for the next persist (kept in memory, its file written after this returns).
-  if (tree.statCache) deps.statCaches.save(tree.statCache, revision, src.stats, built.entries, { exact: built.exact, fullWalkAt, dirs: built.dirs });
+  if (tree.statCache) deps.statCaches.save(tree.statCache, revision, src.stats, built.entries, factsOf(built));
   await ctx.progress({ step: 'done', percent: 100 });
   return {
     workspaceId,

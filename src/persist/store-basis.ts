@@ -10,6 +10,7 @@ import { commitRecord, type CommitRecordOptions } from '../archive/commit-record
 import { countRemoved } from '../archive/revision-reader.js';
 import type { RevisionRecord } from '../archive/revision-record.js';
 import { StoreBuilder, type StoreBasis } from '../archive/store-builder.js';
+import { clockLine } from '../archive/change-stamp.js';
 import { ShrinkGuardError } from '../errors/shrink-guard-error.js';
 import { StaleGenerationError } from '../errors/stale-generation-error.js';
 import type { PersistResult } from '../queues/persist.js';
@@ -32,15 +33,15 @@ export interface Basis extends StoreBasis {
 export async function basisOf(deps: PersistDeps, workspaceId: string, revision: string | null, signal: AbortSignal): Promise<Basis | null> {
   if (!revision) return null;
   const record = await deps.archive.readRecord(workspaceId, revision);
-  if (record) return { root: record.root, scanStartedAt: BigInt(record.scanStartedAt), files: record.files, entries: record.entries, generation: record.generation, native: true };
+  if (record) return { root: record.root, changedAfterNs: clockLine(BigInt(record.scanStartedAt)), files: record.files, entries: record.entries, generation: record.generation, native: true };
   const manifest = await deps.archive.readManifest(workspaceId, revision);
   if (!manifest) return null;
   const source = await DirHandle.open(deps.archive.paths(workspaceId).revision(revision));
   try {
     const builder = new StoreBuilder({ store: deps.archive.objects, basis: null, cache: null, keepMissing: false, limits: UNLIMITED_TREE, signal });
     const root = await builder.build(source);
-    // Times of a converted revision are the archive copies', not the live files': no racily-clean rule applies.
-    return { root, scanStartedAt: 0n, files: manifest.files, entries: manifest.entries.length, generation: manifest.generation, native: false };
+    // Times of a converted revision are the archive copies', not the live files': every file is hashed again.
+    return { root, changedAfterNs: clockLine(0n), files: manifest.files, entries: manifest.entries.length, generation: manifest.generation, native: false };
   } finally {
     await source.close();
   }

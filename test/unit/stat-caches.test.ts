@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { statCacheLog, type StatCacheEntry } from '../../src/archive/stat-cache.js';
+import { NO_FACTS, statCacheLog, type ScanFacts, type StatCacheEntry } from '../../src/archive/stat-cache.js';
 import { StatCaches } from '../../src/archive/stat-caches.js';
 
 // Entries as a cache holds them (by path).
@@ -36,7 +36,7 @@ describe('StatCaches', () => {
     const read = await caches().load(file, 'r1', tree);
     expect([...read!.entries.values()]).toEqual([entry('a'), entry('b/c')]);
     // Written without facts: nothing may be taken from it by id.
-    expect(read!.facts).toEqual({ exact: false, fullWalkAt: 0, dirs: new Map() });
+    expect(read!.facts).toEqual(NO_FACTS);
     // Not for another revision, nor another tree (a restore swapped the root).
     expect(await c.load(file, 'r2', tree)).toBeNull();
     expect(await c.load(file, 'r1', { dev: 1n, ino: 9n })).toBeNull();
@@ -73,12 +73,13 @@ describe('StatCaches', () => {
   it('a chain of saves reads back, in another process, as each revision had it: entries set and removed, facts and directories', async () => {
     const file = path.join(dir, 'stat-cache.json');
     const c = caches();
-    const saved: [string, Map<string, StatCacheEntry>, { exact: boolean; fullWalkAt: number; dirs: Map<string, string> }][] = [
-      ['r1', byPath([entry('a'), entry('b/c'), entry('b/d')]), { exact: false, fullWalkAt: 0, dirs: new Map([['b', '1:10']]) }],
-      ['r2', byPath([entry('a', 2), entry('b/c'), entry('e')]), { exact: true, fullWalkAt: 1_796_000_000_000, dirs: new Map([['b', '1:10'], ['x', '1:11']]) }],
-      ['r3', byPath([entry('a', 2), entry('e'), entry('f/g')]), { exact: true, fullWalkAt: 1_796_000_000_000, dirs: new Map([['f', '1:12'], ['x', '1:13']]) }],
+    const saved: [string, Map<string, StatCacheEntry>, ScanFacts][] = [
+      ['r1', byPath([entry('a'), entry('b/c'), entry('b/d')]), { exact: false, fullWalkAt: 0, dirs: new Map([['b', '1:10']]), changedAfterNs: null, exactLine: false }],
+      ['r2', byPath([entry('a', 2), entry('b/c'), entry('e')]), { exact: true, fullWalkAt: 1_796_000_000_000, dirs: new Map([['b', '1:10'], ['x', '1:11']]), changedAfterNs: 1_796_000_000_123_456_789n, exactLine: true }],
+      // A walk that drew the host clock's line (it met another device).
+      ['r3', byPath([entry('a', 2), entry('e'), entry('f/g')]), { exact: true, fullWalkAt: 1_796_000_000_000, dirs: new Map([['f', '1:12'], ['x', '1:13']]), changedAfterNs: 1_796_000_059_000_000_000n, exactLine: false }],
       // The same revision again (a walk that found nothing new moved its facts).
-      ['r3', byPath([entry('a', 2), entry('e'), entry('f/g')]), { exact: true, fullWalkAt: 1_796_000_060_000, dirs: new Map([['f', '1:12'], ['x', '1:13']]) }],
+      ['r3', byPath([entry('a', 2), entry('e'), entry('f/g')]), { exact: true, fullWalkAt: 1_796_000_060_000, dirs: new Map([['f', '1:12'], ['x', '1:13']]), changedAfterNs: 1_796_000_060_000_000_001n, exactLine: true }],
     ];
     for (const [revision, entries, facts] of saved) {
       c.save(file, revision, tree, entries, facts);
@@ -90,7 +91,7 @@ describe('StatCaches', () => {
       if (i === 2) continue; // r3's newest state is the last line's
       const read = (await caches().load(file, revision, tree))!;
       expect([...read.entries.values()], revision).toEqual([...entries.values()]);
-      expect(read.facts, revision).toEqual(facts.exact ? facts : { exact: false, fullWalkAt: 0, dirs: new Map() });
+      expect(read.facts, revision).toEqual(facts.exact ? facts : NO_FACTS);
     }
     expect(await caches().load(file, 'r4', tree)).toBeNull();
     expect(await caches().load(file, 'r3', { dev: 1n, ino: 9n })).toBeNull();
@@ -166,7 +167,7 @@ describe('StatCaches', () => {
   it('keeps the facts of the walk that wrote a cache, in memory and in its file', async () => {
     const file = path.join(dir, 'stat-cache.json');
     const c = caches();
-    const facts = { exact: true, fullWalkAt: 1_796_000_000_000, dirs: new Map([['a', '2049:77'], ['a/b', '2049:78']]) };
+    const facts = { exact: true, fullWalkAt: 1_796_000_000_000, dirs: new Map([['a', '2049:77'], ['a/b', '2049:78']]), changedAfterNs: 1_796_000_000_987_654_321n, exactLine: true };
     c.save(file, 'r1', tree, byPath([entry('a/f')]), facts);
     expect((await c.load(file, 'r1', tree))!.facts).toEqual(facts);
     await c.flush();
@@ -176,15 +177,21 @@ describe('StatCaches', () => {
   it('a cache with no directories (written before they were recorded) keeps its facts; a malformed directory row drops them', async () => {
     const file = path.join(dir, 'stat-cache.json');
     const c = caches();
-    c.save(file, 'r1', tree, byPath([entry('a/f')]), { exact: true, fullWalkAt: 1_796_000_000_000, dirs: new Map([['a', '1:2']]) });
+    c.save(file, 'r1', tree, byPath([entry('a/f')]), { exact: true, fullWalkAt: 1_796_000_000_000, dirs: new Map([['a', '1:2']]), changedAfterNs: 1_796_000_000_000_000_000n, exactLine: true });
     await c.flush();
     const body = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
     await writeFile(file, JSON.stringify({ ...body, dirs: undefined }));
-    expect((await caches().load(file, 'r1', tree))!.facts).toEqual({ exact: true, fullWalkAt: 1_796_000_000_000, dirs: new Map() });
+    expect((await caches().load(file, 'r1', tree))!.facts).toEqual({ exact: true, fullWalkAt: 1_796_000_000_000, dirs: new Map(), changedAfterNs: 1_796_000_000_000_000_000n, exactLine: true });
+    // A cache written before lines were recorded, or with a malformed one: the record's clock gives the line, never exact.
+    for (const line of [undefined, 1_796_000_000, '-1', '1.5', 'x'.repeat(30)]) {
+      await writeFile(file, JSON.stringify({ ...body, changedAfter: line }));
+      const { facts } = (await caches().load(file, 'r1', tree))!;
+      expect([facts.changedAfterNs, facts.exactLine], String(line)).toEqual([null, false]);
+    }
     for (const bad of [[['a', '../1']], [['a']], 'a', [[1, '1:2']]]) {
       await writeFile(file, JSON.stringify({ ...body, dirs: bad }));
       const loaded = (await caches().load(file, 'r1', tree))!;
-      expect(loaded.facts, JSON.stringify(bad)).toEqual({ exact: false, fullWalkAt: 0, dirs: new Map() });
+      expect(loaded.facts, JSON.stringify(bad)).toEqual(NO_FACTS);
       expect(loaded.entries.size).toBe(1);
     }
   });
