@@ -108,6 +108,8 @@ export const identityOf = (tree: TreeIdentity) => (tree.birthtimeNs ? `${tree.de
 export const statCacheLog = (file: string): string => `${file}.log`;
 /** The marker a walk of the tree touches to draw its line (change-stamp.ts). */
 export const statCacheMarker = (file: string): string => `${file}.line`;
+/** Every file of the cache at `file`: what removing the cache removes. */
+export const statCacheFiles = (file: string): readonly string[] => [file, statCacheLog(file), statCacheMarker(file)];
 
 // A line as the cache writes it (digits), or null.
 const lineOf = (value: unknown): bigint | null => (typeof value === 'string' && /^\d{1,25}$/.test(value) ? BigInt(value) : null);

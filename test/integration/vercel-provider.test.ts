@@ -282,9 +282,13 @@ describe('VercelProvider against the stand-in', () => {
     expect((await provider.get(handle, signal()))?.state).toBe('running');
   });
 
-  it('destroy deletes the sandbox; destroying again is fine; using it afterwards is gone', async () => {
+  it('destroy deletes the sandbox and its host mirror (the stat cache, its log and line marker too); destroying again is fine; using it afterwards is gone', async () => {
     const handle = await createEmpty();
+    const tree = await provider.openTree(handle, signal());
+    await tree.release();
+    for (const file of [tree.statCache!, `${tree.statCache}.log`, `${tree.statCache}.line`]) await writeFile(file, 'cache');
     await provider.destroy(handle, signal());
+    await expect(lstat(path.dirname(tree.statCache!)), 'the mirror directory is gone').rejects.toMatchObject({ code: 'ENOENT' });
     expect(await provider.get(handle, signal())).toBeNull();
     expect((standin.sandbox(handle) !== undefined)).toBe(false);
     await provider.destroy(handle, signal());

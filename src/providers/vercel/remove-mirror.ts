@@ -1,6 +1,7 @@
 import { rm, rmdir } from 'node:fs/promises';
 import { errnoOf } from '../../errors/classify-storage-error.js';
 import { removeTree } from '../../tree/remove-tree.js';
+import { statCacheFiles } from '../../archive/stat-cache.js';
 import { ProviderBusyError } from '../provider-errors.js';
 import { indexedSandbox } from './mirror-index.js';
 import { lockMirror } from './mirror-lock.js';
@@ -26,7 +27,7 @@ export async function removeMirror(root: string, handle: string): Promise<void> 
     await removeTree(paths.tree);
     await removeTree(paths.staging);
     await rm(paths.index, { force: true });
-    await rm(paths.statCache, { force: true });
+    for (const file of statCacheFiles(paths.statCache)) await rm(file, { force: true });
   } finally {
     await release();
   }
