@@ -182,19 +182,28 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
           `(${reused[repeat]} directories taken by id); archive +${growth.bytes[repeat]} bytes, +${growth.entries[repeat]} entries for ${growth.changedBytes[repeat]} changed bytes`,
       );
     }
+    // Turns back to back, as an agent's turn-end persists come: each change made right before its
+    // persist, the next change right after (the turns above have a second or more between them).
+    // A change lies before its persist's line (change-stamp.ts): the next persist does not look at it again.
+    const backToBack = { back_to_back_persist_ms: [] as number[], back_to_back_bare_rsync_ms: [] as number[] };
+    const backReused: number[] = [];
+    for (let repeat = 0; repeat < repeats; repeat++) {
+      await changeFiles(fleet.live(WS), tree, CHANGED, 2 * repeats + 1 + 2 * repeat, content);
+      await syncAll();
+      const phases = await fleetPersist(fleet);
+      backToBack.back_to_back_persist_ms.push(phases.total_ms);
+      backReused.push(phases.reusedDirectories);
+      await syncAll();
+      backToBack.back_to_back_bare_rsync_ms.push(await timed(() => run('rsync', ['-rlptD', '--delete', `${fleet.live(WS)}/`, `${mirror}/`])));
+      ctx.log(`${label}back-to-back turn ${repeat + 1}: persist ${backToBack.back_to_back_persist_ms[repeat]!.toFixed(0)} / bare rsync ${backToBack.back_to_back_bare_rsync_ms[repeat]!.toFixed(0)} ms (${backReused[repeat]} directories taken by id)`);
+    }
     // An agent's usual turn: a few files of one directory (the random 1 % above touches most directories).
-    // A change made in the second before a persist is looked at again by the next one (the racily-clean
-    // margin), so a first such turn settles the random turns' changes and the second one is measured.
     const leaves = [...new Set(tree.map((f) => path.posix.dirname(f.rel)))];
     const changeLeaf = async (leaf: string) => {
       const files = tree.filter((f) => path.posix.dirname(f.rel) === leaf).slice(0, 10);
       for (const f of files) await writeFile(path.join(fleet.live(WS), f.rel), content.bytes(f.size));
       return files;
     };
-    await changeLeaf(leaves[0]!);
-    await fleet.persist(WS);
-    const settledAt = Date.now() + 1_100;
-    while (Date.now() < settledAt) await new Promise((resolve) => setTimeout(resolve, 50));
     const clusteredFiles = await changeLeaf(leaves[leaves.length - 1]!);
     const clustered = await interleave(1, {
       clustered_persist_ms: async () => {
@@ -256,6 +265,10 @@ async function measure(ctx: BenchContext, files: number, repeats: number, label:
         'archive bytes added / changed bytes': bytesRatio,
         archive_entries_added_per_revision: summarize(growth.entries, 'entries'),
         directories_taken_by_id_per_turn: summarize(reused, 'directories'),
+        back_to_back_persist_ms: summarize(backToBack.back_to_back_persist_ms, 'ms'),
+        back_to_back_bare_rsync_ms: summarize(backToBack.back_to_back_bare_rsync_ms, 'ms'),
+        'back-to-back persist / bare_rsync': summarize(pairedRatios(backToBack.back_to_back_persist_ms, backToBack.back_to_back_bare_rsync_ms), 'persist/bare'),
+        directories_taken_by_id_back_to_back: summarize(backReused, 'directories'),
         clustered_persist_ms: summarize(clustered.clustered_persist_ms, 'ms'),
         clustered_bare_rsync_ms: summarize(clustered.clustered_bare_rsync_ms, 'ms'),
         'clustered persist / bare_rsync': summarize(pairedRatios(clustered.clustered_persist_ms, clustered.clustered_bare_rsync_ms), 'persist/bare'),
