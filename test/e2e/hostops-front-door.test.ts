@@ -39,8 +39,8 @@ describe('hostops through a running fleet', () => {
     // the home is taken once it is in place, not while its temporary exists.
     const before = await waitFor('the stat cache in place', async () => {
       const tree = await readTree(home);
-      const caches = Object.keys(tree).filter((name) => name.startsWith('live/ws/meta/stat-cache'));
-      return caches.length === 1 && caches[0] === 'live/ws/meta/stat-cache.json' ? tree : undefined;
+      const names = Object.keys(tree);
+      return names.includes('live/ws/meta/stat-cache.json') && !names.some((name) => name.startsWith('live/ws/meta/stat-cache.json.tmp-')) ? tree : undefined;
     });
 
     const queue = new Queue(`hostops@${config.hostId}`, { connection: testConnection(config), prefix: fleetKeys(config.redis.prefix, config.redis.keyLayout).queuePrefix(`hostops@${config.hostId}`) });
