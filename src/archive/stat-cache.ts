@@ -111,9 +111,13 @@ export const statCacheMarker = (file: string): string => `${file}.line`;
 /** Every file of the cache at `file`: what removing the cache removes. */
 export const statCacheFiles = (file: string): readonly string[] => [file, statCacheLog(file), statCacheMarker(file)];
 
-// A line as the cache writes it (digits), or null.
-const lineOf = (value: unknown): bigint | null => (typeof value === 'string' && /^\d{1,25}$/.test(value) ? BigInt(value) : null);
-const lineFields = (facts: Pick<ScanFacts, 'changedAfterNs' | 'exactLine'>): string => (facts.changedAfterNs === null ? '' : `,"changedAfter":"${facts.changedAfterNs}","exactLine":${facts.exactLine}`);
+type LineFacts = Pick<ScanFacts, 'changedAfterNs' | 'exactLine'>;
+// The line as the cache writes it (`changedAfter` digits, `exactLine`); none when absent or malformed.
+function lineFactsOf(body: { readonly changedAfter?: unknown; readonly exactLine?: unknown }): LineFacts {
+  const ns = typeof body.changedAfter === 'string' && /^\d{1,25}$/.test(body.changedAfter) ? BigInt(body.changedAfter) : null;
+  return { changedAfterNs: ns, exactLine: ns !== null && body.exactLine === true };
+}
+const lineFields = (facts: LineFacts): string => (facts.changedAfterNs === null ? '' : `,"changedAfter":"${facts.changedAfterNs}","exactLine":${facts.exactLine}`);
 
 /**
  * The cache at `file` (its snapshot, then its log) when it reaches `revision` for this tree; null
@@ -138,8 +142,7 @@ export async function loadStatCache(file: string, revision: string, tree: TreeId
   const dirs = body.dirs === undefined ? new Map<string, string>() : dirsOf(body.dirs);
   let exact = body.exact === true && Number.isSafeInteger(body.fullWalkAt);
   let fullWalkAt = exact ? (body.fullWalkAt as number) : 0;
-  let changedAfterNs = lineOf(body.changedAfter);
-  let exactLine = changedAfterNs !== null && body.exactLine === true;
+  let walkLine = lineFactsOf(body);
   let reached = body.revision;
   // The log's complete lines, each from the revision reached so far, up to the one asked for (and
   // any later line for that same revision: a walk that found nothing new still moves its facts).
@@ -154,12 +157,11 @@ export async function loadStatCache(file: string, revision: string, tree: TreeId
     for (const [path, at] of delta.dirsSet) dirs?.set(path, at);
     exact = delta.exact;
     fullWalkAt = delta.fullWalkAt;
-    changedAfterNs = delta.changedAfterNs;
-    exactLine = delta.exactLine;
+    walkLine = { changedAfterNs: delta.changedAfterNs, exactLine: delta.exactLine };
     reached = delta.revision;
   }
   if (reached !== revision) return null;
-  const facts: ScanFacts = exact && dirs ? { exact: true, fullWalkAt, dirs, changedAfterNs, exactLine } : NO_FACTS;
+  const facts: ScanFacts = exact && dirs ? { exact: true, fullWalkAt, dirs, ...walkLine } : NO_FACTS;
   return { entries: cache, facts };
 }
 
@@ -236,8 +238,7 @@ function deltaOf(line: string, identity: string): StatCacheDelta | null {
     revision: body.revision,
     exact: body.exact,
     fullWalkAt: body.fullWalkAt as number,
-    changedAfterNs: lineOf(body.changedAfter),
-    exactLine: lineOf(body.changedAfter) !== null && body.exactLine === true,
+    ...lineFactsOf(body),
     set: set as StatCacheEntry[],
     removed: body.removed as string[],
     dirsSet: [...dirsSet],

@@ -169,13 +169,11 @@ export class StoreBuilder {
   newTrees = 0;
   /** Of `newObjects`, those the writer thread placed. */
   offThreadObjects = 0;
-  /** Files that kept changing while read (their previous version was kept). */
-  unstableFiles = 0;
   /**
-   * The earliest ctime of those files as last seen, or null: a change of theirs may still be
-   * under way, so the walk's line lies no later (change-stamp.ts) and the next walk reads them.
+   * Files that kept changing while read (their previous version was kept), by path, with their
+   * ctime as last seen (a change of theirs may still be under way).
    */
-  unsettledNs: bigint | null = null;
+  readonly unsettled = new Map<string, bigint>();
   /** Directories taken from the basis by id, unopened (`changed`), and the entries they hold. */
   reusedDirs = 0;
   reusedEntries = 0;
@@ -665,7 +663,7 @@ export class StoreBuilder {
       return this.#openFailed(error, rel);
     }
     if (outcome.kind === 'large' || outcome.kind === 'fresh') return outcome;
-    return this.#stored(outcome);
+    return this.#stored(outcome, rel);
   }
 
   // `#store` for a file it takes with one thread-pool trip (store-settled-file.ts); null: stream it.
@@ -678,16 +676,23 @@ export class StoreBuilder {
       if (error instanceof StorageError) throw error;
       return this.#openFailed(error, rel);
     }
-    return outcome.kind === 'careful' ? null : this.#stored(outcome);
+    return outcome.kind === 'careful' ? null : this.#stored(outcome, rel);
   }
 
-    // Counts what a read of a changed file gave.
-  #stored(outcome: OpenFileOutcome): StoreOutcome {
+  /**
+   * The earliest ctime of the files kept back (`unsettled`), or null: the walk's line lies no
+   * later (change-stamp.ts), so the next walk reads them however long their write stalls.
+   */
+  get unsettledNs(): bigint | null {
+    let earliest: bigint | null = null;
+    for (const ctimeNs of this.unsettled.values()) if (earliest === null || ctimeNs < earliest) earliest = ctimeNs;
+    return earliest;
+  }
+
+  // Counts what a read of the changed file at `rel` gave.
+  #stored(outcome: OpenFileOutcome, rel: Buffer): StoreOutcome {
     if (outcome.kind === 'vanished') this.tally.vanished += 1;
-    if (outcome.kind === 'unstable') {
-      this.unstableFiles += 1;
-      if (this.unsettledNs === null || outcome.ctimeNs < this.unsettledNs) this.unsettledNs = outcome.ctimeNs;
-    }
+    if (outcome.kind === 'unstable') this.unsettled.set(encodePath(rel), outcome.ctimeNs);
     if (outcome.kind !== 'stored') return { kind: outcome.kind === 'too-large' ? 'refused' : outcome.kind };
     const { stored, before } = outcome;
     this.hashedFiles += 1;
@@ -714,7 +719,7 @@ export class StoreBuilder {
     try {
       const outcome = await storeOpenFile(source, { store: this.#o.store, maxFileBytes: this.#o.limits.maxFileBytes, label: encodePath(rel), signal: this.#o.signal, waits: this.#waits, writeLock: this.#writeLock });
       if (outcome.kind === 'too-large') this.tally.refuse('file-bytes', rel, `file of ${outcome.size} bytes is over the ${this.#o.limits.maxFileBytes}-byte limit`);
-      return this.#stored(outcome);
+      return this.#stored(outcome, rel);
     } finally {
       await source.close();
     }

@@ -145,8 +145,13 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
       while (walks.length < SETTLE_WALKS) {
         const again = await walk(false, { root: built.root, changedAfterNs: built.changedAfterNs }, built.entries, built.exact, built.dirs, false, built.exactLine);
         walks.push(again);
-        // A walk that kept a file's earlier version (it changed while read) or lost an entry saw the tree move: no proof.
-        const still = again.builder.unstableFiles === 0 && again.scan.vanished === 0 && !again.scan.rootChanged;
+        // A walk that kept a file's earlier version (it changed while read) or lost an entry saw the
+        // tree move: no proof. Unless the walk before kept that file back too, under the same
+        // ctime: no write began between the walks, the one under way (a write(2) stalled mid-copy)
+        // is the same, and the revision keeps the file's previous version as any persist does
+        // (else one stalled writer would hold back every checkpoint until it ends).
+        const sameUnsettled = [...again.builder.unsettled].every(([file, ctimeNs]) => built.builder.unsettled.get(file) === ctimeNs);
+        const still = sameUnsettled && again.scan.vanished === 0 && !again.scan.rootChanged;
         if (still && again.root === built.root) {
           pointInTime = true;
           break;
