@@ -33,36 +33,28 @@ const MARKER_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLL
 /** The line of a walk begun at `startedNs` on the host's clock. */
 export const clockLine = (startedNs: bigint): bigint => startedNs - RACY_MARGIN_NS;
 
-export interface ChangeLine {
-  /** The line (ns since the epoch). */
-  readonly ns: bigint;
-  /** Whether it is the filesystem's own stamp (else the host's clock minus the margin). */
-  readonly exact: boolean;
-}
-
 /**
- * Draws the line for a walk about to begin of a tree on device `treeDev`, touching `marker`
- * (null: no marker, the clock's line). Synchronous: four syscalls on a host directory.
+ * The filesystem's own stamp for a walk about to begin of a tree on device `treeDev`: the ctime
+ * it gives `marker` when touched, or null when that is no exact line (no marker, one that cannot
+ * be touched or is not a regular file, or one on another device): the caller then draws
+ * `clockLine`. Synchronous: four syscalls on a host directory.
  */
-export function drawChangeLine(marker: string | null, treeDev: bigint): ChangeLine {
-  const now = BigInt(Date.now()) * 1_000_000n;
-  const clock: ChangeLine = { ns: clockLine(now), exact: false };
-  if (marker === null) return clock;
+export function stampChangeLine(marker: string | null, treeDev: bigint): bigint | null {
+  if (marker === null) return null;
   let fd: number;
   try {
     // Not followed: a symlink put in its place (ELOOP) only costs the exact line.
     fd = openSync(marker, MARKER_FLAGS, 0o600);
   } catch {
-    return clock;
+    return null;
   }
   try {
     // Any change of the inode's times sets its ctime to the filesystem's now.
     futimesSync(fd, 0, 0);
     const stats = fstatSync(fd, { bigint: true });
-    if (!stats.isFile() || stats.dev !== treeDev) return clock;
-    return { ns: stats.ctimeNs, exact: true };
+    return stats.isFile() && stats.dev === treeDev ? stats.ctimeNs : null;
   } catch {
-    return clock;
+    return null;
   } finally {
     closeSync(fd);
   }

@@ -11,7 +11,7 @@ import { FlushAhead } from '../archive/flush-ahead.js';
 import { syncFilesystem } from '../archive/fsync.js';
 import { NO_FACTS, statCacheMarker, type StatCache, type StatCacheEntry } from '../archive/stat-cache.js';
 import { StoreBuilder, type StoreBasis } from '../archive/store-builder.js';
-import { clockLine, drawChangeLine } from '../archive/change-stamp.js';
+import { clockLine, stampChangeLine } from '../archive/change-stamp.js';
 import { FULL_WALK_EVERY_MS, scanChangedDirs, type ChangedDirs } from '../archive/changed-dirs.js';
 import { EmptySourceError } from '../errors/empty-source-error.js';
 import { TreeChangedError } from '../errors/tree-changed-error.js';
@@ -81,7 +81,7 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
   const walk = async (keepMissing: boolean, from: StoreBasis | null = current ?? seed, hint: StatCache | null = cache, exactFrom = loaded?.facts.exact === true, dirsFrom = loaded?.facts.dirs ?? NO_FACTS.dirs, report = true, exactLineFrom = loaded?.facts.exactLine === true) => {
     const startedAt = BigInt(Date.now()) * 1_000_000n;
     // Drawn before anything of the tree is read.
-    const line = drawChangeLine(marker, src.stats.dev);
+    const stamp = stampChangeLine(marker, src.stats.dev);
     const changed = await changedSince(from, exactFrom);
     let flushed = 0;
     const builder: StoreBuilder = new StoreBuilder({
@@ -117,8 +117,8 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     // The filesystem's line holds when no entry of another device was met: by this walk, and by
     // the walks whose findings it took without a stat (directories by id, vouched entries).
     const lookedAtAll = builder.reusedDirs === 0 && builder.vouchedEntries === 0;
-    const exactLine = line.exact && !builder.foreignDevice && (lookedAtAll || exactLineFrom);
-    const drawn = exactLine ? line.ns : clockLine(startedAt);
+    const exactLine = stamp !== null && !builder.foreignDevice && (lookedAtAll || exactLineFrom);
+    const drawn = exactLine ? stamp : clockLine(startedAt);
     // No later than a file whose previous version it kept (a write may still be under way there).
     const changedAfterNs = builder.unsettledNs !== null && builder.unsettledNs < drawn ? builder.unsettledNs : drawn;
     return { builder, root, scan, keepMissing, startedAt, entries, dirs, exact, changedAfterNs, exactLine };
