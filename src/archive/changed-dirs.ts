@@ -17,7 +17,7 @@
  */
 import { runCommand } from '../lib/run-command.js';
 import type { DirHandle } from '../tree/dir-handle.js';
-import { keyOf } from './prior-index.js';
+import { ScanListing } from './scan-listing.js';
 import { anySignal } from '../lib/any-signal.js';
 import { HelperCallFailed, shellHelpers } from '../lib/shell-helpers.js';
 
@@ -32,8 +32,6 @@ const CHILD_ROOT_FD = 3;
 const SCAN_DEADLINE_MS = 120_000;
 /** Most bytes of `find` output held: past it the persist walks everything (a tree changed throughout costs that walk anyway). */
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
-const SLASH = 0x2f;
-const SPACE = 0x20;
 
 export interface ChangedDirs {
   /** Whether nothing of the tree changed (the root holds no change and did not change itself). */
@@ -59,32 +57,8 @@ export interface ChangedDirs {
   readonly changedEntries: number;
 }
 
-/** The directories to walk, from `find`'s records `<type> <path>\0` (pure; exported for tests). */
-export function changedDirsOf(output: Buffer): ChangedDirs {
-  // Directories holding a change at any depth, and entries that changed themselves.
-  const holding = new Set<string>();
-  const changed = new Set<string>();
-  let records = 0;
-  for (let start = 0; start < output.length; ) {
-    const end = output.indexOf(0, start);
-    const record = output.subarray(start, end < 0 ? output.length : end);
-    start = end < 0 ? output.length : end + 1;
-    if (record.length < 2 || record[1] !== SPACE) continue;
-    records += 1;
-    const path = record.subarray(2);
-    changed.add(keyOf(path));
-    if (record[0] === 0x64 /* d */) holding.add(keyOf(path));
-    // Every ancestor, the root ('') included, holds the change.
-    if (path.length > 0) holding.add('');
-    for (let at = path.indexOf(SLASH); at >= 0; at = path.indexOf(SLASH, at + 1)) holding.add(keyOf(path.subarray(0, at)));
-  }
-  return {
-    rootClean: !holding.has('') && !changed.has(''),
-    reusable: (rel) => !holding.has(keyOf(rel)) && !changed.has(keyOf(rel)),
-    changedEntry: (rel) => changed.has(keyOf(rel)),
-    changedEntries: records,
-  };
-}
+/** The directories to walk, from a whole scan's records `<type> <path>\0` (pure; exported for tests). */
+export const changedDirsOf = (output: Buffer): ChangedDirs => ScanListing.of(output);
 
 export interface ChangedDirsOptions {
   /** Entries whose ctime is after this (ns since the epoch) are changed. */
@@ -98,6 +72,13 @@ export interface ChangedDirsOptions {
   readonly deadlineMs?: number;
 }
 
+/**
+ * The scan's expression after its root: an entry whose status changed after `time` as `%y
+ * <path>`, any other directory as `u <path>` (what tells a reader the scan has left a directory:
+ * scan-listing.ts). The shell helper runs the same (lib/shell-helpers.ts).
+ */
+export const SCAN_EXPRESSION = (time: string): string[] => ['(', '-newerct', time, '-printf', '%y %P\\0', ')', '-o', '(', '-type', 'd', '-printf', 'u %P\\0', ')'];
+
 /** The ctime seconds `find -newerct` takes: `@<s>.<9 digits>`. */
 export const findTime = (ns: bigint): string => `@${ns / 1_000_000_000n}.${(ns % 1_000_000_000n).toString().padStart(9, '0')}`;
 
@@ -109,9 +90,9 @@ export const findTime = (ns: bigint): string => `@${ns / 1_000_000_000n}.${(ns %
 const HELPER_MISSES_TRUSTED = 3;
 let helperMisses = 0;
 
-/** What `find` printed, counted as it comes; `overflow` past the record or byte limit. */
+/** What `find` printed, counted and read as it comes; `overflow` past the record or byte limit. */
 class Records {
-  readonly chunks: Buffer[] = [];
+  readonly listing = new ScanListing();
   records = 0;
   bytes = 0;
   overflow = false;
@@ -122,46 +103,81 @@ class Records {
   push(chunk: Buffer): boolean {
     if (this.overflow) return false;
     for (let at = chunk.indexOf(0); at >= 0; at = chunk.indexOf(0, at + 1)) this.records += 1;
-    this.chunks.push(chunk);
     this.bytes += chunk.length;
     if (this.records > this.maxRecords || this.bytes > MAX_OUTPUT_BYTES) this.overflow = true;
+    else this.listing.push(chunk);
     return !this.overflow;
   }
+
+  /** The listing when the scan ended as it should; null (and the listing failed) otherwise. */
+  settle(complete: boolean): ScanListing | null {
+    if (complete && !this.overflow) {
+      this.listing.end();
+      return this.listing;
+    }
+    this.listing.fail();
+    return null;
+  }
+}
+
+/** A change scan under way. */
+export interface ChangeScan {
+  /** What it has said so far: a walk may begin at once (scan-listing.ts). */
+  readonly listing: ScanListing;
+  /**
+   * Its answer once it ends: `listing`, complete, when it ran as it should; else null (walk
+   * everything) or the listing of the scan made again by a `find` of its own (a walk that read
+   * `listing` walks again with that answer).
+   */
+  readonly finished: Promise<ChangedDirs | null>;
 }
 
 /**
- * Runs the scan on the tree whose root `root` is; null when it cannot be trusted to be complete.
- * `find` runs in a long-lived shell helper (lib/shell-helpers.ts: a fork of this process per scan
- * cost 7–9 ms of a 10,000-file turn), given the root as `/proc/<this pid>/fd/<n>`, the directory
- * this process holds open; when a helper's scan fails, the scan is made again by a process of its
- * own, given the descriptor itself, as it always was.
+ * Starts the scan of the tree whose root `root` is. `find` runs in a long-lived shell helper
+ * (lib/shell-helpers.ts: a fork of this process per scan cost 7–9 ms of a 10,000-file turn),
+ * given the root as `/proc/<this pid>/fd/<n>`, the directory this process holds open, its output
+ * unbuffered so the listing follows it record by record; when a helper's scan fails, the scan is
+ * made again by a process of its own, given the descriptor itself, as it always was.
  */
-export async function scanChangedDirs(root: DirHandle, options: ChangedDirsOptions): Promise<ChangedDirs | null> {
-  if (helperMisses < HELPER_MISSES_TRUSTED) {
-    const records = new Records(options.maxRecords);
-    const answer = await shellHelpers(options.systemPath)
-      .call(['scan', `/proc/${process.pid}/fd/${root.fd}`, findTime(options.sinceNs)], { timeoutMs: options.deadlineMs ?? SCAN_DEADLINE_MS, signal: options.signal, onStdout: (chunk) => records.push(chunk) })
-      .catch((error: unknown) => (error instanceof HelperCallFailed && (error.reason === 'stopped' || error.reason === 'timeout') ? 'over' : null));
-    options.signal.throwIfAborted();
-    // Over a limit or the deadline: the persist walks everything, whoever ran the scan (a second scan would take as long).
-    if (answer === 'over' || records.overflow) return null;
-    if (answer && answer.status === 0 && answer.said === '') {
-      helperMisses = 0;
-      return changedDirsOf(Buffer.concat(records.chunks));
+export function startChangeScan(root: DirHandle, options: ChangedDirsOptions): ChangeScan {
+  const records = new Records(options.maxRecords);
+  const finished = (async (): Promise<ChangedDirs | null> => {
+    try {
+      if (helperMisses >= HELPER_MISSES_TRUSTED) return await scanInProcess(root, options, records);
+      const answer = await shellHelpers(options.systemPath)
+        .call(['scan', `/proc/${process.pid}/fd/${root.fd}`, findTime(options.sinceNs)], { timeoutMs: options.deadlineMs ?? SCAN_DEADLINE_MS, signal: options.signal, onStdout: (chunk) => records.push(chunk) })
+        .catch((error: unknown) => (error instanceof HelperCallFailed && (error.reason === 'stopped' || error.reason === 'timeout') ? 'over' : null));
+      options.signal.throwIfAborted();
+      // Over a limit or the deadline: the persist walks everything, whoever ran the scan (a second scan would take as long).
+      if (answer === 'over' || records.overflow) return records.settle(false);
+      if (answer && answer.status === 0 && answer.said === '') {
+        helperMisses = 0;
+        return records.settle(true);
+      }
+      records.settle(false);
+      const direct = await scanInProcess(root, options, new Records(options.maxRecords));
+      if (direct) helperMisses += 1;
+      return direct;
+    } finally {
+      // However the scan ended, a walk waiting on the listing goes on.
+      records.listing.fail();
     }
-  }
-  const direct = await scanInProcess(root, options);
-  if (direct && helperMisses < HELPER_MISSES_TRUSTED) helperMisses += 1;
-  return direct;
+  })();
+  // Awaited by the walk's caller once the walk is done; one that failed first leaves it.
+  finished.catch(() => undefined);
+  return { listing: records.listing, finished };
 }
 
-// The scan by a `find` of its own, given the root's descriptor as its fd 3.
-async function scanInProcess(root: DirHandle, options: ChangedDirsOptions): Promise<ChangedDirs | null> {
-  const records = new Records(options.maxRecords);
+/** The answer of a whole scan (`startChangeScan` without reading along). */
+export const scanChangedDirs = (root: DirHandle, options: ChangedDirsOptions): Promise<ChangedDirs | null> => startChangeScan(root, options).finished;
+
+// The scan by a `find` of its own, given the root's descriptor as its fd 3 (its output buffered:
+// the fallback, as it always was).
+async function scanInProcess(root: DirHandle, options: ChangedDirsOptions, records: Records): Promise<ChangedDirs | null> {
   let complained = false;
   const stop = new AbortController();
   // `-H` follows only the starting point (the root, by its descriptor); nothing below it is followed.
-  const result = await runCommand('find', ['-H', `/proc/self/fd/${CHILD_ROOT_FD}`, '-newerct', findTime(options.sinceNs), '-printf', '%y %P\\0'], {
+  const result = await runCommand('find', ['-H', `/proc/self/fd/${CHILD_ROOT_FD}`, ...SCAN_EXPRESSION(findTime(options.sinceNs))], {
     cwd: '/',
     env: { PATH: options.systemPath, LC_ALL: 'C' },
     timeoutMs: options.deadlineMs ?? SCAN_DEADLINE_MS,
@@ -177,6 +193,5 @@ async function scanInProcess(root: DirHandle, options: ChangedDirsOptions): Prom
     },
   }).catch(() => null);
   options.signal.throwIfAborted();
-  if (!result || records.overflow || result.exitCode !== 0 || result.timedOut || result.aborted || complained) return null;
-  return changedDirsOf(Buffer.concat(records.chunks));
+  return records.settle(result !== null && result.exitCode === 0 && !result.timedOut && !result.aborted && !complained);
 }

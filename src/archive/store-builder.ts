@@ -45,6 +45,7 @@ import { sameNode, type DirNode, type FileNode, type TreeNode } from './tree-obj
 import { childRel, encodePath, typeOf, vanished } from './tree-walk.js';
 import { WalkTally } from './walk-tally.js';
 import type { ChangedDirs } from './changed-dirs.js';
+import { ScanListing } from './scan-listing.js';
 import { treeTotal } from './tree-totals.js';
 
 /** Files read and stored at once. */
@@ -92,6 +93,8 @@ export interface StoreBuilderOptions {
   /**
    * Which directories hold a change since the basis's walk; the others are taken from the basis
    * by id. Only for a basis that is exactly what a walk of this very tree found (ScanFacts.exact).
+   * The listing of a scan still under way is followed: a directory waits for the scan to leave
+   * it, and the subdirectories the scan has finished are walked meanwhile (`#whileScanning`).
    */
   readonly changed?: ChangedDirs | null;
   /** The directories the basis's walk recorded (path → `dirIdentity`; ScanFacts.dirs), with `changed`. */
@@ -120,6 +123,14 @@ interface Frame {
   /** The directory's nodes by slot (null: dropped). */
   readonly nodes: (TreeNode | null)[];
   readonly tasks: Promise<void>[];
+  /** Subdirectories walked while the scan went on (name key → the directory walked and its tree). */
+  ahead?: Map<string, WalkedAhead>;
+}
+
+/** A subdirectory walked ahead of its parent's entries: which directory (`dirIdentity`) and its tree. */
+interface WalkedAhead {
+  readonly identity: string;
+  readonly tree: string;
 }
 
 /** An entry of the previous revision the change scan vouches for, with its stat cache entry (files). */
@@ -187,6 +198,12 @@ export class StoreBuilder {
    * host clock's (change-stamp.ts).
    */
   foreignDevice = false;
+  /**
+   * A subdirectory walked while the scan went on was not found the same by its parent's walk
+   * (moved, replaced or gone in between): the counts of this walk are not those of the tree it
+   * built, and the caller walks again without following a scan.
+   */
+  aheadMissed = false;
   #rootDev = -1n;
   /** The identity of each directory this walk opened, by path (the root aside): the next walk's `recordedDirs`. */
   readonly dirIdentities = new Map<string, string>();
@@ -258,6 +275,8 @@ export class StoreBuilder {
   // Builds one directory's tree (its subdirectories first, depth first) and stores it.
   async #directory(frame: Frame): Promise<string> {
     this.#pool.check();
+    const { changed } = this.#o;
+    if (changed instanceof ScanListing && frame.src && !changed.finished(frame.rel)) await this.#whileScanning(changed, frame);
     // Entries the change scan vouches for are taken as recorded, without an lstat each.
     const vouched = new Map<string, Vouched>();
     const known = (name: Buffer, key: string): boolean => {
@@ -284,6 +303,7 @@ export class StoreBuilder {
     }
     await Promise.all(frame.tasks);
     this.#pool.check();
+    if (frame.ahead !== undefined && frame.ahead.size > 0) this.aheadMissed = true;
     if (frame.src && frame.src.statSync().nlink === 0n) await this.#vanishedDirectory(frame.prior);
     const nodes = frame.nodes.filter((n): n is TreeNode => n !== null);
     this.entries += nodes.length;
@@ -460,6 +480,16 @@ export class StoreBuilder {
   }
 
   async #subdirectory(frame: Frame, item: LiveItem, rel: Buffer, mode: number): Promise<void> {
+    const walked = frame.ahead?.get(item.key);
+    if (walked) {
+      frame.ahead!.delete(item.key);
+      // Walked while the scan went on, and still the directory under this name.
+      if (walked.identity === dirIdentity(item.stats)) {
+        frame.nodes.push({ type: 'd', name: item.name, mode, tree: walked.tree } satisfies DirNode);
+        return;
+      }
+      this.aheadMissed = true;
+    }
     const before = frame.prior?.get(item.key);
     const changed = this.#o.changed;
     if (before?.type === 'd' && frame.recorded && changed?.reusable(rel)) {
@@ -481,13 +511,71 @@ export class StoreBuilder {
       return;
     }
     try {
-      const prior = before?.type === 'd' ? await this.#priorMap(before.tree) : undefined;
-      const identity = dirIdentity(src.stats);
-      const path = encodePath(rel);
-      this.dirIdentities.set(path, identity);
-      const recorded = changed != null && before?.type === 'd' && this.#o.recordedDirs?.get(path) === identity;
-      const tree = await this.#directory({ rel, depth: frame.depth + 1, src, recorded, prior, priorTree: before?.type === 'd' ? before.tree : undefined, nodes: [], tasks: [] });
-      frame.nodes.push({ type: 'd', name: item.name, mode, tree } satisfies DirNode);
+      frame.nodes.push({ type: 'd', name: item.name, mode, tree: await this.#walkSubdirectory(frame, src, rel, before) } satisfies DirNode);
+    } finally {
+      src.closeSync();
+    }
+  }
+
+  // Walks the opened subdirectory `src` at `rel` of `frame` (`before`: its entry in the basis); returns its tree id.
+  async #walkSubdirectory(frame: Frame, src: DirHandle, rel: Buffer, before: TreeNode | undefined): Promise<string> {
+    const prior = before?.type === 'd' ? await this.#priorMap(before.tree) : undefined;
+    const identity = dirIdentity(src.stats);
+    const path = encodePath(rel);
+    this.dirIdentities.set(path, identity);
+    const recorded = this.#o.changed != null && before?.type === 'd' && this.#o.recordedDirs?.get(path) === identity;
+    return this.#directory({ rel, depth: frame.depth + 1, src, recorded, prior, priorTree: before?.type === 'd' ? before.tree : undefined, nodes: [], tasks: [] });
+  }
+
+  /**
+   * While the scan is still inside a directory: walks the subdirectories it has finished, as it
+   * finishes them, and follows it into the one it is in, so the walk keeps pace with the scan
+   * instead of waiting for its end; the directory's own entries wait until the scan has left it
+   * (only then is every verdict on them in). Only subdirectories the basis holds as directories,
+   * and not those the scan says are unchanged: the directory's walk takes those by id, and new
+   * ones, as usual. It then finds each walked one in `frame.ahead`, checked to be the same
+   * directory (`#subdirectory`); one moved, replaced or gone in between is `aheadMissed`.
+   */
+  async #whileScanning(scan: ScanListing, frame: Frame): Promise<void> {
+    const dirKey = keyOf(frame.rel);
+    const nameAt = dirKey === '' ? 0 : dirKey.length + 1;
+    const seen = new Set<string>();
+    let taken = 0;
+    while (!scan.finished(frame.rel)) {
+      const finished = scan.finishedUnder(dirKey);
+      let next: string | null = null;
+      while (next === null && taken < finished.length) {
+        const key = finished[taken++]!;
+        if (!seen.has(key)) next = key;
+      }
+      next ??= scan.openUnder(dirKey);
+      if (next === null || seen.has(next)) {
+        await scan.next();
+        continue;
+      }
+      seen.add(next);
+      await this.#walkAhead(scan, frame, next.slice(nameAt));
+    }
+  }
+
+  // Walks the subdirectory named (key) `nameKey` of `frame` ahead of the frame's entries, if it is one to walk.
+  async #walkAhead(scan: ScanListing, frame: Frame, nameKey: string): Promise<void> {
+    const before = frame.prior?.get(nameKey);
+    if (before?.type !== 'd') return;
+    const rel = childRel(frame.rel, before.name);
+    const { limits } = this.#o;
+    if ((frame.recorded && scan.reusable(rel)) || frame.depth >= limits.maxDepth || rel.length > limits.maxPathBytes) return;
+    await this.#breathe();
+    let src: DirHandle;
+    try {
+      src = frame.src!.openDirSync(before.name);
+    } catch {
+      // Not a directory one can open now: the directory's walk finds out what it is.
+      return;
+    }
+    try {
+      const tree = await this.#walkSubdirectory(frame, src, rel, before);
+      (frame.ahead ??= new Map()).set(nameKey, { identity: dirIdentity(src.stats), tree });
     } finally {
       src.closeSync();
     }

@@ -35,12 +35,18 @@ export type { HelperAnswer } from './helper-answer.js';
 /** Helpers of one pool at once: the persists a worker runs at a time, and a few more. */
 export const MAX_HELPERS = 4;
 
-/** The shell's loop (fd 3 is its stdout: a scan's records go there, its stderr into `said`). */
+/**
+ * The shell's loop (fd 3 is its stdout: a scan's records go there, its stderr into `said`). A
+ * scan's `find` writes each record as it finds it (`stdbuf -o0`, where coreutils has it), so the
+ * walk can follow it (archive/scan-listing.ts); its expression is archive/changed-dirs.ts
+ * `SCAN_EXPRESSION`.
+ */
 const HELPER_SCRIPT = `exec 3>&1
+unbuffered=$(command -v stdbuf >/dev/null 2>&1 && echo 'stdbuf -o0')
 while IFS='\t' read -r verb a b; do
   case $verb in
     sync) said=$(sync -f -- "$a" 2>&1) ;;
-    scan) said=$(find -H "$a" -newerct "$b" -printf '%y %P\\0' 2>&1 >&3) ;;
+    scan) said=$($unbuffered find -H "$a" \\( -newerct "$b" -printf '%y %P\\0' \\) -o \\( -type d -printf 'u %P\\0' \\) 2>&1 >&3) ;;
     *) said="unknown request"; false ;;
   esac
   status=$?

@@ -12,7 +12,7 @@ import { syncFilesystem } from '../archive/fsync.js';
 import { NO_FACTS, statCacheMarker, type StatCache, type StatCacheEntry } from '../archive/stat-cache.js';
 import { StoreBuilder, type StoreBasis } from '../archive/store-builder.js';
 import { clockLine, stampChangeLine } from '../archive/change-stamp.js';
-import { FULL_WALK_EVERY_MS, scanChangedDirs, type ChangedDirs } from '../archive/changed-dirs.js';
+import { FULL_WALK_EVERY_MS, startChangeScan, type ChangeScan, type ChangedDirs } from '../archive/changed-dirs.js';
 import { EmptySourceError } from '../errors/empty-source-error.js';
 import { TreeChangedError } from '../errors/tree-changed-error.js';
 import { asStoreWriter, type StoreWriter } from '../state/store-writers.js';
@@ -62,14 +62,14 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
   const scanStartedAt = BigInt(Date.now()) * 1_000_000n;
   // When the last walk of every directory of this tree was (a walk that takes directories by id carries it on).
   let fullWalkAt = loaded?.facts.fullWalkAt ?? 0;
-  // The directories that changed since the walk that found `from`, when `from` is exactly what a
-  // recent walk of this very tree found; null (walk everything) otherwise.
-  const changedSince = async (from: StoreBasis | null, exactFrom: boolean): Promise<ChangedDirs | null> => {
+  // The scan for the directories that changed since the walk that found `from`, when `from` is
+  // exactly what a recent walk of this very tree found; null (walk everything) otherwise.
+  const changedSince = (from: StoreBasis | null, exactFrom: boolean): ChangeScan | null => {
     if (!deps.changeScan || !from || !exactFrom || Date.now() - fullWalkAt > FULL_WALK_EVERY_MS) return null;
     // A clock set back since that walk could date a change before it: walk everything.
     if (BigInt(Date.now()) * 1_000_000n < from.changedAfterNs) return null;
     // `find -newerct` lists what changed after its time: at or after the line.
-    return scanChangedDirs(src, { sinceNs: from.changedAfterNs - 1n, maxRecords: deps.treeLimits.maxEntries, systemPath: deps.systemPath, signal: ctx.signal });
+    return startChangeScan(src, { sinceNs: from.changedAfterNs - 1n, maxRecords: deps.treeLimits.maxEntries, systemPath: deps.systemPath, signal: ctx.signal });
   };
   // The line of the walk that found the current revision, as its cache recorded it (else the record's clock gives it).
   const current = basis && loaded?.facts.changedAfterNs != null ? { ...basis, changedAfterNs: loaded.facts.changedAfterNs } : basis;
@@ -82,26 +82,35 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     const startedAt = BigInt(Date.now()) * 1_000_000n;
     // Drawn before anything of the tree is read.
     const stamp = stampChangeLine(marker, src.stats.dev);
-    const changed = await changedSince(from, exactFrom);
-    let flushed = 0;
-    const builder: StoreBuilder = new StoreBuilder({
-      store: deps.archive.objects,
-      basis: from,
-      cache: hint,
-      keepMissing: keepMissing && (seed === null || from !== seed),
-      limits: deps.treeLimits,
-      signal: ctx.signal,
-      changed,
-      recordedDirs: dirsFrom,
-      onProgress: (done) => {
-        flushAhead.add(builder.storedBytes - flushed);
-        flushed = builder.storedBytes;
-        if (!report) return;
-        const total = Math.max(done, basis?.entries ?? done);
-        void ctx.progress({ step: 'link', done, total, percent: 10 + Math.floor(40 * Math.min(1, done / Math.max(1, total))) });
-      },
-    });
-    const root = await builder.build(src);
+    const scanning = changedSince(from, exactFrom);
+    const build = async (changed: ChangedDirs | null) => {
+      let flushed = 0;
+      const builder: StoreBuilder = new StoreBuilder({
+        store: deps.archive.objects,
+        basis: from,
+        cache: hint,
+        keepMissing: keepMissing && (seed === null || from !== seed),
+        limits: deps.treeLimits,
+        signal: ctx.signal,
+        changed,
+        recordedDirs: dirsFrom,
+        onProgress: (done) => {
+          flushAhead.add(builder.storedBytes - flushed);
+          flushed = builder.storedBytes;
+          if (!report) return;
+          const total = Math.max(done, basis?.entries ?? done);
+          void ctx.progress({ step: 'link', done, total, percent: 10 + Math.floor(40 * Math.min(1, done / Math.max(1, total))) });
+        },
+      });
+      return { builder, root: await builder.build(src) };
+    };
+    // The walk follows the scan as it goes (store-builder.ts `#whileScanning`).
+    let { builder, root } = await build(scanning?.listing ?? null);
+    if (scanning) {
+      const answer = await scanning.finished;
+      // It followed a scan that then failed (or was made again), or a directory moved under it: walk again with the scan's answer.
+      if (answer !== scanning.listing || builder.aheadMissed) ({ builder, root } = await build(answer));
+    }
     const rootChanged = !(await stillAt(tree.path, src)) || (await src.stat()).nlink === 0n;
     const { tally } = builder;
     const scan = { rootChanged, vanished: tally.vanished, walked: tally.walked, refused: tally.refused, refusedCount: tally.refusedCount, skipped: tally.skipped, strippedModes: tally.strippedModes };

@@ -7,7 +7,7 @@ import { mkdtemp, mkdir, readFile, rename, rm, symlink, writeFile, chmod } from 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scanChangedDirs } from '../../src/archive/changed-dirs.js';
+import { SCAN_EXPRESSION, scanChangedDirs } from '../../src/archive/changed-dirs.js';
 import { DurabilityError, syncFilesystem } from '../../src/archive/fsync.js';
 import { processAlive } from '../../src/lib/process-alive.js';
 import { HelperCallFailed, MAX_HELPERS, ShellHelpers, shellHelpers } from '../../src/lib/shell-helpers.js';
@@ -26,9 +26,9 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-// `find`'s own records for the tree at `root`, changed after `since` (what a helper's scan must give, byte for byte).
+// `find`'s own records for the tree at `root`, changed after `since`, and its other directories (what a helper's scan must give, byte for byte).
 function findRecords(root: string, since: string): Buffer {
-  const result = spawnSync('find', ['-H', root, '-newerct', since, '-printf', '%y %P\\0'], { env: { PATH: SYSTEM_PATH, LC_ALL: 'C' } });
+  const result = spawnSync('find', ['-H', root, ...SCAN_EXPRESSION(since)], { env: { PATH: SYSTEM_PATH, LC_ALL: 'C' } });
   expect(result.status).toBe(0);
   return result.stdout;
 }
@@ -93,11 +93,14 @@ describe('shell helpers', () => {
     expect(answer).toEqual({ status: 0, said: '' });
     expect(chunks.length).toBeGreaterThan(1);
     expect(Buffer.concat(chunks).equals(expected)).toBe(true);
-    // Nothing changed after now: an empty answer, then the same helper answers again.
+    // Nothing changed after now: only the directories, each as unchanged, then the same helper answers again.
     const none: Buffer[] = [];
     const later = `@${Math.floor(Date.now() / 1000) + 3600}`;
     await expect(new ShellHelpers(SYSTEM_PATH).call(['scan', tree, later], { timeoutMs: 60_000, onStdout: (chunk) => void none.push(chunk) })).resolves.toEqual({ status: 0, said: '' });
-    expect(none).toEqual([]);
+    const records = Buffer.concat(none).toString('latin1').split('\0').slice(0, -1);
+    expect(records).toHaveLength(42);
+    expect(records.every((record) => record.startsWith('u '))).toBe(true);
+    expect(Buffer.concat(none).equals(findRecords(tree, later))).toBe(true);
   });
 
   it('scan: a root that is not absolute, or a time find would not take, is refused before any helper runs', async () => {
