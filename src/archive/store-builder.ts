@@ -511,20 +511,20 @@ export class StoreBuilder {
       return;
     }
     try {
-      frame.nodes.push({ type: 'd', name: item.name, mode, tree: await this.#walkSubdirectory(frame, src, rel, before) } satisfies DirNode);
+      frame.nodes.push({ type: 'd', name: item.name, mode, tree: await this.#directory(await this.#subframe(frame, src, rel, before)) } satisfies DirNode);
     } finally {
       src.closeSync();
     }
   }
 
-  // Walks the opened subdirectory `src` at `rel` of `frame` (`before`: its entry in the basis); returns its tree id.
-  async #walkSubdirectory(frame: Frame, src: DirHandle, rel: Buffer, before: TreeNode | undefined): Promise<string> {
+  // The frame of the opened subdirectory `src` at `rel` of `frame` (`before`: its entry in the basis).
+  async #subframe(frame: Frame, src: DirHandle, rel: Buffer, before: TreeNode | undefined): Promise<Frame> {
     const prior = before?.type === 'd' ? await this.#priorMap(before.tree) : undefined;
     const identity = dirIdentity(src.stats);
     const path = encodePath(rel);
     this.dirIdentities.set(path, identity);
     const recorded = this.#o.changed != null && before?.type === 'd' && this.#o.recordedDirs?.get(path) === identity;
-    return this.#directory({ rel, depth: frame.depth + 1, src, recorded, prior, priorTree: before?.type === 'd' ? before.tree : undefined, nodes: [], tasks: [] });
+    return { rel, depth: frame.depth + 1, src, recorded, prior, priorTree: before?.type === 'd' ? before.tree : undefined, nodes: [], tasks: [] };
   }
 
   /**
@@ -533,8 +533,10 @@ export class StoreBuilder {
    * instead of waiting for its end; the directory's own entries wait until the scan has left it
    * (only then is every verdict on them in). Only subdirectories the basis holds as directories,
    * and not those the scan says are unchanged: the directory's walk takes those by id, and new
-   * ones, as usual. It then finds each walked one in `frame.ahead`, checked to be the same
-   * directory (`#subdirectory`); one moved, replaced or gone in between is `aheadMissed`.
+   * ones, as usual. One followed into that the scan then finds unchanged is left to be taken by id
+   * too (nothing in it was walked: it holds no change). The directory's walk finds each walked one
+   * in `frame.ahead`, checked to be the same directory (`#subdirectory`); one moved, replaced or
+   * gone in between is `aheadMissed`.
    */
   async #whileScanning(scan: ScanListing, frame: Frame): Promise<void> {
     const dirKey = keyOf(frame.rel);
@@ -574,7 +576,12 @@ export class StoreBuilder {
       return;
     }
     try {
-      const tree = await this.#walkSubdirectory(frame, src, rel, before);
+      const sub = await this.#subframe(frame, src, rel, before);
+      if (!scan.finished(rel)) {
+        await this.#whileScanning(scan, sub);
+        if (frame.recorded && scan.reusable(rel) && sub.ahead === undefined) return;
+      }
+      const tree = await this.#directory(sub);
       (frame.ahead ??= new Map()).set(nameKey, { identity: dirIdentity(src.stats), tree });
     } finally {
       src.closeSync();

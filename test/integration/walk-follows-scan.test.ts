@@ -62,6 +62,8 @@ describe('a walk following a scan under way', () => {
     // It leaves `a` for `b`: `a` is walked (its changed file stored) while the scan goes on.
     listing.push(record('u', 'b'));
     await waitFor('the walk to store a/x.txt ahead of the scan', () => (builder.changedFiles === 1 ? true : undefined));
+    // Caught up, it follows the scan into `b` (and waits there for the scan to leave it).
+    await waitFor('the walk to follow the scan into b', () => (builder.dirIdentities.has('b') ? true : undefined));
     expect(built).toBe(false);
     listing.push(record('u', 'c'));
     expect(built).toBe(false);
@@ -69,10 +71,12 @@ describe('a walk following a scan under way', () => {
     const root = await building;
     expect(root).toBe(await fullWalk());
     expect(builder.aheadMissed).toBe(false);
-    // `a` was walked as the scan finished it, and `b` as the directory the scan was in (the walk
-    // had caught up with it); a/a1 and c, unchanged and finished, were taken by id.
+    // `a` was walked as the scan finished it. The walk then followed the scan into `b` (it had
+    // caught up with it), which the scan found unchanged: left to the root, which took it by id
+    // with a/a1 and c. Only the root and `a` had their entries walked.
     expect([...builder.dirIdentities.keys()].sort()).toEqual(['a', 'b']);
-    expect(builder.reusedDirs).toBe(2);
+    expect(builder.reusedDirs).toBe(3);
+    expect(builder.listedDirs).toBe(2);
     expect(builder.changedFiles).toBe(1);
   });
 
