@@ -109,7 +109,11 @@ async function persistAs(writer: StoreWriter, deps: PersistDeps, request: Persis
     if (scanning) {
       const answer = await scanning.finished;
       // It followed a scan that then failed (or was made again), or a directory moved under it: walk again with the scan's answer.
-      if (answer !== scanning.listing || builder.aheadMissed) ({ builder, root } = await build(answer));
+      if (answer !== scanning.listing || builder.aheadMissed) {
+        const reason = builder.aheadMissed ? 'a directory walked while the scan went on was moved or replaced' : answer === null ? 'the change scan failed' : "the change scan was made again by a find of its own";
+        ctx.logger.info({ workspaceId, reason }, 'persist walks the tree again without following the scan');
+        ({ builder, root } = await build(answer));
+      }
     }
     const rootChanged = !(await stillAt(tree.path, src)) || (await src.stat()).nlink === 0n;
     const { tally } = builder;
