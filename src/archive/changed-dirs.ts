@@ -90,10 +90,9 @@ export const findTime = (ns: bigint): string => `@${ns / 1_000_000_000n}.${(ns %
 const HELPER_MISSES_TRUSTED = 3;
 let helperMisses = 0;
 
-/** What `find` printed, counted and read as it comes; `overflow` past the record or byte limit. */
+/** What `find` printed, read as it comes; `overflow` past the record or byte limit (the listing then fails). */
 class Records {
   readonly listing = new ScanListing();
-  records = 0;
   bytes = 0;
   overflow = false;
 
@@ -102,10 +101,12 @@ class Records {
   /** Takes a chunk; false once over a limit (the scan stops). */
   push(chunk: Buffer): boolean {
     if (this.overflow) return false;
-    for (let at = chunk.indexOf(0); at >= 0; at = chunk.indexOf(0, at + 1)) this.records += 1;
     this.bytes += chunk.length;
-    if (this.records > this.maxRecords || this.bytes > MAX_OUTPUT_BYTES) this.overflow = true;
-    else this.listing.push(chunk);
+    this.listing.push(chunk);
+    if (this.listing.records > this.maxRecords || this.bytes > MAX_OUTPUT_BYTES) {
+      this.overflow = true;
+      this.listing.fail();
+    }
     return !this.overflow;
   }
 

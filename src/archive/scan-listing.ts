@@ -54,6 +54,7 @@ export class ScanListing implements ChangedDirs {
   #wake: (() => void) | null = null;
   #said: Promise<void> | null = null;
   #changedEntries = 0;
+  #records = 0;
 
   /** The listing of a whole scan's output (a record without its final `\0` at the end counts). */
   static of(output: Buffer): ScanListing {
@@ -70,6 +71,11 @@ export class ScanListing implements ChangedDirs {
 
   get changedEntries(): number {
     return this.#changedEntries;
+  }
+
+  /** Records read so far, well formed or not (the scan's output limit counts them). */
+  get records(): number {
+    return this.#records;
   }
 
   get rootClean(): boolean {
@@ -128,6 +134,7 @@ export class ScanListing implements ChangedDirs {
     }
     let said = false;
     for (let end = bytes.indexOf(0); end >= 0; end = bytes.indexOf(0, start)) {
+      this.#records += 1;
       said = this.#record(bytes.subarray(start, end)) || said;
       start = end + 1;
     }

@@ -41,6 +41,7 @@ describe('ScanListing', () => {
     for (let i = 0; i < output.length; i++) bytewise.push(output.subarray(i, i + 1));
     bytewise.end();
     expect(answers(bytewise)).toEqual(answers(whole));
+    expect([whole.records, bytewise.records]).toEqual([SCAN.length, SCAN.length]);
     expect(answers(whole)).toEqual({
       rootClean: false,
       changedEntries: 3,
@@ -142,5 +143,12 @@ describe('ScanListing', () => {
     expect(listing.reusable(b('we'))).toBe(true);
     expect(listing.changedEntry(Buffer.concat([odd, b('/u x')]))).toBe(true);
     expect(listing.changedEntries).toBe(1);
+  });
+
+  it('counts every record toward the scan\'s limit, one that is not `<type> <path>` too, and reads nothing from it', () => {
+    const listing = ScanListing.of(Buffer.from('garbage\0u \0x\0'));
+    expect(listing.records).toBe(3);
+    expect(listing.changedEntries).toBe(0);
+    expect(listing.reusable(b('garbage'))).toBe(true);
   });
 });
